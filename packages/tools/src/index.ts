@@ -1,0 +1,22 @@
+import type { Context } from '@deepseek-ai/cordis'
+import { z } from 'zod'
+import { ToolService } from './service'
+
+export { defineTool, isTool, type Tool, type ToolParameters, type ToolSpec } from './define'
+export { errorCode, errorMessage, ToolError, type ToolErrorCode } from './errors'
+export { DEFAULT_GUIDANCE_ORDER, renderGuidance, sortGuidance, type GuidanceSection } from './guidance'
+export { textContent } from './run'
+export { ToolService } from './service'
+export * from './types'
+export { fitTail, truncateUtf8Head, truncateUtf8Tail, utf8ByteLength, type FittedText } from './utf8'
+
+/** Plugin name used in a cordis.yml. */
+export const name = 'dsh-tools'
+
+/** The tool registry has no configuration; byte caps belong to each tool's `finalizeContent`. */
+export const Config = z.object({}).prefault({})
+
+/** Provide `ctx.tools`. */
+export function apply(ctx: Context, _config: z.input<typeof Config>): void {
+  ctx.plugin(ToolService)
+}
