@@ -1,0 +1,42 @@
+import type {
+  TerminalBackendSpawnSpec,
+  TerminalReadRequest,
+  TerminalReadResult,
+  TerminalSendOperation,
+  TerminalSendRequest,
+  TerminalSessionStatus,
+  TerminalSignal,
+  TerminalSignalResult,
+} from './types'
+
+/**
+ * A replaceable provider of one session type. The service owns ids, owners and cleanup;
+ * the backend owns processes, readiness and output.
+ */
+export interface TerminalBackend {
+  /** Stable, non-empty type selected by `TerminalSpawnRequest.type`. */
+  readonly type: string
+  /**
+   * Start an unpublished session. On failure or abort, clean partial resources before rejecting;
+   * if that cleanup itself failed, reject with `TerminalBackendCleanupError`.
+   */
+  spawn(spec: TerminalBackendSpawnSpec): Promise<TerminalBackendSession>
+}
+
+/** A backend-owned live session, retained by the service until it is closed. */
+export interface TerminalBackendSession {
+  /** Startup output returned to the opener. */
+  readonly motd: string
+  /** Top-level process id, when one exists. */
+  readonly pid?: number
+  /** Start one send; the service guarantees no other send of this session is active. */
+  startSend(request: TerminalSendRequest): TerminalSendOperation
+  /** Read one bounded page of retained scrollback. */
+  read(request: TerminalReadRequest): TerminalReadResult
+  /** Deliver a signal to the verified foreground process group. */
+  signal(signal: TerminalSignal): Promise<TerminalSignalResult>
+  /** Observe the top-level process status. */
+  status(): TerminalSessionStatus
+  /** Idempotently close the whole process tree and await quiescence; a rejection may be retried. */
+  close(reason: string): Promise<void>
+}

@@ -1,0 +1,73 @@
+import type { Agent } from 'dsh-agent'
+
+/** Every code a `TerminalError` can carry, as a runtime list for routing and docs. */
+export const TERMINAL_ERROR_CODES = [
+  'NO_BACKEND',
+  'NO_SESSION',
+  'FOREIGN_SESSION',
+  'SEND_ACTIVE',
+  'OWNER_NOT_LIVE',
+  'DUPLICATE_NAME',
+  'DUPLICATE_BACKEND',
+  'SERVICE_DISPOSING',
+  'INVALID_REQUEST',
+] as const
+
+/** Stable code of a registry refusal; route on this, never on the message. */
+export type TerminalErrorCode = (typeof TERMINAL_ERROR_CODES)[number]
+
+/** A refusal by `ctx.terminals`; its message is safe to show to a model. */
+export class TerminalError extends Error {
+  constructor(
+    /** Why the registry refused. */
+    readonly code: TerminalErrorCode,
+    message: string,
+  ) {
+    super(message)
+    this.name = 'TerminalError'
+  }
+}
+
+/**
+ * A backend's spawn failed and so did its own cleanup of partial resources. Lets the service keep
+ * the cleanup failure for disposal without replacing a caller's cancellation reason.
+ */
+export class TerminalBackendCleanupError extends AggregateError {
+  constructor(
+    /** Why the spawn failed (often the abort reason). */
+    readonly spawnError: unknown,
+    /** Why releasing the partial resources failed. */
+    readonly cleanupError: unknown,
+    message = `PTY spawn failed and its cleanup failed too: ${describe(cleanupError)}`,
+  ) {
+    super([spawnError, cleanupError], message)
+    this.name = 'TerminalBackendCleanupError'
+  }
+}
+
+/** Short text for an unknown thrown value, used in aggregate messages. */
+export function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
+/** Constructors for each refusal, so every message is written in exactly one place. */
+export const refuse = {
+  noBackend: (type: string) => new TerminalError('NO_BACKEND', `no PTY backend registered for ${JSON.stringify(type)}`),
+  noSession: (id: string) => new TerminalError('NO_SESSION', `unknown PTY session ${id}`),
+  closing: (id: string) => new TerminalError('NO_SESSION', `PTY session ${id} is closing`),
+  foreign: (id: string) => new TerminalError('FOREIGN_SESSION', `PTY session ${id} belongs to another agent`),
+  sendActive: (id: string) => new TerminalError('SEND_ACTIVE', `PTY session ${id} already has an active send`),
+  ownerNotLive: (owner: Agent) => new TerminalError('OWNER_NOT_LIVE', `agent ${owner.id} is not a live PTY owner`),
+  duplicateName: (name: string) =>
+    new TerminalError('DUPLICATE_NAME', `PTY session name ${JSON.stringify(name)} is already in use by this agent`),
+  duplicateBackend: (type: string) =>
+    new TerminalError('DUPLICATE_BACKEND', `PTY backend ${JSON.stringify(type)} is already registered`),
+  disposing: () => new TerminalError('SERVICE_DISPOSING', 'PTY service is disposing'),
+  invalid: (message: string) => new TerminalError('INVALID_REQUEST', message),
+}
+
+/** One failure as itself, several as an AggregateError: callers see the simplest faithful report. */
+export function combineFailures(failures: unknown[], message: string): unknown {
+  if (failures.length === 1) return failures[0]
+  return new AggregateError(failures, `${message}: ${failures.map(describe).join('; ')}`)
+}

@@ -1,0 +1,165 @@
+import type { Agent } from 'dsh-agent'
+
+declare const terminalSessionIdBrand: unique symbol
+
+/**
+ * Opaque session id minted by `ctx.terminals` as `pty-<n>`.
+ * Branded so that a display name or a raw model string is never mistaken for an issued id.
+ */
+export type TerminalSessionId = string & { readonly [terminalSessionIdBrand]: true }
+
+/**
+ * Treat a caller-supplied string (e.g. a tool argument) as a session id for lookup.
+ * It does not make the id valid: the service still answers `NO_SESSION` or `FOREIGN_SESSION`.
+ */
+export function asTerminalSessionId(value: string): TerminalSessionId {
+  return value as TerminalSessionId
+}
+
+/** Every reason a send may return, as a runtime list for schemas and exhaustive checks. */
+export const TERMINAL_WAIT_REASONS = ['stdin_read', 'inferred_idle', 'timeout', 'session_exit'] as const
+
+/**
+ * Why one send returned control to its caller. Independent of {@link TerminalSessionStatus}:
+ * `timeout` or `inferred_idle` never imply that anything exited.
+ */
+export type TerminalWaitReason = (typeof TERMINAL_WAIT_REASONS)[number]
+
+/** The closed set of signals a caller may deliver, as a runtime list for schemas and validation. */
+export const TERMINAL_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGKILL', 'SIGTSTP', 'SIGHUP'] as const
+
+/** A signal a caller may deliver to a session's foreground process group. */
+export type TerminalSignal = (typeof TERMINAL_SIGNALS)[number]
+
+/** Narrow an untrusted value to {@link TerminalSignal}; the service uses it to refuse anything else. */
+export function isTerminalSignal(value: unknown): value is TerminalSignal {
+  return typeof value === 'string' && (TERMINAL_SIGNALS as readonly string[]).includes(value)
+}
+
+/** Status of a session's top-level process, observed independently of any send. */
+export type TerminalSessionStatus =
+  | { kind: 'running' }
+  | { kind: 'exited'; exitCode: number | null; signal: string | null }
+
+/** What a consumer asks `spawn` for; `name` is owner-local display metadata, never an address. */
+export interface TerminalSpawnRequest {
+  /** Registered backend type, e.g. `shell`. */
+  type: string
+  /** Optional display name, unique among the owner's published and in-flight sessions. */
+  name?: string
+  /** Working directory for the backend to validate and use. */
+  cwd?: string
+}
+
+/** What a backend receives: the request plus the identity and cancellation the service assigned. */
+export interface TerminalBackendSpawnSpec extends TerminalSpawnRequest {
+  /** Id already minted for this session; stable across rollback. */
+  sessionId: TerminalSessionId
+  /** The exact owning agent (for environment, sandbox policy and diagnostics). */
+  owner: Agent
+  /** Aborted by the caller or by owner/service disposal; the backend must clean up and reject. */
+  signal: AbortSignal
+}
+
+/** One write to a session: `text` as UTF-8, plus Enter when `submit` is true. */
+export interface TerminalSendRequest {
+  /** Text to write, verbatim (control characters allowed). */
+  text: string
+  /** Whether to write the platform Enter sequence after `text`. */
+  submit: boolean
+  /** Cancels the send: the backend delivers a real SIGINT to the foreground group. */
+  signal?: AbortSignal
+}
+
+/** Output consumed from a running send since the previous read (a moving cursor). */
+export interface TerminalSendRead {
+  /** New output since the previous `readOutput()` call. */
+  delta: string
+  /** True when this delta lost bytes to a bound. */
+  truncated: boolean
+}
+
+/** Final result of one send. */
+export interface TerminalSendResult {
+  /** Bounded rendered output remaining at settlement. */
+  viewport: string
+  /** Why the wait ended. */
+  waitReason: TerminalWaitReason
+  /** Top-level process status at settlement. */
+  sessionStatus: TerminalSessionStatus
+  /** True when this result lost bytes (not "the scrollback once overflowed"). */
+  truncated: boolean
+  /** Exit status of the last shell command, when the backend observed it (e.g. from its prompt marker). */
+  exitCode?: number
+}
+
+/**
+ * A live send as a backend returns it. `released`, when present, lets the backend keep the
+ * session's send reservation past `done` (e.g. until a cancelling SIGINT has been delivered).
+ */
+export interface TerminalSendOperation {
+  /** Settles on readiness, timeout, cancellation or top-level exit. */
+  done: Promise<TerminalSendResult>
+  /** Consume output produced since the previous call. */
+  readOutput(): TerminalSendRead
+  /** Request cancellation (SIGINT); false once the operation has settled. */
+  cancel(): boolean
+  /** Settles when the backend no longer acts on the session for this send; defaults to `done`. */
+  released?: Promise<void>
+}
+
+/** A send as the service hands it out: `released` settles when the session accepts the next send. */
+export interface TerminalSendHandle extends TerminalSendOperation {
+  /** Resolves (never rejects) once the reservation is dropped: `done` and the backend's `released` settled. */
+  released: Promise<void>
+}
+
+/** A page request over retained scrollback; `offset` counts back from the newest line. */
+export interface TerminalReadRequest {
+  /** Lines to skip, counted back from the newest retained line. */
+  offset?: number
+  /** Maximum number of lines to return. */
+  count?: number
+}
+
+/** One bounded page of retained scrollback with its position. */
+export interface TerminalReadResult {
+  /** The page text. */
+  text: string
+  /** Lines currently retained. */
+  totalLines: number
+  /** First line of the page (1-based, oldest retained line is 1). */
+  lineBegin: number
+  /** Last line of the page. */
+  lineEnd: number
+  /** True when this page lost bytes to a bound or to retention. */
+  truncated: boolean
+}
+
+/** Proof of delivery: the process group that actually received the signal. */
+export interface TerminalSignalResult {
+  /** Always true; a failed delivery rejects instead. */
+  delivered: true
+  /** The foreground process group the signal went to. */
+  targetPgid: number
+}
+
+/** Owner-visible description of one published session. */
+export interface TerminalSessionSnapshot {
+  /** Service-issued id. */
+  sessionId: TerminalSessionId
+  /** Display name, when one was given. */
+  name?: string
+  /** Backend type. */
+  type: string
+  /** Top-level process id, when the backend has one. */
+  pid?: number
+  /** Top-level process status now. */
+  status: TerminalSessionStatus
+}
+
+/** What `spawn` resolves with: the snapshot plus the startup output shown to the model. */
+export interface TerminalSpawnResult extends TerminalSessionSnapshot {
+  /** Bounded output produced while the session started. */
+  motd: string
+}
