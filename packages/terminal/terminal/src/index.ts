@@ -1,0 +1,50 @@
+import type { Context } from '@deepseek-ai/cordis'
+import { z } from 'zod'
+import { TerminalSessionService } from './service'
+
+export type { TerminalBackend, TerminalBackendSession } from './backend'
+export {
+  TERMINAL_ERROR_CODES,
+  TerminalBackendCleanupError,
+  TerminalError,
+  type TerminalErrorCode,
+} from './errors'
+export { TerminalSessionService } from './service'
+export { ROLLBACK_FAILED_MESSAGE, ROLLBACK_REASON } from './spawn'
+export { OWNER_DISPOSED_REASON, SERVICE_DISPOSED_REASON } from './registry'
+export {
+  asTerminalSessionId,
+  isTerminalSignal,
+  TERMINAL_SIGNALS,
+  TERMINAL_WAIT_REASONS,
+  type TerminalBackendSpawnSpec,
+  type TerminalReadRequest,
+  type TerminalReadResult,
+  type TerminalSendHandle,
+  type TerminalSendOperation,
+  type TerminalSendRead,
+  type TerminalSendRequest,
+  type TerminalSendResult,
+  type TerminalSessionId,
+  type TerminalSessionSnapshot,
+  type TerminalSessionStatus,
+  type TerminalSignal,
+  type TerminalSignalResult,
+  type TerminalSpawnRequest,
+  type TerminalSpawnResult,
+  type TerminalWaitReason,
+} from './types'
+
+/** Plugin name used in a cordis.yml. */
+export const name = 'dsh-terminal'
+
+/** Sessions are owned by exact agents, so the registry needs `ctx.agents`. */
+export const inject = ['agents']
+
+/** The registry has no configuration. */
+export const Config = z.object({}).prefault({})
+
+/** Provide `ctx.terminals`. */
+export function apply(ctx: Context, _config: z.input<typeof Config>): void {
+  ctx.plugin(TerminalSessionService)
+}

@@ -1,0 +1,255 @@
+import type { Agent } from 'dsh-agent'
+import type { TerminalBackend, TerminalBackendSession } from './backend'
+import { BackendRegistry } from './backends'
+import { combineFailures, refuse } from './errors'
+import { OwnerState } from './owner-state'
+import { PendingSpawn } from './pending-spawn'
+import { SessionRecord } from './session-record'
+import { runSpawn, type SpawnHost } from './spawn'
+import {
+  isTerminalSignal,
+  type TerminalReadRequest,
+  type TerminalReadResult,
+  type TerminalSendHandle,
+  type TerminalSendRequest,
+  type TerminalSessionId,
+  type TerminalSessionSnapshot,
+  type TerminalSignal,
+  type TerminalSignalResult,
+  type TerminalSpawnRequest,
+  type TerminalSpawnResult,
+} from './types'
+
+/** Reason passed to backend sessions closed by their owner's disposal. */
+export const OWNER_DISPOSED_REASON = 'PTY owner disposed'
+/** Reason passed to backend sessions closed by service disposal. */
+export const SERVICE_DISPOSED_REASON = 'PTY service disposed'
+
+/** How the registry learns whether an agent is the exact registered, live owner. */
+export interface RegistryOptions {
+  isLive(owner: Agent): boolean
+}
+
+/**
+ * The whole registry state and its rules, independent of Cordis. `TerminalSessionService`
+ * forwards to it; this class may use `#private` because it is never proxied.
+ */
+export class TerminalRegistry {
+  readonly #backends = new BackendRegistry()
+  readonly #sessions = new Map<TerminalSessionId, SessionRecord>()
+  readonly #owners = new Map<Agent, OwnerState>()
+  readonly #isLive: (owner: Agent) => boolean
+  #counter = 0
+  #disposing = false
+  #disposal: Promise<void> | undefined
+
+  constructor(options: RegistryOptions) {
+    this.#isLive = options.isLive
+  }
+
+  /** Register a backend; see `TerminalSessionService.registerBackend`. */
+  addBackend(backend: TerminalBackend): () => void {
+    if (this.#disposing) throw refuse.disposing()
+    return this.#backends.add(backend)
+  }
+
+  /** Registered backend types in registration order. */
+  listBackends(): string[] {
+    return this.#backends.types()
+  }
+
+  /** Reserve synchronously, run backend setup, then publish or roll back. */
+  async spawn(owner: Agent, request: TerminalSpawnRequest, signal?: AbortSignal): Promise<TerminalSpawnResult> {
+    const { backend, pending, state } = this.#reserveSpawn(owner, request, signal)
+    try {
+      return await runSpawn(this.#spawnHost, backend, pending, request, signal)
+    } finally {
+      state.pending.delete(pending)
+      pending.settle()
+      this.#forgetIfDone(state)
+    }
+  }
+
+  /** Published sessions, unpublished spawns or unreported cleanup failures of this exact owner. */
+  hasOwnerActivity(owner: Agent): boolean {
+    return this.#owners.get(owner)?.hasActivity() ?? false
+  }
+
+  /** Reserve the session and start one send before returning. */
+  startSend(owner: Agent, id: TerminalSessionId, request: TerminalSendRequest): TerminalSendHandle {
+    const record = this.#resolve(owner, id)
+    if (!request || typeof request.text !== 'string') throw refuse.invalid('PTY send text must be a string')
+    if (typeof request.submit !== 'boolean') throw refuse.invalid('PTY send submit must be a boolean')
+    return record.startSend(request)
+  }
+
+  /** Read one page of an owned session's scrollback. */
+  read(owner: Agent, id: TerminalSessionId, request: TerminalReadRequest = {}): TerminalReadResult {
+    const record = this.#resolve(owner, id)
+    for (const key of ['offset', 'count'] as const) {
+      const value = request?.[key]
+      if (value !== undefined && !(Number.isSafeInteger(value) && value >= 0)) {
+        throw refuse.invalid(`PTY read ${key} must be a non-negative integer`)
+      }
+    }
+    return record.session.read(request ?? {})
+  }
+
+  /** Deliver an allowed signal through an owned session that is not closing. */
+  async signal(owner: Agent, id: TerminalSessionId, signal: TerminalSignal): Promise<TerminalSignalResult> {
+    const record = this.#resolve(owner, id)
+    if (!isTerminalSignal(signal)) throw refuse.invalid(`PTY signal must be one of SIGINT, SIGTERM, SIGKILL, SIGTSTP, SIGHUP`)
+    if (record.closing) throw refuse.closing(id)
+    return await record.session.signal(signal)
+  }
+
+  /** Close an owned session; false when joining a close already in flight. */
+  async kill(owner: Agent, id: TerminalSessionId, reason = 'model request'): Promise<boolean> {
+    const record = this.#resolve(owner, id)
+    const { promise, joined } = record.close(String(reason))
+    await promise
+    return !joined
+  }
+
+  /** Snapshots of this owner's sessions in publication order. */
+  list(owner: Agent): TerminalSessionSnapshot[] {
+    this.#assertOwner(owner)
+    const state = this.#owners.get(owner)
+    return state ? [...state.records.values()].map((record) => record.snapshot()) : []
+  }
+
+  /**
+   * Abort every pending spawn, close every session, always clear the registries, and reject with
+   * every failure together. Idempotent.
+   */
+  dispose(): Promise<void> {
+    this.#disposing = true
+    this.#disposal ??= this.#disposeAll()
+    return this.#disposal
+  }
+
+  #assertOwner(owner: Agent): void {
+    if (this.#disposing) throw refuse.disposing()
+    if (!this.#ownerLive(owner)) throw refuse.ownerNotLive(owner)
+  }
+
+  #ownerLive(owner: Agent): boolean {
+    if (!owner || typeof owner !== 'object') return false
+    return this.#isLive(owner) && !this.#owners.get(owner)?.disposed
+  }
+
+  /** The common guard of every session operation: disposal, owner, id, existence, ownership. */
+  #resolve(owner: Agent, id: TerminalSessionId): SessionRecord {
+    this.#assertOwner(owner)
+    if (typeof id !== 'string' || id === '') throw refuse.invalid('PTY session id must be a non-empty string')
+    const record = this.#sessions.get(id)
+    if (!record) throw refuse.noSession(id)
+    if (record.owner !== owner) throw refuse.foreign(id)
+    return record
+  }
+
+  /** Spawn steps up to the backend call, all synchronous so no other call can interleave. */
+  #reserveSpawn(owner: Agent, request: TerminalSpawnRequest, signal: AbortSignal | undefined) {
+    if (this.#disposing) throw refuse.disposing()
+    if (signal?.aborted) throw signal.reason
+    if (!this.#ownerLive(owner)) throw refuse.ownerNotLive(owner)
+    if (!request || typeof request.type !== 'string') throw refuse.invalid('PTY spawn request needs a backend type')
+    const backend = this.#backends.get(request.type)
+    if (!backend) throw refuse.noBackend(request.type)
+    const { name, cwd } = request
+    if (name !== undefined && (typeof name !== 'string' || name.trim() === '')) {
+      throw refuse.invalid('PTY session name must be a non-empty string')
+    }
+    if (cwd !== undefined && typeof cwd !== 'string') throw refuse.invalid('PTY session cwd must be a string')
+    let state = this.#owners.get(owner)
+    if (name !== undefined && state?.nameTaken(name)) throw refuse.duplicateName(name)
+    state ??= this.#adopt(owner)
+    const pending = new PendingSpawn(`pty-${++this.#counter}` as TerminalSessionId, owner, name)
+    state.pending.add(pending)
+    return { backend, pending, state }
+  }
+
+  /** Start tracking an owner: one cleanup hook on its scope for its whole tracked life. */
+  #adopt(owner: Agent): OwnerState {
+    const state = new OwnerState(owner)
+    try {
+      state.attach(() => this.#disposeOwner(state))
+    } catch {
+      throw refuse.ownerNotLive(owner)
+    }
+    this.#owners.set(owner, state)
+    return state
+  }
+
+  readonly #spawnHost: SpawnHost = {
+    refusal: (pending) => {
+      if (pending.signal.aborted) return { error: pending.signal.reason }
+      if (this.#disposing) return { error: refuse.disposing() }
+      if (!this.#ownerLive(pending.owner)) return { error: refuse.ownerNotLive(pending.owner) }
+      return undefined
+    },
+    publish: (pending, type, session) => this.#publish(pending, type, session),
+    retain: (pending, failure) => {
+      this.#owners.get(pending.owner)?.failures.push(failure)
+    },
+  }
+
+  #publish(pending: PendingSpawn, type: string, session: TerminalBackendSession): TerminalSpawnResult {
+    const identity = { id: pending.id, owner: pending.owner, name: pending.name, type }
+    const record = new SessionRecord(identity, session, (closed) => this.#remove(closed))
+    this.#sessions.set(record.id, record)
+    this.#owners.get(pending.owner)?.records.set(record.id, record)
+    return { ...record.snapshot(), motd: session.motd }
+  }
+
+  /** Forget a record after its close succeeded (only if the tables still name this record). */
+  #remove(record: SessionRecord): void {
+    if (this.#sessions.get(record.id) === record) this.#sessions.delete(record.id)
+    const state = this.#owners.get(record.owner)
+    if (!state) return
+    if (state.records.get(record.id) === record) state.records.delete(record.id)
+    this.#forgetIfDone(state)
+  }
+
+  /** Drop a disposed owner's state once nothing of it is left to close or report. */
+  #forgetIfDone(state: OwnerState): void {
+    if (state.disposed && !state.hasActivity() && this.#owners.get(state.owner) === state) {
+      this.#owners.delete(state.owner)
+    }
+  }
+
+  /** The owner's hook: abort and await its spawns, then close its sessions; report failures. */
+  async #disposeOwner(state: OwnerState): Promise<void> {
+    state.disposed = true
+    const pending = [...state.pending]
+    for (const spawn of pending) spawn.abort(refuse.ownerNotLive(state.owner))
+    await Promise.all(pending.map((spawn) => spawn.settled))
+    const closes = [...state.records.values()].map((record) => record.close(OWNER_DISPOSED_REASON).promise)
+    const failures = [...state.failures.splice(0), ...rejections(await Promise.allSettled(closes))]
+    this.#forgetIfDone(state)
+    if (failures.length) throw combineFailures(failures, `PTY cleanup of agent ${state.owner.id} failed`)
+  }
+
+  async #disposeAll(): Promise<void> {
+    const failures: unknown[] = []
+    try {
+      const pending = [...this.#owners.values()].flatMap((state) => [...state.pending])
+      for (const spawn of pending) spawn.abort(refuse.disposing())
+      await Promise.all(pending.map((spawn) => spawn.settled))
+      const closes = [...this.#sessions.values()].map((record) => record.close(SERVICE_DISPOSED_REASON).promise)
+      const closeFailures = rejections(await Promise.allSettled(closes))
+      for (const state of this.#owners.values()) failures.push(...state.failures.splice(0))
+      failures.push(...closeFailures)
+    } finally {
+      for (const state of this.#owners.values()) state.detach()
+      this.#owners.clear()
+      this.#sessions.clear()
+      this.#backends.clear()
+    }
+    if (failures.length) throw combineFailures(failures, 'PTY service disposal failed')
+  }
+}
+
+function rejections(results: PromiseSettledResult<unknown>[]): unknown[] {
+  return results.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []))
+}

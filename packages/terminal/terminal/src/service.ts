@@ -1,0 +1,103 @@
+import { type Context, Service } from '@deepseek-ai/cordis'
+import type { Agent } from 'dsh-agent'
+import type { TerminalBackend } from './backend'
+import { TerminalRegistry } from './registry'
+import type {
+  TerminalReadRequest,
+  TerminalReadResult,
+  TerminalSendHandle,
+  TerminalSendRequest,
+  TerminalSessionId,
+  TerminalSessionSnapshot,
+  TerminalSignal,
+  TerminalSignalResult,
+  TerminalSpawnRequest,
+  TerminalSpawnResult,
+} from './types'
+
+declare module '@deepseek-ai/cordis' {
+  interface Context {
+    /** Owner-scoped persistent terminal sessions (plugin `dsh-terminal`). */
+    terminals: TerminalSessionService
+  }
+}
+
+/**
+ * `ctx.terminals`: the in-process registry of backends and exact-Agent sessions. Sessions live here,
+ * not in their backend's plugin, so a backend or tool reload never orphans them.
+ */
+export class TerminalSessionService extends Service {
+  /** Owner liveness is `ctx.agents.isLive(owner)`: the exact registered Agent object. */
+  static readonly inject = ['agents']
+
+  // State lives in a plain object: Service instances are proxied, so no `#private` here.
+  private readonly registry: TerminalRegistry
+
+  constructor(ctx: Context) {
+    super(ctx, 'terminals')
+    const agents = ctx.agents
+    this.registry = new TerminalRegistry({ isLive: (owner) => agents.isLive(owner) })
+    ctx.effect(() => () => this.registry.dispose(), 'terminals: close every session')
+  }
+
+  /**
+   * Register a backend for its type, owned by the calling plugin: it is removed when that plugin
+   * unloads, or by the returned disposer, which never removes a later replacement.
+   */
+  registerBackend(backend: TerminalBackend): () => void {
+    // Called through `ctx.terminals`, `this.ctx` is the caller's context, so the effect is theirs.
+    const dispose = this.ctx.effect(() => this.registry.addBackend(backend), `terminals: backend ${String(backend?.type)}`)
+    return () => {
+      void dispose()
+    }
+  }
+
+  /** Registered backend types in registration order. */
+  listBackends(): string[] {
+    return this.registry.listBackends()
+  }
+
+  /**
+   * Create and publish a session owned by the exact `owner`. `signal` cancels unpublished setup;
+   * a cancelled spawn rejects with exactly `signal.reason`.
+   */
+  spawn(owner: Agent, request: TerminalSpawnRequest, signal?: AbortSignal): Promise<TerminalSpawnResult> {
+    return this.registry.spawn(owner, request, signal)
+  }
+
+  /** True while `owner` has a pending spawn, a session not yet closed, or an unreported cleanup failure. */
+  hasOwnerActivity(owner: Agent): boolean {
+    return this.registry.hasOwnerActivity(owner)
+  }
+
+  /**
+   * Start the session's single send. The reservation is taken before this returns and is held until
+   * `done` and the backend's `released` settle; meanwhile another send is `SEND_ACTIVE`.
+   */
+  startSend(owner: Agent, id: TerminalSessionId, request: TerminalSendRequest): TerminalSendHandle {
+    return this.registry.startSend(owner, id, request)
+  }
+
+  /** Read one bounded page of retained scrollback, counted back from the newest line. */
+  read(owner: Agent, id: TerminalSessionId, request: TerminalReadRequest = {}): TerminalReadResult {
+    return this.registry.read(owner, id, request)
+  }
+
+  /** Deliver an allowed signal to the session's foreground process group. */
+  signal(owner: Agent, id: TerminalSessionId, signal: TerminalSignal): Promise<TerminalSignalResult> {
+    return this.registry.signal(owner, id, signal)
+  }
+
+  /**
+   * Close a session and forget it once the backend reports quiescence. Resolves false when it joined a
+   * close already in flight; rejects (and stays retriable) when the close failed.
+   */
+  kill(owner: Agent, id: TerminalSessionId, reason = 'model request'): Promise<boolean> {
+    return this.registry.kill(owner, id, reason)
+  }
+
+  /** Snapshots of the owner's sessions in publication order. */
+  list(owner: Agent): TerminalSessionSnapshot[] {
+    return this.registry.list(owner)
+  }
+}

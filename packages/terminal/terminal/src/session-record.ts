@@ -1,0 +1,111 @@
+import type { Agent } from 'dsh-agent'
+import type { TerminalBackendSession } from './backend'
+import { refuse } from './errors'
+import type { TerminalSendHandle, TerminalSendRequest, TerminalSessionId, TerminalSessionSnapshot } from './types'
+
+/** One close attempt; the fence names it so an older failure can never clear a newer attempt. */
+interface CloseAttempt {
+  promise: Promise<void>
+}
+
+/** Identity of a published session, fixed at publication. */
+export interface SessionIdentity {
+  readonly id: TerminalSessionId
+  readonly owner: Agent
+  readonly name?: string
+  readonly type: string
+}
+
+/**
+ * A published session and the lifecycle state it owns: its close fence (one shared attempt at a
+ * time, cleared only by that attempt's own failure) and its single send reservation.
+ */
+export class SessionRecord implements SessionIdentity {
+  readonly id: TerminalSessionId
+  readonly owner: Agent
+  readonly name?: string
+  readonly type: string
+  #fence: CloseAttempt | undefined
+  #send: object | undefined
+
+  constructor(
+    identity: SessionIdentity,
+    /** The backend session; the record never outlives a successful close of it. */
+    readonly session: TerminalBackendSession,
+    /** Called synchronously once a close succeeded, before any awaiter of that close resumes. */
+    private readonly onClosed: (record: SessionRecord) => void,
+  ) {
+    this.id = identity.id
+    this.owner = identity.owner
+    this.name = identity.name
+    this.type = identity.type
+  }
+
+  /** True while a close attempt is in flight. */
+  get closing(): boolean {
+    return this.#fence !== undefined
+  }
+
+  /** True while a send holds the reservation. */
+  get sendActive(): boolean {
+    return this.#send !== undefined
+  }
+
+  /** A fresh owner-visible description. */
+  snapshot(): TerminalSessionSnapshot {
+    const snapshot: TerminalSessionSnapshot = { sessionId: this.id, type: this.type, status: this.session.status() }
+    if (this.name !== undefined) snapshot.name = this.name
+    if (this.session.pid !== undefined) snapshot.pid = this.session.pid
+    return snapshot
+  }
+
+  /**
+   * Reserve the session and start one send, synchronously. The reservation is dropped only after
+   * both `done` and the backend's optional `released` have settled.
+   */
+  startSend(request: TerminalSendRequest): TerminalSendHandle {
+    if (this.#fence) throw refuse.closing(this.id)
+    if (this.#send) throw refuse.sendActive(this.id)
+    const reservation = {}
+    this.#send = reservation
+    let operation
+    try {
+      operation = this.session.startSend(request)
+    } catch (error) {
+      this.#send = undefined
+      throw error
+    }
+    const op = operation
+    const released = Promise.allSettled([op.done, op.released ?? op.done]).then(() => {
+      if (this.#send === reservation) this.#send = undefined
+    })
+    return {
+      done: op.done,
+      readOutput: () => op.readOutput(),
+      cancel: () => op.cancel(),
+      released,
+    }
+  }
+
+  /**
+   * Close the backend session, or join the attempt already in flight (`joined: true`).
+   * On failure the fence is cleared only if it still names this attempt, so a later close retries.
+   */
+  close(reason: string): { promise: Promise<void>; joined: boolean } {
+    if (this.#fence) return { promise: this.#fence.promise, joined: true }
+    const attempt: CloseAttempt = { promise: Promise.resolve() }
+    this.#fence = attempt
+    attempt.promise = this.#attempt(attempt, reason)
+    return { promise: attempt.promise, joined: false }
+  }
+
+  async #attempt(attempt: CloseAttempt, reason: string): Promise<void> {
+    try {
+      await this.session.close(reason)
+    } catch (error) {
+      if (this.#fence === attempt) this.#fence = undefined
+      throw error
+    }
+    this.onClosed(this)
+  }
+}

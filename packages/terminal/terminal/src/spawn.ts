@@ -1,0 +1,72 @@
+import type { TerminalBackend, TerminalBackendSession } from './backend'
+import { TerminalBackendCleanupError } from './errors'
+import type { PendingSpawn } from './pending-spawn'
+import type { TerminalBackendSpawnSpec, TerminalSpawnRequest, TerminalSpawnResult } from './types'
+
+/** Reason recorded on the backend session when an unpublished spawn is undone. */
+export const ROLLBACK_REASON = 'PTY spawn rolled back'
+
+/** Message of the AggregateError raised when a spawn failed and so did its cleanup. */
+export const ROLLBACK_FAILED_MESSAGE = 'PTY spawn and rollback both failed'
+
+/** What the registry lends a running spawn: the re-checks, publication, and failure retention. */
+export interface SpawnHost {
+  /** Why this spawn may not be published now (lifecycle, disposal, owner), or undefined. */
+  refusal(pending: PendingSpawn): { error: unknown } | undefined
+  /** Publish synchronously; returns the owner-visible result. */
+  publish(pending: PendingSpawn, type: string, session: TerminalBackendSession): TerminalSpawnResult
+  /** Keep a cleanup failure as the owner's activity until disposal reports it. */
+  retain(pending: PendingSpawn, failure: unknown): void
+}
+
+/**
+ * Run backend setup for a reserved spawn, then publish or roll back. Precedence of the rejection:
+ * the caller's exact abort reason, then the lifecycle (reservation) reason, then the original error.
+ */
+export async function runSpawn(
+  host: SpawnHost,
+  backend: TerminalBackend,
+  pending: PendingSpawn,
+  request: TerminalSpawnRequest,
+  callerSignal: AbortSignal | undefined,
+): Promise<TerminalSpawnResult> {
+  const signal = callerSignal ? AbortSignal.any([callerSignal, pending.signal]) : pending.signal
+  const spec: TerminalBackendSpawnSpec = { type: request.type, sessionId: pending.id, owner: pending.owner, signal }
+  if (request.name !== undefined) spec.name = request.name
+  if (request.cwd !== undefined) spec.cwd = request.cwd
+
+  let session: TerminalBackendSession
+  try {
+    session = await backend.spawn(spec)
+  } catch (error) {
+    const cleanup = error instanceof TerminalBackendCleanupError ? { error: error.cleanupError } : undefined
+    throw failure(host, pending, callerSignal, error, cleanup)
+  }
+
+  const refusal = callerSignal?.aborted ? { error: callerSignal.reason } : host.refusal(pending)
+  if (!refusal) return host.publish(pending, request.type, session)
+
+  let rollback: { error: unknown } | undefined
+  try {
+    await session.close(ROLLBACK_REASON)
+  } catch (error) {
+    rollback = { error }
+  }
+  throw failure(host, pending, callerSignal, refusal.error, rollback)
+}
+
+/** Choose what the spawn rejects with; a cleanup failure is always retained for disposal as well. */
+function failure(
+  host: SpawnHost,
+  pending: PendingSpawn,
+  callerSignal: AbortSignal | undefined,
+  original: unknown,
+  cleanup: { error: unknown } | undefined,
+): unknown {
+  if (cleanup) host.retain(pending, cleanup.error)
+  if (callerSignal?.aborted) return callerSignal.reason
+  const primary = pending.signal.aborted ? pending.signal.reason : original
+  if (!cleanup) return primary
+  if (primary === original && original instanceof TerminalBackendCleanupError) return original
+  return new AggregateError([primary, cleanup.error], ROLLBACK_FAILED_MESSAGE)
+}
