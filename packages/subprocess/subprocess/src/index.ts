@@ -1,0 +1,16 @@
+export { CREDENTIAL_NAME_PATTERN, HARNESS_NAME_PATTERN, isScrubbedName, scrubEnvironment } from './env'
+export { isSubprocessError, SubprocessError, type SubprocessErrorCode, TerminalCleanupError } from './errors'
+export { isNewWait } from './new-wait'
+export { SubprocessRuntime } from './service'
+export { MAX_TERMINAL_SIZE, MAX_TIMER_MS, validateSpawnSpec, validateTerminalSize } from './spec'
+export type {
+  ForegroundFacts,
+  StdinWait,
+  StdinWaitSyscall,
+  SubprocessTerminalHandle,
+  TerminalExit,
+  TerminalOutputListener,
+  TerminalSpawnSpec,
+  ThreadSample,
+  ThreadState,
+} from './types'

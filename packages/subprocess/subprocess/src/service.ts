@@ -1,0 +1,27 @@
+import { type Context, Service } from '@deepseek-ai/cordis'
+import type { SubprocessTerminalHandle, TerminalSpawnSpec } from './types'
+
+declare module '@deepseek-ai/cordis' {
+  interface Context {
+    /** The mounted subprocess provider (for example plugin `dsh-subprocess-local`). */
+    subprocess: SubprocessRuntime
+  }
+}
+
+/**
+ * `ctx.subprocess`: the one seam through which terminals are allocated, so a remote or sandboxed
+ * execution world can replace the local one without touching its consumers. Providers extend this
+ * class; only one can be mounted per context (Cordis refuses a second `subprocess` service).
+ */
+export abstract class SubprocessRuntime extends Service {
+  constructor(ctx: Context) {
+    super(ctx, 'subprocess')
+  }
+
+  /**
+   * Allocate a PTY and start `spec.argv` in it with the scrubbed environment plus `spec.env`.
+   * Rejects with a `SubprocessError` (`INVALID_SPEC`, `UNSUPPORTED_PLATFORM`, `SPAWN_ABORTED`,
+   * `SPAWN_FAILED`) without leaving a process behind.
+   */
+  abstract spawnTerminal(spec: TerminalSpawnSpec): Promise<SubprocessTerminalHandle>
+}

@@ -1,0 +1,52 @@
+import { isAbsolute } from 'node:path'
+import { SubprocessError } from './errors'
+import type { TerminalSpawnSpec } from './types'
+
+/** Largest delay a Node timer accepts; longer waits would silently fire at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1
+
+/** Largest row or column count a PTY window size can carry. */
+export const MAX_TERMINAL_SIZE = 65_535
+
+/**
+ * Check a spawn spec the same way in every provider, so a bad argument fails with
+ * `INVALID_SPEC` before any process exists. Filesystem checks (does `cwd` exist) are the provider's.
+ */
+export function validateSpawnSpec(spec: TerminalSpawnSpec): void {
+  if (typeof spec !== 'object' || spec === null) invalid('the spawn spec must be an object')
+  const { argv, cwd, env, rows, cols, graceMs, signal } = spec
+  if (!Array.isArray(argv) || argv.length === 0) invalid('argv must be a non-empty array of strings')
+  argv.forEach((arg, index) => {
+    if (typeof arg !== 'string') invalid(`argv[${index}] must be a string`)
+    if (arg.includes('\0')) invalid(`argv[${index}] contains a NUL byte`)
+  })
+  if (argv[0] === '') invalid('argv[0] (the executable) must not be empty')
+  if (typeof cwd !== 'string' || cwd === '' || !isAbsolute(cwd)) invalid(`cwd must be an absolute path, got ${JSON.stringify(cwd)}`)
+  if (cwd.includes('\0')) invalid('cwd contains a NUL byte')
+  if (env !== undefined) {
+    if (typeof env !== 'object' || env === null) invalid('env must be an object of strings')
+    for (const [name, value] of Object.entries(env)) {
+      if (name === '' || name.includes('=') || name.includes('\0')) invalid(`invalid environment variable name ${JSON.stringify(name)}`)
+      if (value !== undefined && typeof value !== 'string') invalid(`environment variable ${name} must be a string or undefined`)
+      if (value?.includes('\0')) invalid(`environment variable ${name} contains a NUL byte`)
+    }
+  }
+  validateTerminalSize(rows, cols)
+  if (!Number.isSafeInteger(graceMs) || graceMs < 0 || graceMs > MAX_TIMER_MS) {
+    invalid(`graceMs must be an integer between 0 and ${MAX_TIMER_MS}, got ${String(graceMs)}`)
+  }
+  if (signal !== undefined && !(signal instanceof AbortSignal)) invalid('signal must be an AbortSignal')
+}
+
+/** Check a window size (spawn and resize share the bounds). */
+export function validateTerminalSize(rows: number, cols: number): void {
+  for (const [label, value] of [['rows', rows], ['cols', cols]] as const) {
+    if (!Number.isSafeInteger(value) || value < 1 || value > MAX_TERMINAL_SIZE) {
+      invalid(`${label} must be an integer between 1 and ${MAX_TERMINAL_SIZE}, got ${String(value)}`)
+    }
+  }
+}
+
+function invalid(message: string): never {
+  throw new SubprocessError('INVALID_SPEC', message)
+}

@@ -1,0 +1,150 @@
+/**
+ * What a caller asks for when it allocates a terminal. `signal` cancels the allocation only:
+ * once `spawnTerminal` resolved, the handle's `terminate()` is the way to end the session.
+ */
+export interface TerminalSpawnSpec {
+  /** Executable and arguments; `argv[0]` is resolved on the final environment's `PATH`. */
+  readonly argv: readonly string[]
+  /** Absolute working directory; it must exist. */
+  readonly cwd: string
+  /**
+   * Explicit environment overrides, applied after the inherited environment was scrubbed
+   * (see `scrubEnvironment`): they win, and `undefined` removes a name.
+   */
+  readonly env?: Readonly<Record<string, string | undefined>>
+  /** Terminal height in rows (1–65535). */
+  readonly rows: number
+  /** Terminal width in columns (1–65535). */
+  readonly cols: number
+  /** How long teardown lets a process that handles SIGTERM use before SIGKILL (0–2147483647 ms). */
+  readonly graceMs: number
+  /** Aborting before the process exists rejects with `SPAWN_ABORTED`. */
+  readonly signal?: AbortSignal
+}
+
+/** How the top-level process ended: exactly one of the two fields is non-null. */
+export interface TerminalExit {
+  /** Exit status when the process exited normally. */
+  readonly exitCode: number | null
+  /** Signal name when the process was ended by a signal. */
+  readonly signal: NodeJS.Signals | null
+}
+
+/** Receives raw terminal output in arrival order; decoding and sanitizing are the consumer's job. */
+export type TerminalOutputListener = (chunk: Buffer) => void
+
+/** The syscalls through which a thread can be proven to wait for terminal input. */
+export type StdinWaitSyscall = 'read' | 'select' | 'pselect6' | 'poll' | 'ppoll' | 'epoll_wait' | 'epoll_pwait' | 'epoll_pwait2'
+
+/**
+ * What one thread of the foreground group was doing when it was sampled:
+ * `stdin-wait` — blocked waiting for input from this terminal (proven, see {@link StdinWait});
+ * `blocked` — blocked in any other way (another syscall, other fds, stopped);
+ * `running` — on or queued for a CPU; `unknown` — its state could not be read or decoded.
+ */
+export type ThreadState = 'stdin-wait' | 'blocked' | 'running' | 'unknown'
+
+/** One sampled thread of the foreground group. Threads are identified by `pid`, `tid` and `started`. */
+export interface ThreadSample {
+  /** Process id (thread-group id). */
+  readonly pid: number
+  /** Thread id; equals `pid` for the main thread. */
+  readonly tid: number
+  /** Opaque start identity of the process, so a recycled pid never matches an older sample. */
+  readonly started: string
+  /** What the thread was doing. */
+  readonly state: ThreadState
+  /** Syscall number the thread was blocked in (states `stdin-wait` and `blocked`, when known). */
+  readonly syscall?: number
+  /** The terminal fd it waits on (state `stdin-wait`). */
+  readonly fd?: number
+  /** Context-switch counters, sampled for threads blocked in one of the wait syscalls. */
+  readonly voluntaryCtxtSwitches?: number
+  /** See `voluntaryCtxtSwitches`; a thread that ran since an earlier sample has a higher sum. */
+  readonly nonvoluntaryCtxtSwitches?: number
+}
+
+/** Proof that a thread is blocked waiting for input from this terminal, with its run counters. */
+export interface StdinWait extends ThreadSample {
+  /** Always `stdin-wait`. */
+  readonly state: 'stdin-wait'
+  /** Kernel syscall number. */
+  readonly syscall: number
+  /** Decoded name of the wait. */
+  readonly syscallName: StdinWaitSyscall
+  /** The terminal fd in the wait (0 for ordinary stdin; a `/dev/tty` fd for password prompts). */
+  readonly fd: number
+  /** `voluntary_ctxt_switches` of the thread: it grows every time the thread blocks again. */
+  readonly voluntaryCtxtSwitches: number
+  /** `nonvoluntary_ctxt_switches` of the thread: it grows when the thread is preempted. */
+  readonly nonvoluntaryCtxtSwitches: number
+}
+
+/**
+ * Facts about the terminal's foreground process group, as sampled by one inspection.
+ * A provider reports facts only; deciding what they mean for readiness is the consumer's policy.
+ */
+export interface ForegroundFacts {
+  /** Increases with every inspection of one handle, in the order the inspections started. */
+  readonly sequence: number
+  /** The terminal's foreground process group (`tpgid`). */
+  readonly processGroupId: number
+  /** True when the foreground group is the top-level process's own group (the shell is in front). */
+  readonly isShellGroup: boolean
+  /** False where the platform cannot prove stdin waits (macOS, unsupported CPU): then nothing is proven. */
+  readonly stdinWaitSupported: boolean
+  /** True when at least one thread of the group is proven blocked waiting for terminal input. */
+  readonly stdinWaitProven: boolean
+  /** True when every thread of every member process of the group was sampled with a known state. */
+  readonly complete: boolean
+  /** The threads proven to wait for terminal input (a subset of `threads`). */
+  readonly waits: readonly StdinWait[]
+  /** Every sampled thread of the group's member processes. */
+  readonly threads: readonly ThreadSample[]
+}
+
+/**
+ * A live terminal: a PTY whose top-level process (the "shell") and whole process tree the
+ * handle owns. Every method is safe to call after the process exited.
+ */
+export interface SubprocessTerminalHandle {
+  /** Process id of the top-level process. */
+  readonly pid: number
+  /** How the top-level process ended, once it did; `undefined` while it runs. */
+  readonly exit: TerminalExit | undefined
+  /**
+   * Resolves when the top-level process exited, after every output chunk the PTY delivered has
+   * been passed to the listeners (or held for the first one). Never rejects.
+   */
+  readonly done: Promise<TerminalExit>
+  /**
+   * Subscribe to output. The first listener synchronously receives, before this returns, every
+   * chunk that arrived before anyone subscribed; later listeners see chunks from then on.
+   * Returns the unsubscribe function.
+   */
+  onOutput(listener: TerminalOutputListener): () => void
+  /**
+   * Send bytes (strings as UTF-8) to the terminal, with no newline conversion. Resolves once the
+   * provider handed them to the PTY, in call order; rejects with `TERMINAL_EXITED` after exit.
+   */
+  write(data: string | Uint8Array): Promise<void>
+  /** Change the window size (SIGWINCH to the foreground group). No-op after exit; bad sizes throw `INVALID_SPEC`. */
+  resize(rows: number, cols: number): void
+  /**
+   * Sample the foreground group in one pass. Resolves `undefined` when there is no group to report
+   * (the top-level process is gone, or has no controlling terminal). Never rejects.
+   */
+  inspectForeground(): Promise<ForegroundFacts | undefined>
+  /**
+   * Deliver a real signal to the foreground group resolved at this moment; resolves its pgid.
+   * Rejects with `NO_FOREGROUND_GROUP` when it cannot be resolved and with `REFUSED_SHELL_KILL`
+   * for SIGKILL aimed at the top-level process's own group.
+   */
+  signalForeground(signal: NodeJS.Signals): Promise<number>
+  /**
+   * Tear the whole session down and resolve once it is quiescent and the exit was observed.
+   * Idempotent and shared while in flight; rejects with `CLEANUP_FAILED` (listing the surviving
+   * pids) and may then be called again to retry.
+   */
+  terminate(): Promise<void>
+}

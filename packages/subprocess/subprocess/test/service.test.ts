@@ -1,0 +1,89 @@
+import { Context } from '@deepseek-ai/cordis'
+import { describe, expect, it } from 'vitest'
+import {
+  isSubprocessError,
+  SubprocessError,
+  SubprocessRuntime,
+  type SubprocessTerminalHandle,
+  TerminalCleanupError,
+  type TerminalSpawnSpec,
+  validateSpawnSpec,
+  validateTerminalSize,
+} from 'dsh-subprocess'
+
+class FakeRuntime extends SubprocessRuntime {
+  spawned: TerminalSpawnSpec[] = []
+  async spawnTerminal(spec: TerminalSpawnSpec): Promise<SubprocessTerminalHandle> {
+    this.spawned.push(spec)
+    throw new SubprocessError('SPAWN_FAILED', 'fake runtime')
+  }
+}
+
+const spec: TerminalSpawnSpec = { argv: ['bash'], cwd: '/tmp', rows: 24, cols: 80, graceMs: 100 }
+
+describe('SubprocessRuntime', () => {
+  it('is provided as ctx.subprocess', async () => {
+    const root = new Context()
+    await root.plugin(FakeRuntime)
+    expect(root.subprocess).toBeInstanceOf(SubprocessRuntime)
+    await expect(root.subprocess.spawnTerminal(spec)).rejects.toMatchObject({ code: 'SPAWN_FAILED' })
+  })
+
+  it('refuses a second provider in the same context', async () => {
+    const root = new Context()
+    await root.plugin(FakeRuntime)
+    class Other extends FakeRuntime {}
+    await expect(root.plugin(Other)).rejects.toThrow(/service "subprocess" has been registered/)
+  })
+
+  it('frees the name when the provider unloads', async () => {
+    const root = new Context()
+    const fiber = await root.plugin(FakeRuntime)
+    await fiber.dispose()
+    await expect(root.plugin(FakeRuntime)).resolves.toBeDefined()
+  })
+})
+
+describe('validateSpawnSpec', () => {
+  const bad: Array<[string, Partial<TerminalSpawnSpec> | Record<string, unknown>]> = [
+    ['empty argv', { argv: [] }],
+    ['non-string argv', { argv: ['bash', 3] as unknown as string[] }],
+    ['empty executable', { argv: [''] }],
+    ['NUL in argv', { argv: ['bash', 'a\0b'] }],
+    ['relative cwd', { cwd: 'tmp' }],
+    ['bad env name', { env: { 'A=B': 'x' } }],
+    ['non-string env value', { env: { A: 1 as unknown as string } }],
+    ['zero rows', { rows: 0 }],
+    ['fractional cols', { cols: 80.5 }],
+    ['huge cols', { cols: 70_000 }],
+    ['negative grace', { graceMs: -1 }],
+    ['grace beyond a timer', { graceMs: 2 ** 31 }],
+    ['non-signal', { signal: {} as AbortSignal }],
+  ]
+  it.each(bad)('rejects %s with INVALID_SPEC', (_label, patch) => {
+    const error = (() => {
+      try {
+        validateSpawnSpec({ ...spec, ...patch } as TerminalSpawnSpec)
+      } catch (caught) {
+        return caught
+      }
+    })()
+    expect(isSubprocessError(error, 'INVALID_SPEC')).toBe(true)
+  })
+
+  it('accepts a complete spec, env overrides with undefined, and an AbortSignal', () => {
+    expect(() => validateSpawnSpec({ ...spec, env: { TERM: 'dumb', PATH: undefined }, signal: new AbortController().signal })).not.toThrow()
+    expect(() => validateTerminalSize(1, 65_535)).not.toThrow()
+  })
+})
+
+describe('errors', () => {
+  it('lists survivors and carries a stable code', () => {
+    const error = new TerminalCleanupError([12, 34])
+    expect(error.message).toBe('terminal cleanup failed; surviving pids: 12, 34')
+    expect(error.code).toBe('CLEANUP_FAILED')
+    expect(error.survivors).toEqual([12, 34])
+    expect(isSubprocessError(error, 'CLEANUP_FAILED')).toBe(true)
+    expect(isSubprocessError(new Error('x'))).toBe(false)
+  })
+})
