@@ -1,0 +1,417 @@
+import { Buffer } from 'node:buffer'
+import { TerminalLine } from './line'
+import { parsePromptMarker } from './marker'
+import type { PartialLine, PromptMarker, SanitizedChunk } from './types'
+
+/** Default code points retained of one unterminated line (its tail survives when it grows longer). */
+export const DEFAULT_MAX_LINE_LENGTH = 1_048_576
+
+/** Options of {@link TerminalSanitizer}. */
+export interface TerminalSanitizerOptions {
+  /** Code points retained per line; a longer line keeps its tail. Default {@link DEFAULT_MAX_LINE_LENGTH}. */
+  maxLineLength?: number
+}
+
+/** Parser states (plain numbers: the hot loop compares them on every byte). */
+const State = {
+  Ground: 0,
+  Escape: 1,
+  EscapeIntermediate: 2,
+  Csi: 3,
+  String: 4,
+  StringEscape: 5,
+} as const
+type State = (typeof State)[keyof typeof State]
+
+const OSC_CAPACITY = 32
+const REPLACEMENT = '\uFFFD'
+const EMPTY: readonly never[] = Object.freeze([])
+
+/**
+ * Streaming ECMA-48 sanitizer: raw PTY bytes in, rendered lines plus prompt markers out.
+ *
+ * It is a byte-at-a-time state machine (with a fast path for runs of plain text), so its output
+ * never depends on how the stream was split into chunks, each chunk costs O(chunk), and the only
+ * carried state is a few integers plus at most {@link OSC_CAPACITY} bytes of OSC payload.
+ *
+ * Stripped: CSI (`ESC [` / 0x9B … final 0x40–0x7E), OSC (`ESC ]` … BEL or ST), DCS/SOS/PM/APC
+ * strings (`ESC P`/`X`/`^`/`_` … BEL or ST), charset designations and every other `ESC`
+ * intermediate…final sequence, C0 controls other than the ones below, and DEL.
+ * Rendered: LF (and VT, FF, `ESC E`) completes a line; CR returns the cursor so later text overwrites
+ * the line from column 0 (a shorter rewrite leaves the old suffix, as on a terminal); backspace
+ * erases at the end of a line and moves left inside one; `CSI K` (modes 0, 2), `CSI G`, `CSI C`,
+ * `CSI D` edit or move within the line; TAB is kept as one character. Vertical movement is ignored:
+ * the output is line-oriented and does not emulate full-screen programs.
+ *
+ * UTF-8: invalid sequences become U+FFFD (one per maximal invalid subpart, as in the WHATWG
+ * decoder), except that a raw byte 0x80–0x9F outside a sequence is taken as an 8-bit C1 control:
+ * 0x9B opens a CSI, the others vanish (see `#c1` for why string openers are not honoured).
+ * The C1 code points U+0080–U+009F that arrive *encoded* in UTF-8 are dropped, not interpreted.
+ * Inside a control string every byte but BEL, ESC, CAN and SUB is payload (a UTF-8 title may
+ * contain 0x9C), so BEL or `ESC \` ends it and CAN, SUB or another ESC sequence abort it.
+ */
+export class TerminalSanitizer {
+  readonly #line: TerminalLine
+  #state: State = State.Ground
+  // Pending UTF-8 sequence: continuation bytes still needed, bits so far, allowed next-byte range.
+  #need = 0
+  #point = 0
+  #lower = 0x80
+  #upper = 0xbf
+  // CSI: first numeric parameter (-1 = default), parameter index, and whether to ignore the sequence.
+  #param = -1
+  #paramIndex = 0
+  #ignore = false
+  // Control string: OSC payload is kept (bounded) because it may be a prompt marker.
+  #osc = false
+  readonly #payload = new Uint8Array(OSC_CAPACITY)
+  #payloadLength = 0
+  #overflow = false
+  // Output of the chunk being processed.
+  #lines: string[] = []
+  #clipped: number[] = []
+  #markers: PromptMarker[] = []
+
+  /** Creates a sanitizer at the start of a stream (column 0 of line 0, ground state). */
+  constructor(options: TerminalSanitizerOptions = {}) {
+    this.#line = new TerminalLine(options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH)
+  }
+
+  /** The live current line (shared by every chunk this sanitizer returns). */
+  get line(): PartialLine {
+    return this.#line
+  }
+
+  /** Consume one chunk of PTY output. */
+  write(input: Uint8Array): SanitizedChunk {
+    const firstLine = this.#line.number
+    const bytes = input
+    const buffer = Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength)
+    const size = bytes.length
+    let index = 0
+    while (index < size) {
+      if (this.#state === State.Ground && this.#need === 0) {
+        // Fast path: a run of printable ASCII, TAB and complete, valid, non-C1 UTF-8 sequences.
+        const start = index
+        let points = 0
+        let multibyte = false
+        while (index < size) {
+          const byte = bytes[index] as number
+          if ((byte >= 0x20 && byte < 0x7f) || byte === 0x09) {
+            index += 1
+          } else if (byte >= 0xc2) {
+            const length = sequenceLength(bytes, index, size)
+            if (length === 0) break
+            index += length
+            multibyte = true
+          } else break
+          points += 1
+        }
+        if (index > start) this.#line.write(buffer.toString(multibyte ? 'utf8' : 'latin1', start, index), points)
+        if (index >= size) break
+      }
+      this.#byte(bytes[index] as number)
+      index += 1
+    }
+    return this.#flush(firstLine)
+  }
+
+  /** End of stream: an incomplete UTF-8 sequence becomes U+FFFD and any open sequence is dropped. */
+  end(): SanitizedChunk {
+    const firstLine = this.#line.number
+    if (this.#need > 0) {
+      this.#need = 0
+      this.#line.write(REPLACEMENT, 1)
+    }
+    this.#state = State.Ground
+    return this.#flush(firstLine)
+  }
+
+  #flush(firstLine: number): SanitizedChunk {
+    const chunk: SanitizedChunk = {
+      lines: this.#lines,
+      firstLine,
+      clipped: this.#clipped.length === 0 ? EMPTY : this.#clipped,
+      markers: this.#markers.length === 0 ? EMPTY : this.#markers,
+      line: this.#line,
+    }
+    this.#lines = []
+    if (this.#clipped.length > 0) this.#clipped = []
+    if (this.#markers.length > 0) this.#markers = []
+    return chunk
+  }
+
+  /** One byte through the state machine; a byte that ends a sequence it cannot join is reprocessed. */
+  #byte(byte: number): void {
+    for (;;) {
+      switch (this.#state) {
+        case State.Ground:
+          if (this.#ground(byte)) return
+          break
+        case State.Escape:
+          if (this.#escape(byte)) return
+          break
+        case State.EscapeIntermediate:
+          if (this.#intermediate(byte)) return
+          break
+        case State.Csi:
+          if (this.#csi(byte)) return
+          break
+        case State.String:
+          this.#string(byte)
+          return
+        case State.StringEscape:
+          if (byte === 0x5c) {
+            this.#finishString()
+            this.#state = State.Ground
+            return
+          }
+          // Any other ESC sequence aborts the string and starts itself.
+          this.#state = State.Escape
+          break
+      }
+    }
+  }
+
+  /** Ground state: returns false when the byte must be reprocessed (it broke a UTF-8 sequence). */
+  #ground(byte: number): boolean {
+    if (this.#need > 0) {
+      if (byte >= this.#lower && byte <= this.#upper) {
+        this.#point = (this.#point << 6) | (byte & 0x3f)
+        this.#lower = 0x80
+        this.#upper = 0xbf
+        if (--this.#need === 0) this.#codePoint(this.#point)
+        return true
+      }
+      this.#need = 0
+      this.#line.write(REPLACEMENT, 1)
+      return false
+    }
+    if (byte < 0x20 || byte === 0x7f) {
+      if (byte === 0x1b) this.#state = State.Escape
+      else this.#control(byte)
+    } else if (byte < 0x80) {
+      this.#line.write(String.fromCharCode(byte), 1)
+    } else if (byte < 0xa0) {
+      this.#c1(byte)
+    } else if (byte < 0xc2 || byte > 0xf4) {
+      this.#line.write(REPLACEMENT, 1)
+    } else if (byte < 0xe0) {
+      this.#start(1, byte & 0x1f, 0x80, 0xbf)
+    } else if (byte < 0xf0) {
+      this.#start(2, byte & 0x0f, byte === 0xe0 ? 0xa0 : 0x80, byte === 0xed ? 0x9f : 0xbf)
+    } else {
+      this.#start(3, byte & 0x07, byte === 0xf0 ? 0x90 : 0x80, byte === 0xf4 ? 0x8f : 0xbf)
+    }
+    return true
+  }
+
+  #start(need: number, bits: number, lower: number, upper: number): void {
+    this.#need = need
+    this.#point = bits
+    this.#lower = lower
+    this.#upper = upper
+  }
+
+  #codePoint(point: number): void {
+    if (point >= 0x80 && point <= 0x9f) return
+    this.#line.write(String.fromCodePoint(point), 1)
+  }
+
+  /** C0 controls and DEL: executed in every state except inside control strings. */
+  #control(byte: number): void {
+    switch (byte) {
+      case 0x0a:
+      case 0x0b:
+      case 0x0c:
+        this.#newline()
+        break
+      case 0x0d:
+        this.#line.carriageReturn()
+        break
+      case 0x08:
+        this.#line.backspace()
+        break
+      case 0x09:
+        this.#line.write('\t', 1)
+        break
+      default:
+      // BEL, NUL, SO/SI and the other C0 controls have no rendered form.
+    }
+  }
+
+  /**
+   * A raw byte 0x80–0x9F outside any UTF-8 sequence: an 8-bit C1 control. Only CSI is honoured;
+   * in a UTF-8 stream such bytes are far more often cp1252 text or binary than real controls, and
+   * a misread string opener (DCS/OSC/SOS/PM/APC) would swallow output up to the next BEL or ESC,
+   * while a misread CSI ends at the next letter.
+   */
+  #c1(byte: number): void {
+    if (byte === 0x9b) this.#enterCsi()
+  }
+
+  #escape(byte: number): boolean {
+    if (byte >= 0x80) {
+      this.#state = State.Ground
+      return false
+    }
+    switch (byte) {
+      case 0x5b:
+        this.#enterCsi()
+        return true
+      case 0x5d:
+        this.#enterString(true)
+        return true
+      case 0x50:
+      case 0x58:
+      case 0x5e:
+      case 0x5f:
+        this.#enterString(false)
+        return true
+      case 0x45:
+        this.#state = State.Ground
+        this.#newline()
+        return true
+      case 0x1b:
+        return true
+      case 0x18:
+      case 0x1a:
+        this.#state = State.Ground
+        return true
+    }
+    if (byte >= 0x20 && byte <= 0x2f) this.#state = State.EscapeIntermediate
+    else if (byte >= 0x30 && byte <= 0x7e) this.#state = State.Ground
+    else this.#control(byte)
+    return true
+  }
+
+  #intermediate(byte: number): boolean {
+    if (byte >= 0x80) {
+      this.#state = State.Ground
+      return false
+    }
+    if (byte >= 0x30 && byte <= 0x7e) this.#state = State.Ground
+    else if (byte === 0x1b) this.#state = State.Escape
+    else if (byte === 0x18 || byte === 0x1a) this.#state = State.Ground
+    else if (byte < 0x20) this.#control(byte)
+    return true
+  }
+
+  #enterCsi(): void {
+    this.#state = State.Csi
+    this.#param = -1
+    this.#paramIndex = 0
+    this.#ignore = false
+  }
+
+  #csi(byte: number): boolean {
+    if (byte >= 0x40 && byte <= 0x7e) {
+      this.#state = State.Ground
+      if (!this.#ignore) this.#dispatchCsi(byte)
+    } else if (byte >= 0x30 && byte <= 0x39) {
+      if (this.#paramIndex === 0) this.#param = Math.min(Math.max(this.#param, 0) * 10 + (byte - 0x30), 1e6)
+    } else if (byte === 0x3b || byte === 0x3a) {
+      this.#paramIndex += 1
+    } else if (byte >= 0x20 && byte <= 0x3f) {
+      // Private markers (< = > ?) and intermediates select variants this renderer does not model.
+      this.#ignore = true
+    } else if (byte >= 0x80) {
+      this.#state = State.Ground
+      return false
+    } else if (byte === 0x1b) {
+      this.#state = State.Escape
+    } else if (byte === 0x18 || byte === 0x1a) {
+      this.#state = State.Ground
+    } else if (byte < 0x20) {
+      this.#control(byte)
+    }
+    return true
+  }
+
+  #dispatchCsi(final: number): void {
+    const line = this.#line
+    const count = Math.max(this.#param, 1)
+    switch (final) {
+      case 0x4b: // EL: erase in line
+        if (this.#param <= 0) line.eraseToEnd()
+        else if (this.#param === 2) line.eraseLine()
+        break
+      case 0x47: // CHA: cursor horizontal absolute
+      case 0x60: // HPA
+        line.moveTo(count - 1)
+        break
+      case 0x43: // CUF: cursor forward
+      case 0x61: // HPR
+        line.moveTo(line.cursor + count)
+        break
+      case 0x44: // CUB: cursor backward
+        line.moveTo(line.cursor - count)
+        break
+      default:
+      // Colors, modes, vertical moves and the rest are stripped without effect.
+    }
+  }
+
+  #enterString(osc: boolean): void {
+    this.#state = State.String
+    this.#osc = osc
+    this.#payloadLength = 0
+    this.#overflow = false
+  }
+
+  #string(byte: number): void {
+    if (byte === 0x07) {
+      this.#finishString()
+      this.#state = State.Ground
+    } else if (byte === 0x1b) {
+      this.#state = State.StringEscape
+    } else if (byte === 0x18 || byte === 0x1a) {
+      this.#state = State.Ground
+    } else if (this.#osc) {
+      if (this.#payloadLength < OSC_CAPACITY) this.#payload[this.#payloadLength++] = byte
+      else this.#overflow = true
+    }
+  }
+
+  #finishString(): void {
+    if (!this.#osc || this.#overflow) return
+    const status = parsePromptMarker(this.#payload, this.#payloadLength)
+    if (status === undefined) return
+    this.#markers.push({ line: this.#line.number, column: this.#line.cursor, status })
+  }
+
+  #newline(): void {
+    if (this.#line.base > 0) this.#clipped.push(this.#lines.length)
+    this.#lines.push(this.#line.complete())
+  }
+}
+
+/**
+ * Length of the complete, valid UTF-8 sequence at `index`, or 0 when it is invalid, incomplete in
+ * this chunk, or encodes a C1 control (those go through the byte-wise path).
+ */
+function sequenceLength(bytes: Uint8Array, index: number, size: number): number {
+  const lead = bytes[index] as number
+  if (lead < 0xe0) {
+    if (index + 1 >= size) return 0
+    const next = bytes[index + 1] as number
+    if (next < 0x80 || next > 0xbf || (lead === 0xc2 && next < 0xa0)) return 0
+    return 2
+  }
+  if (lead < 0xf0) {
+    if (index + 2 >= size) return 0
+    const next = bytes[index + 1] as number
+    if (next < (lead === 0xe0 ? 0xa0 : 0x80) || next > (lead === 0xed ? 0x9f : 0xbf)) return 0
+    if (!isContinuation(bytes[index + 2] as number)) return 0
+    return 3
+  }
+  if (lead > 0xf4 || index + 3 >= size) return 0
+  const next = bytes[index + 1] as number
+  if (next < (lead === 0xf0 ? 0x90 : 0x80) || next > (lead === 0xf4 ? 0x8f : 0xbf)) return 0
+  if (!isContinuation(bytes[index + 2] as number) || !isContinuation(bytes[index + 3] as number)) return 0
+  return 4
+}
+
+function isContinuation(byte: number): boolean {
+  return byte >= 0x80 && byte <= 0xbf
+}

@@ -1,0 +1,48 @@
+/**
+ * A prompt marker (`OSC 133;D;<status>`) found in the byte stream, located in rendered
+ * coordinates so a consumer can compare what was printed after it.
+ */
+export interface PromptMarker {
+  /** Absolute number of the line the marker landed on (0 = the first line of the session). */
+  readonly line: number
+  /** Cursor column, in code points, where the marker landed on that line. */
+  readonly column: number
+  /** Exit status carried by the marker (the shell's `$?`), or null when absent or not a number. */
+  readonly status: number | null
+}
+
+/**
+ * Read-only view of the line the cursor is on. It is live: it changes as later chunks arrive,
+ * because carriage returns and backspaces may still rewrite it.
+ */
+export interface PartialLine {
+  /** Absolute number of this line: the count of lines completed before it. */
+  readonly number: number
+  /** Length in code points, including any head that was dropped by the line cap. */
+  readonly length: number
+  /** Cursor column in code points. */
+  readonly cursor: number
+  /** Leading code points dropped because the line outgrew the cap; the retained text starts here. */
+  readonly base: number
+  /** Retained content of the line. Cached until the next edit, so repeated calls are cheap. */
+  text(): string
+  /** The last `count` code points of the retained content (fewer when it is shorter). */
+  tail(count: number): string
+}
+
+/**
+ * What one chunk of PTY bytes did to the rendered output: the lines it completed (final, no
+ * newline), the live current line, and the prompt markers it contained, in order.
+ */
+export interface SanitizedChunk {
+  /** Lines completed by this chunk, oldest first, without their newline. */
+  readonly lines: readonly string[]
+  /** Absolute number of `lines[0]` (equal to the line count before this chunk). */
+  readonly firstLine: number
+  /** Indexes into `lines` of lines whose head was dropped by the line cap (usually empty). */
+  readonly clipped: readonly number[]
+  /** Prompt markers seen in this chunk, oldest first. */
+  readonly markers: readonly PromptMarker[]
+  /** The live current (unterminated) line after this chunk. */
+  readonly line: PartialLine
+}
