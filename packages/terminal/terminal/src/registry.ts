@@ -8,6 +8,7 @@ import { SessionRecord } from './session-record'
 import { runSpawn, type SpawnHost } from './spawn'
 import {
   isTerminalSignal,
+  TERMINAL_SIGNALS,
   type TerminalReadRequest,
   type TerminalReadResult,
   type TerminalSendHandle,
@@ -27,6 +28,7 @@ export const SERVICE_DISPOSED_REASON = 'PTY service disposed'
 
 /** How the registry learns whether an agent is the exact registered, live owner. */
 export interface RegistryOptions {
+  /** True only for the exact registered, live agent object (`ctx.agents.isLive`). */
   isLive(owner: Agent): boolean
 }
 
@@ -98,7 +100,7 @@ export class TerminalRegistry {
   /** Deliver an allowed signal through an owned session that is not closing. */
   async signal(owner: Agent, id: TerminalSessionId, signal: TerminalSignal): Promise<TerminalSignalResult> {
     const record = this.#resolve(owner, id)
-    if (!isTerminalSignal(signal)) throw refuse.invalid(`PTY signal must be one of SIGINT, SIGTERM, SIGKILL, SIGTSTP, SIGHUP`)
+    if (!isTerminalSignal(signal)) throw refuse.invalid(`PTY signal must be one of ${TERMINAL_SIGNALS.join(', ')}`)
     if (record.closing) throw refuse.closing(id)
     return await record.session.signal(signal)
   }

@@ -1,7 +1,13 @@
 import type { Agent } from 'dsh-agent'
 import type { TerminalBackendSession } from './backend'
 import { refuse } from './errors'
-import type { TerminalSendHandle, TerminalSendRequest, TerminalSessionId, TerminalSessionSnapshot } from './types'
+import type {
+  TerminalSendHandle,
+  TerminalSendOperation,
+  TerminalSendRequest,
+  TerminalSessionId,
+  TerminalSessionSnapshot,
+} from './types'
 
 /** One close attempt; the fence names it so an older failure can never clear a newer attempt. */
 interface CloseAttempt {
@@ -10,9 +16,13 @@ interface CloseAttempt {
 
 /** Identity of a published session, fixed at publication. */
 export interface SessionIdentity {
+  /** Service-issued id. */
   readonly id: TerminalSessionId
+  /** The exact owning agent. */
   readonly owner: Agent
+  /** Owner-local display name. */
   readonly name?: string
+  /** Backend type that created the session. */
   readonly type: string
 }
 
@@ -68,14 +78,13 @@ export class SessionRecord implements SessionIdentity {
     if (this.#send) throw refuse.sendActive(this.id)
     const reservation = {}
     this.#send = reservation
-    let operation
+    let op: TerminalSendOperation
     try {
-      operation = this.session.startSend(request)
+      op = this.session.startSend(request)
     } catch (error) {
       this.#send = undefined
       throw error
     }
-    const op = operation
     const released = Promise.allSettled([op.done, op.released ?? op.done]).then(() => {
       if (this.#send === reservation) this.#send = undefined
     })
