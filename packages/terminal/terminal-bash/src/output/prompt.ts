@@ -1,0 +1,61 @@
+import type { PartialLine, PromptMarker, SanitizedChunk } from './types'
+
+/**
+ * Prompt evidence for readiness: after the latest prompt marker, is the rendered tail exactly the
+ * controlled prompt with the cursor right after it?
+ *
+ * The test is on rendered coordinates, carried across chunks: the marker's line must still be
+ * the current line, and the text from the marker's column to the end of the line must equal the
+ * prompt. Any echo or output after the prompt (a longer tail, or a newline that ends the line)
+ * disqualifies it, so a delayed earlier prompt followed by input cannot pass. Costs O(prompt).
+ */
+export class PromptTracker {
+  readonly #prompt: string
+  readonly #promptLength: number
+  #marker: PromptMarker | undefined
+  #ready = false
+
+  /** @param prompt - the exact controlled prompt, e.g. `dsh> `. */
+  constructor(prompt: string) {
+    if (prompt.length === 0) throw new RangeError('prompt must not be empty')
+    this.#prompt = prompt
+    this.#promptLength = [...prompt].length
+  }
+
+  /** Whether the latest marker is followed by exactly the prompt and nothing else. */
+  get ready(): boolean {
+    return this.#ready
+  }
+
+  /** The latest marker since construction or the last {@link PromptTracker.reset}. */
+  get marker(): PromptMarker | undefined {
+    return this.#marker
+  }
+
+  /** Exit status of the latest marker (the last command's `$?`); undefined before any marker. */
+  get exitStatus(): number | null | undefined {
+    return this.#marker?.status
+  }
+
+  /** Account for one sanitized chunk; returns {@link PromptTracker.ready}. */
+  update(chunk: SanitizedChunk): boolean {
+    const latest = chunk.markers[chunk.markers.length - 1]
+    if (latest !== undefined) this.#marker = latest
+    this.#ready = this.#evaluate(chunk.line)
+    return this.#ready
+  }
+
+  /** Forget the marker, e.g. when a send writes its input: only a later marker may count. */
+  reset(): void {
+    this.#marker = undefined
+    this.#ready = false
+  }
+
+  #evaluate(line: PartialLine): boolean {
+    const marker = this.#marker
+    if (marker === undefined || marker.line !== line.number) return false
+    if (marker.column < line.base || line.cursor !== line.length) return false
+    if (line.length - marker.column !== this.#promptLength) return false
+    return line.tail(this.#promptLength) === this.#prompt
+  }
+}
