@@ -1,0 +1,202 @@
+import type { PartialLine, SanitizedChunk } from './types'
+import { keepUtf8Tail, utf8Length } from './utf8'
+
+/** Bounds of a {@link ScrollbackRing}. */
+export interface ScrollbackOptions {
+  /** Completed lines retained. */
+  maxLines: number
+  /** UTF-8 bytes retained, counting one newline per line; one longer line keeps its tail. */
+  maxBytes: number
+}
+
+/** One page request: `count` lines ending `offset` lines before the newest. */
+export interface ScrollbackReadRequest {
+  /** Lines to skip back from the newest line (0 = the page ends at the newest line). Default 0. */
+  offset?: number
+  /** Lines in the page; the caller owns the default. */
+  count: number
+  /** UTF-8 cap on the page text, newlines included. Default: the ring's `maxBytes`. */
+  maxBytes?: number
+}
+
+/**
+ * One page of scrollback. Lines are numbered absolutely from 0 since the session started, so the
+ * numbers survive eviction; the page covers `[lineBegin, lineEnd)` of `totalLines`.
+ */
+export interface ScrollbackPage {
+  /** The page's lines joined by `\n` (no trailing newline). */
+  text: string
+  /** Lines produced so far, evicted ones included; an unterminated current line counts. */
+  totalLines: number
+  /** Absolute number of the first line in `text`. */
+  lineBegin: number
+  /** One past the absolute number of the last line in `text`. */
+  lineEnd: number
+  /**
+   * True only when this page lost bytes: the requested range reached evicted lines, a line in
+   * it had lost its head to a cap, or the newest line had to be cut to fit `maxBytes`. A page
+   * shortened to whole lines by `maxBytes` is not truncated; `lineBegin` says where it starts.
+   */
+  truncated: boolean
+}
+
+const INITIAL_CAPACITY = 256
+
+/**
+ * Scrollback as a ring of completed lines bounded by count and UTF-8 bytes, plus the live current
+ * line of the sanitizer. Appending costs O(new lines); nothing re-splits or re-joins the buffer.
+ */
+export class ScrollbackRing {
+  readonly #maxLines: number
+  readonly #maxBytes: number
+  #texts: (string | undefined)[] = new Array(INITIAL_CAPACITY)
+  #sizes = new Float64Array(INITIAL_CAPACITY)
+  #clipped = new Uint8Array(INITIAL_CAPACITY)
+  #start = 0
+  #count = 0
+  #first = 0
+  #bytes = 0
+  #partial: PartialLine | undefined
+
+  /** Creates an empty ring with the given bounds (positive safe integers). */
+  constructor(options: ScrollbackOptions) {
+    for (const key of ['maxLines', 'maxBytes'] as const) {
+      if (!Number.isSafeInteger(options[key]) || options[key] < 1) throw new RangeError(`${key} must be a positive integer`)
+    }
+    this.#maxLines = options.maxLines
+    this.#maxBytes = options.maxBytes
+  }
+
+  /** Lines produced so far, evicted ones included, plus the current line when it is not empty. */
+  get totalLines(): number {
+    return this.#first + this.#count + (this.#partialLive() ? 1 : 0)
+  }
+
+  /** Completed lines evicted so far; nonzero once the ring has dropped anything. */
+  get droppedLines(): number {
+    return this.#first
+  }
+
+  /** Completed lines currently retained. */
+  get retainedLines(): number {
+    return this.#count
+  }
+
+  /** UTF-8 bytes currently retained (one newline per completed line included). */
+  get retainedBytes(): number {
+    return this.#bytes
+  }
+
+  /** Take the completed lines of a sanitized chunk and follow its live current line. */
+  append(chunk: SanitizedChunk): void {
+    const { lines, clipped } = chunk
+    let next = clipped.length === 0 ? -1 : (clipped[0] as number)
+    let clip = 0
+    for (let index = 0; index < lines.length; index++) {
+      const isClipped = index === next
+      if (isClipped) next = clip + 1 < clipped.length ? (clipped[++clip] as number) : -1
+      this.push(lines[index] as string, isClipped)
+    }
+    this.#partial = chunk.line
+  }
+
+  /** Append one completed line; `clipped` marks a line whose head was already lost upstream. */
+  push(text: string, clipped = false): void {
+    let size = utf8Length(text)
+    if (size + 1 > this.#maxBytes) {
+      text = keepUtf8Tail(text, this.#maxBytes - 1)
+      size = utf8Length(text)
+      clipped = true
+    }
+    while (this.#count > 0 && (this.#count >= this.#maxLines || this.#bytes + size + 1 > this.#maxBytes)) this.#evict()
+    if (this.#count === this.#texts.length) this.#grow()
+    const slot = (this.#start + this.#count) % this.#texts.length
+    this.#texts[slot] = text
+    this.#sizes[slot] = size
+    this.#clipped[slot] = clipped ? 1 : 0
+    this.#count += 1
+    this.#bytes += size + 1
+  }
+
+  /** Read one page back from the newest line; see {@link ScrollbackPage} for the truncation rule. */
+  read(request: ScrollbackReadRequest): ScrollbackPage {
+    const offset = request.offset ?? 0
+    const maxBytes = request.maxBytes ?? this.#maxBytes
+    checkCount('offset', offset)
+    checkCount('count', request.count)
+    checkCount('maxBytes', maxBytes)
+    const partial = this.#partialLive() ? (this.#partial as PartialLine) : undefined
+    const completed = this.#first + this.#count
+    const totalLines = completed + (partial ? 1 : 0)
+    const end = Math.max(0, totalLines - offset)
+    let begin = Math.max(0, end - request.count)
+    // Evicted lines inside the window are lost to this page; the page then starts at what is left.
+    let truncated = Math.min(end, this.#first) > begin
+    begin = Math.min(end, Math.max(begin, this.#first))
+
+    const picked: string[] = []
+    let used = 0
+    let lineBegin = end
+    for (let number = end - 1; number >= begin; number--) {
+      let text: string
+      let size: number
+      let clipped: boolean
+      if (number === completed && partial) {
+        text = partial.text()
+        size = utf8Length(text)
+        clipped = partial.base > 0
+      } else {
+        const slot = (this.#start + number - this.#first) % this.#texts.length
+        text = this.#texts[slot] as string
+        size = this.#sizes[slot] as number
+        clipped = this.#clipped[slot] === 1
+      }
+      const cost = size + (picked.length > 0 ? 1 : 0)
+      if (used + cost > maxBytes) {
+        if (picked.length > 0) break
+        text = keepUtf8Tail(text, maxBytes)
+        clipped = true
+      }
+      picked.push(text)
+      used += cost
+      lineBegin = number
+      if (clipped) truncated = true
+    }
+    return { text: picked.reverse().join('\n'), totalLines, lineBegin, lineEnd: end, truncated }
+  }
+
+  #partialLive(): boolean {
+    return this.#partial !== undefined && this.#partial.length > 0
+  }
+
+  #evict(): void {
+    const slot = this.#start
+    this.#bytes -= (this.#sizes[slot] as number) + 1
+    this.#texts[slot] = undefined
+    this.#start = (slot + 1) % this.#texts.length
+    this.#count -= 1
+    this.#first += 1
+  }
+
+  #grow(): void {
+    const capacity = this.#texts.length
+    const next = Math.min(capacity * 2, Math.max(this.#maxLines, capacity + 1))
+    const texts: (string | undefined)[] = new Array(next)
+    const sizes = new Float64Array(next)
+    const clipped = new Uint8Array(next)
+    for (let index = 0; index < this.#count; index++) {
+      const slot = (this.#start + index) % capacity
+      texts[index] = this.#texts[slot]
+      sizes[index] = this.#sizes[slot] as number
+      clipped[index] = this.#clipped[slot] as number
+    }
+    this.#texts = texts
+    this.#sizes = sizes
+    this.#clipped = clipped
+    this.#start = 0
+  }
+}
+
+function checkCount(name: string, value: number): void {
+  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer`)
+}
