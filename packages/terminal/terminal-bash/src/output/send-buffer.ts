@@ -1,0 +1,159 @@
+import type { PartialLine, SanitizedChunk } from './types'
+import { dropUtf8Head, keepUtf8Tail, utf8Length } from './utf8'
+
+/** One consumed slice of a send's output. */
+export interface SendOutputRead {
+  /** Output since the previous read (or since the send's write), bounded to the buffer's bytes. */
+  delta: string
+  /** True only when output produced since the previous read is missing from `delta`. */
+  truncated: boolean
+}
+
+/** The final slice of a send's output at settlement. */
+export interface SendOutputResult {
+  /** Output not yet consumed by {@link SendOutputBuffer.readOutput}, bounded to the buffer's bytes. */
+  viewport: string
+  /** True only when output produced since the previous read is missing from `viewport`. */
+  truncated: boolean
+}
+
+/** What the reader has already seen of one line: the pre-send prefix, or a delta that included it. */
+interface Seen {
+  readonly number: number
+  readonly text: string
+  readonly shown: boolean
+}
+
+/**
+ * Output of one send: a byte-bounded queue that keeps the newest output, read through a consuming
+ * cursor. Appending costs O(new lines); trimming the head costs O(trimmed bytes).
+ *
+ * The send owns what it caused: text already on the cursor's line when the send began (the prompt)
+ * is not repeated. The current line may still be rewritten by a carriage return; when a reader has
+ * already seen part of it and it changes, the next delta restates the whole line on a new line, so
+ * the concatenated deltas form a transcript of what was observed.
+ */
+export class SendOutputBuffer {
+  readonly #line: PartialLine
+  readonly #maxBytes: number
+  #pieces: string[] = []
+  #sizes: number[] = []
+  #head = 0
+  #bytes = 0
+  #seen: Seen | undefined
+  #lost = 0
+  #clipped = false
+  #lostTotal = 0
+  #settled = false
+
+  /**
+   * @param line - the sanitizer's live line at the moment of the write.
+   * @param maxBytes - UTF-8 bytes kept between reads; older output beyond it is dropped.
+   */
+  constructor(line: PartialLine, maxBytes: number) {
+    if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) throw new RangeError('maxBytes must be a positive integer')
+    this.#line = line
+    this.#maxBytes = maxBytes
+    if (line.length > 0) this.#seen = { number: line.number, text: line.text(), shown: false }
+  }
+
+  /** UTF-8 bytes of this send's output dropped so far (before any reader saw them). */
+  get lostBytes(): number {
+    return this.#lostTotal
+  }
+
+  /** True after {@link SendOutputBuffer.settle}; a settled send takes no more output. */
+  get settled(): boolean {
+    return this.#settled
+  }
+
+  /** Take the lines a sanitized chunk completed. Ignored once settled. */
+  append(chunk: SanitizedChunk): void {
+    if (this.#settled) return
+    const { lines, clipped, firstLine } = chunk
+    for (let index = 0; index < lines.length; index++) {
+      this.#enqueue(this.#render(firstLine + index, lines[index] as string) + '\n')
+    }
+    if (clipped.length > 0) this.#clipped = true
+  }
+
+  /** Consume the output since the previous read, including the current line as it stands now. */
+  readOutput(): SendOutputRead {
+    if (this.#settled) return { delta: '', truncated: false }
+    let current = ''
+    const line = this.#line
+    if (line.length > 0) {
+      const text = line.text()
+      const prior = this.#seen
+      current = this.#render(line.number, text)
+      const shown = current.length > 0 || (prior !== undefined && prior.number === line.number && prior.shown)
+      this.#seen = { number: line.number, text, shown }
+      if (line.base > 0) this.#clipped = true
+    }
+    let delta = this.#pieces.length - this.#head === 1 ? (this.#pieces[this.#head] as string) : this.#pieces.slice(this.#head).join('')
+    delta += current
+    let truncated = this.#lost > 0 || this.#clipped
+    if (current.length > 0 && delta.length > this.#maxBytes / 3 && utf8Length(delta) > this.#maxBytes) {
+      const kept = keepUtf8Tail(delta, this.#maxBytes)
+      this.#lostTotal += utf8Length(delta) - utf8Length(kept)
+      delta = kept
+      truncated = true
+    }
+    this.#pieces = []
+    this.#sizes = []
+    this.#head = 0
+    this.#bytes = 0
+    this.#lost = 0
+    this.#clipped = false
+    return { delta, truncated }
+  }
+
+  /** Final read at settlement; afterwards the buffer ignores output and holds nothing. */
+  settle(): SendOutputResult {
+    const { delta, truncated } = this.readOutput()
+    this.#settled = true
+    this.#seen = undefined
+    return { viewport: delta, truncated }
+  }
+
+  /** The part of line `number` (final or current text) that the reader has not seen yet. */
+  #render(number: number, text: string): string {
+    const seen = this.#seen
+    if (seen === undefined || seen.number !== number) return text
+    this.#seen = undefined
+    if (text.startsWith(seen.text)) return text.slice(seen.text.length)
+    return seen.shown ? '\n' + text : text
+  }
+
+  #enqueue(piece: string): void {
+    const size = utf8Length(piece)
+    this.#pieces.push(piece)
+    this.#sizes.push(size)
+    this.#bytes += size
+    while (this.#bytes > this.#maxBytes) {
+      const over = this.#bytes - this.#maxBytes
+      const first = this.#sizes[this.#head] as number
+      if (first <= over) {
+        this.#drop(first)
+        this.#pieces[this.#head] = ''
+        this.#head += 1
+      } else {
+        const cut = dropUtf8Head(this.#pieces[this.#head] as string, over)
+        this.#pieces[this.#head] = cut.text
+        this.#sizes[this.#head] = first - cut.removed
+        this.#drop(cut.removed)
+      }
+    }
+    if (this.#head > 64 && this.#head * 2 > this.#pieces.length) {
+      this.#pieces = this.#pieces.slice(this.#head)
+      this.#sizes = this.#sizes.slice(this.#head)
+      this.#head = 0
+    }
+  }
+
+  #drop(bytes: number): void {
+    this.#bytes -= bytes
+    this.#lost += bytes
+    this.#lostTotal += bytes
+  }
+}
