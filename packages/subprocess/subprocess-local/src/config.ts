@@ -1,0 +1,18 @@
+import { z } from 'zod'
+
+const MAX_TIMER_MS = 2 ** 31 - 1
+
+/** Configuration of the local provider (`dsh-subprocess-local`); every field has a default. */
+export const Config = z
+  .object({
+    /** Output held for the first `onOutput` subscriber before the PTY is paused (back-pressure, no loss). */
+    backlogBytes: z.number().int().min(1).max(1024 * 1024 * 1024).default(8 * 1024 * 1024),
+    /** How long SIGKILLed processes get to leave the process table before teardown reports them. */
+    killWaitMs: z.number().int().min(1).max(MAX_TIMER_MS).default(2000),
+    /** SIGKILL every managed process tree synchronously when the host process exits. */
+    exitCleanup: z.boolean().default(true),
+  })
+  .prefault({})
+
+/** Parsed configuration. */
+export type LocalSubprocessConfig = z.output<typeof Config>

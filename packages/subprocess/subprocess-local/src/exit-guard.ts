@@ -1,0 +1,31 @@
+/** Synchronous cleanup run when the host process exits. */
+export type ExitCleanup = () => void
+
+const cleanups = new Set<ExitCleanup>()
+let installed = false
+
+/**
+ * Run `cleanup` synchronously if the host process exits while it is registered (one shared
+ * `exit` listener for every terminal). Returns the function that unregisters it.
+ */
+export function onHostExit(cleanup: ExitCleanup): () => void {
+  if (!installed) {
+    installed = true
+    process.on('exit', runCleanups)
+  }
+  cleanups.add(cleanup)
+  return () => {
+    cleanups.delete(cleanup)
+  }
+}
+
+function runCleanups(): void {
+  for (const cleanup of [...cleanups]) {
+    cleanups.delete(cleanup)
+    try {
+      cleanup()
+    } catch {
+      // Exiting anyway: one failed tree must not spare the others.
+    }
+  }
+}

@@ -1,0 +1,84 @@
+import type { ForegroundFacts } from 'dsh-subprocess'
+
+/** A pid plus its start identity: a recycled pid never matches an identity taken earlier. */
+export interface ProcessIdentity {
+  /** Process id. */
+  readonly pid: number
+  /** Opaque start identity (Linux: `starttime` ticks; macOS: `lstart`). */
+  readonly started: string
+}
+
+/** One process as a platform inspector read it. */
+export interface ProcessRecord extends ProcessIdentity {
+  /** Parent pid. */
+  readonly ppid: number
+  /** Process group id. */
+  readonly pgid: number
+  /** Session id, when the platform reports it. */
+  readonly sid: number | undefined
+  /** Foreground group of its controlling terminal; 0 or less when it has none. */
+  readonly tpgid: number
+  /** Controlling terminal device number (0: none), when the platform reports it. */
+  readonly ttyNr: number | undefined
+  /** Exited but not reaped: it runs nothing and counts as gone. */
+  readonly zombie: boolean
+  /** Stopped by job control or a tracer: it acts on SIGTERM only after SIGCONT. */
+  readonly stopped: boolean
+  /** Number of threads (1 when unknown). */
+  readonly threads: number
+}
+
+/** Whether a process will act on the signals teardown would spend grace on. */
+export interface SignalDisposition {
+  /** SIGTERM is ignored or blocked: waiting for it to act would only waste the grace. */
+  readonly termIgnored: boolean
+  /** SIGHUP is ignored or blocked. */
+  readonly hupIgnored: boolean
+}
+
+/** Which processes a member scan may adopt. */
+export interface MemberScope {
+  /** The top-level process. Its tree is walked while its identity holds. */
+  readonly shell: ProcessIdentity
+  /** Processes seen earlier; their subtrees are walked too, even after they reparented. */
+  readonly tracked: readonly ProcessIdentity[]
+  /** Also sweep same-session members and processes holding the terminal (teardown). */
+  readonly thorough: boolean
+  /** The PTY's device while the PTY is still open; holders of it are adopted in a thorough scan. */
+  readonly terminalDevice?: number | undefined
+  /** Clock tick at which the shell was first seen gone; later-started session members are not adopted. */
+  readonly shellGoneTick?: number | undefined
+}
+
+/** Result of a member scan. */
+export interface MemberScan {
+  /** Live (non-zombie) members other than the shell, children before their parents. */
+  readonly members: readonly ProcessRecord[]
+  /** Set when this scan was the first to find the shell gone: the fence tick to remember. */
+  readonly shellGoneTick?: number | undefined
+}
+
+/**
+ * The platform-specific reads teardown, signalling and inspection are built on. Linux reads
+ * /proc, macOS runs `ps`; tests inject fixtures. Reads never throw: unreadable means absent.
+ */
+export interface ProcessInspector {
+  /** True when this platform can prove stdin waits (Linux on x86-64 and arm64). */
+  readonly stdinWaitSupported: boolean
+  /** The process's current record if `identity` still holds (zombies included). */
+  record(identity: ProcessIdentity): Promise<ProcessRecord | undefined>
+  /** The current record of a pid, whatever its identity (used once, right after spawn). */
+  identify(pid: number): Promise<ProcessRecord | undefined>
+  /** One-pass foreground inspection; records the descendants it walked through `remember`. */
+  foreground(shell: ProcessIdentity, sequence: number, remember: (records: readonly ProcessRecord[]) => void): Promise<ForegroundFacts | undefined>
+  /** Live members of the session per `scope`, children first. */
+  members(scope: MemberScope): Promise<MemberScan>
+  /** The same scan, synchronously, for the host's exit handler. */
+  membersSync(scope: MemberScope): MemberScan
+  /** The identities among `identities` that are still alive (identity holds and not a zombie). */
+  alive(identities: readonly ProcessIdentity[]): Promise<ProcessIdentity[]>
+  /** Synchronous `alive`, for the host's exit handler. */
+  aliveSync(identities: readonly ProcessIdentity[]): ProcessIdentity[]
+  /** SIGTERM/SIGHUP disposition, or `undefined` when the platform cannot tell. */
+  disposition(identity: ProcessIdentity): Promise<SignalDisposition | undefined>
+}

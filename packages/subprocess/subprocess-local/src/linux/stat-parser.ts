@@ -1,0 +1,45 @@
+import type { ProcessRecord } from '../inspector'
+
+/**
+ * Parse `/proc/<pid>/stat`. The command name sits in parentheses and may itself contain spaces
+ * and `)`, so fields are split only after the last `)`. Anything malformed is `undefined`.
+ */
+export function parseStat(text: string | undefined): ProcessRecord | undefined {
+  if (!text) return undefined
+  const open = text.indexOf(' (')
+  const close = text.lastIndexOf(')')
+  if (open <= 0 || close < open) return undefined
+  const pid = integer(text.slice(0, open))
+  const fields = text.slice(close + 2).trim().split(' ')
+  // fields[0] is field 3 (state) of proc(5); starttime (field 22) is fields[19].
+  if (pid === undefined || pid <= 0 || fields.length < 20) return undefined
+  const state = fields[0]
+  if (!state || state.length !== 1) return undefined
+  const ppid = integer(fields[1])
+  const pgid = integer(fields[2])
+  const sid = integer(fields[3])
+  const ttyNr = integer(fields[4])
+  const tpgid = integer(fields[5])
+  const threads = integer(fields[17])
+  const started = fields[19]
+  if (ppid === undefined || pgid === undefined || sid === undefined || ttyNr === undefined || tpgid === undefined) return undefined
+  if (threads === undefined || threads < 0 || !started || !/^\d+$/.test(started)) return undefined
+  return {
+    pid,
+    started,
+    ppid,
+    pgid,
+    sid,
+    tpgid,
+    ttyNr,
+    zombie: state === 'Z' || state === 'X' || state === 'x',
+    stopped: state === 'T' || state === 't',
+    threads: Math.max(threads, 1),
+  }
+}
+
+function integer(text: string | undefined): number | undefined {
+  if (text === undefined || !/^-?\d+$/.test(text)) return undefined
+  const value = Number(text)
+  return Number.isSafeInteger(value) ? value : undefined
+}

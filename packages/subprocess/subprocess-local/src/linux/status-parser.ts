@@ -1,0 +1,46 @@
+import type { SignalDisposition } from '../inspector'
+
+/** Context-switch counters of one thread, from `/proc/<pid>/task/<tid>/status`. */
+export interface SwitchCounters {
+  /** Times the thread blocked (gave up the CPU voluntarily). */
+  readonly voluntary: number
+  /** Times the thread was preempted. */
+  readonly nonvoluntary: number
+}
+
+/** Parse both context-switch counters; `undefined` if either is missing or malformed. */
+export function parseSwitchCounters(text: string | undefined): SwitchCounters | undefined {
+  if (!text) return undefined
+  const voluntary = counter(text, /^voluntary_ctxt_switches:\s*(\d+)\s*$/m)
+  const nonvoluntary = counter(text, /^nonvoluntary_ctxt_switches:\s*(\d+)\s*$/m)
+  if (voluntary === undefined || nonvoluntary === undefined) return undefined
+  return { voluntary, nonvoluntary }
+}
+
+const SIGHUP_BIT = 1n << 0n
+const SIGTERM_BIT = 1n << 14n
+
+/**
+ * Whether SIGTERM/SIGHUP are ignored (`SigIgn`) or blocked (`SigBlk`): such a process will not act
+ * on the signal, so teardown does not wait for it. `undefined` when the masks are unreadable.
+ */
+export function parseDisposition(text: string | undefined): SignalDisposition | undefined {
+  if (!text) return undefined
+  const ignored = mask(text, /^SigIgn:\s*([0-9a-fA-F]+)\s*$/m)
+  const blocked = mask(text, /^SigBlk:\s*([0-9a-fA-F]+)\s*$/m)
+  if (ignored === undefined || blocked === undefined) return undefined
+  const inert = ignored | blocked
+  return { termIgnored: (inert & SIGTERM_BIT) !== 0n, hupIgnored: (inert & SIGHUP_BIT) !== 0n }
+}
+
+function counter(text: string, pattern: RegExp): number | undefined {
+  const match = pattern.exec(text)
+  if (!match?.[1]) return undefined
+  const value = Number(match[1])
+  return Number.isSafeInteger(value) ? value : undefined
+}
+
+function mask(text: string, pattern: RegExp): bigint | undefined {
+  const match = pattern.exec(text)
+  return match?.[1] ? BigInt(`0x${match[1]}`) : undefined
+}

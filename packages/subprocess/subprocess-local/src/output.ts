@@ -1,0 +1,70 @@
+import type { TerminalOutputListener } from 'dsh-subprocess'
+
+/** Hooks an {@link OutputChannel} uses to apply back-pressure and report listener bugs. */
+export interface OutputChannelOptions {
+  /** Bytes held for the first subscriber before `pause` is called. */
+  readonly backlogBytes: number
+  /** Stop reading the PTY (the program then blocks on its own writes): nobody is listening yet. */
+  readonly pause: () => void
+  /** Resume reading the PTY. */
+  readonly resume: () => void
+  /** A listener threw; delivery to the others continues. */
+  readonly report: (error: unknown) => void
+}
+
+/**
+ * Ordered delivery of PTY chunks. Until someone subscribes, chunks are held (up to
+ * `backlogBytes`, then the PTY is paused instead of dropping bytes); the first subscriber gets
+ * the backlog synchronously, in order, before any later chunk.
+ */
+export class OutputChannel {
+  readonly #options: OutputChannelOptions
+  readonly #listeners = new Set<TerminalOutputListener>()
+  #backlog: Buffer[] | undefined = []
+  #backlogSize = 0
+  #paused = false
+
+  constructor(options: OutputChannelOptions) {
+    this.#options = options
+  }
+
+  /** Deliver one chunk to the listeners, or hold it for the first one. */
+  push(chunk: Buffer): void {
+    if (this.#backlog) {
+      this.#backlog.push(chunk)
+      this.#backlogSize += chunk.length
+      if (this.#backlogSize >= this.#options.backlogBytes && !this.#paused) {
+        this.#paused = true
+        this.#options.pause()
+      }
+      return
+    }
+    for (const listener of [...this.#listeners]) this.#deliver(listener, chunk)
+  }
+
+  /** Add a listener; the first one receives the backlog before this returns. */
+  subscribe(listener: TerminalOutputListener): () => void {
+    this.#listeners.add(listener)
+    const backlog = this.#backlog
+    if (backlog) {
+      this.#backlog = undefined
+      this.#backlogSize = 0
+      for (const chunk of backlog) this.#deliver(listener, chunk)
+      if (this.#paused) {
+        this.#paused = false
+        this.#options.resume()
+      }
+    }
+    return () => {
+      this.#listeners.delete(listener)
+    }
+  }
+
+  #deliver(listener: TerminalOutputListener, chunk: Buffer): void {
+    try {
+      listener(chunk)
+    } catch (error) {
+      this.#options.report(error)
+    }
+  }
+}

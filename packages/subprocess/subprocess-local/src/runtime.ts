@@ -1,0 +1,81 @@
+import type { Context } from '@deepseek-ai/cordis'
+import {
+  scrubEnvironment,
+  SubprocessError,
+  SubprocessRuntime,
+  type SubprocessTerminalHandle,
+  type TerminalSpawnSpec,
+  validateSpawnSpec,
+} from 'dsh-subprocess'
+import { spawn } from 'node-pty'
+import { stat } from 'node:fs/promises'
+import type { LocalSubprocessConfig } from './config'
+import { resolveExecutable } from './executable'
+import { inspectorFor } from './platform'
+import { LocalTerminal } from './terminal'
+
+/**
+ * `ctx.subprocess` backed by node-pty on this machine. Every terminal it spawns is terminated
+ * when the plugin unloads, and (by default) SIGKILLed synchronously when the host exits.
+ */
+export class LocalSubprocessRuntime extends SubprocessRuntime {
+  private readonly config: LocalSubprocessConfig
+  private readonly terminals = new Set<LocalTerminal>()
+
+  constructor(ctx: Context, config: LocalSubprocessConfig) {
+    super(ctx)
+    this.config = config
+    ctx.effect(() => () => this.terminateAll(), 'subprocess: terminate every terminal')
+  }
+
+  async spawnTerminal(spec: TerminalSpawnSpec): Promise<SubprocessTerminalHandle> {
+    validateSpawnSpec(spec)
+    const inspector = inspectorFor(process.platform)
+    throwIfAborted(spec.signal)
+    const cwd = await stat(spec.cwd).catch(() => undefined)
+    if (!cwd?.isDirectory()) throw new SubprocessError('INVALID_SPEC', `cwd is not an existing directory: ${spec.cwd}`)
+    const env = scrubEnvironment(process.env, spec.env)
+    const [program = '', ...args] = spec.argv
+    const file = await resolveExecutable(program, env.PATH, spec.cwd)
+    throwIfAborted(spec.signal)
+    let pty: ReturnType<typeof spawn>
+    try {
+      pty = spawn(file, args, { name: env.TERM ?? 'xterm-256color', cols: spec.cols, rows: spec.rows, cwd: spec.cwd, env, encoding: null })
+    } catch (error) {
+      throw new SubprocessError('SPAWN_FAILED', `could not start ${program} in a PTY: ${describe(error)}`, { cause: error })
+    }
+    const record = await inspector.identify(pty.pid)
+    const terminal = new LocalTerminal({
+      pty,
+      inspector,
+      shell: { pid: pty.pid, started: record?.started ?? '' },
+      graceMs: spec.graceMs,
+      killWaitMs: this.config.killWaitMs,
+      backlogBytes: this.config.backlogBytes,
+      exitCleanup: this.config.exitCleanup,
+      report: (error) => this.ctx.logger('subprocess').warn('terminal output listener threw: %s', describe(error)),
+      onTerminated: (done) => this.terminals.delete(done),
+    })
+    this.terminals.add(terminal)
+    if (spec.signal?.aborted) {
+      await terminal.terminate()
+      throwIfAborted(spec.signal)
+    }
+    return terminal
+  }
+
+  /** Terminate every live terminal; rejects with an AggregateError if any teardown failed. */
+  async terminateAll(): Promise<void> {
+    const results = await Promise.allSettled([...this.terminals].map((terminal) => terminal.terminate()))
+    const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []))
+    if (failures.length > 0) throw new AggregateError(failures, `${failures.length} terminal(s) could not be cleaned up`)
+  }
+}
+
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new SubprocessError('SPAWN_ABORTED', 'terminal spawn was aborted', { cause: signal.reason })
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}

@@ -1,0 +1,169 @@
+import { constants } from 'node:os'
+import {
+  type ForegroundFacts,
+  SubprocessError,
+  type SubprocessTerminalHandle,
+  type TerminalExit,
+  type TerminalOutputListener,
+  validateTerminalSize,
+} from 'dsh-subprocess'
+import type { IPty } from 'node-pty'
+import { onHostExit } from './exit-guard'
+import type { ProcessIdentity, ProcessInspector } from './inspector'
+import { OutputChannel } from './output'
+import { killSync, type SignalSender, teardown, type TeardownTarget } from './teardown'
+import { Tracker } from './tracker'
+
+/** What a {@link LocalTerminal} is built from. */
+export interface LocalTerminalOptions {
+  /** The spawned PTY (created with `encoding: null`, so data arrives as Buffers). */
+  readonly pty: IPty
+  /** Platform reads. */
+  readonly inspector: ProcessInspector
+  /** Start identity of the top-level process. */
+  readonly shell: ProcessIdentity
+  /** Teardown grace for processes that handle SIGTERM. */
+  readonly graceMs: number
+  /** How long SIGKILLed processes get to disappear. */
+  readonly killWaitMs: number
+  /** Output held for the first subscriber before the PTY is paused. */
+  readonly backlogBytes: number
+  /** Register a synchronous SIGKILL sweep for host exit. */
+  readonly exitCleanup: boolean
+  /** Where listener exceptions go. */
+  readonly report: (error: unknown) => void
+  /** Called once teardown succeeded. */
+  readonly onTerminated: (terminal: LocalTerminal) => void
+}
+
+const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(
+  Object.entries(constants.signals).map(([name, number]) => [number, name as NodeJS.Signals]),
+)
+
+/** A node-pty terminal plus the inspector and teardown that make its whole tree manageable. */
+export class LocalTerminal implements SubprocessTerminalHandle {
+  readonly pid: number
+  readonly done: Promise<TerminalExit>
+  readonly #pty: IPty
+  readonly #inspector: ProcessInspector
+  readonly #shell: ProcessIdentity
+  readonly #tracker: Tracker
+  readonly #output: OutputChannel
+  readonly #target: TeardownTarget
+  readonly #onTerminated: (terminal: LocalTerminal) => void
+  readonly #unguard: () => void
+  #exit: TerminalExit | undefined
+  #sequence = 0
+  #closing: Promise<void> | undefined
+  #terminated = false
+
+  constructor(options: LocalTerminalOptions) {
+    const { pty } = options
+    this.pid = pty.pid
+    this.#pty = pty
+    this.#inspector = options.inspector
+    this.#shell = options.shell
+    this.#tracker = new Tracker(pty.pid)
+    this.#onTerminated = options.onTerminated
+    this.#output = new OutputChannel({
+      backlogBytes: options.backlogBytes,
+      pause: () => pty.pause(),
+      resume: () => pty.resume(),
+      report: options.report,
+    })
+    pty.onData((data: string | Buffer) => this.#output.push(typeof data === 'string' ? Buffer.from(data) : data))
+    this.done = new Promise((resolve) => {
+      pty.onExit(({ exitCode, signal }) => {
+        this.#exit = signal ? { exitCode: null, signal: SIGNAL_NAMES.get(signal) ?? 'SIGKILL' } : { exitCode, signal: null }
+        resolve(this.#exit)
+      })
+    })
+    this.#target = {
+      inspector: this.#inspector,
+      shell: this.#shell,
+      tracker: this.#tracker,
+      graceMs: options.graceMs,
+      killWaitMs: options.killWaitMs,
+      ptyOpen: () => this.#exit === undefined,
+      exited: this.done,
+      send: sendSignal,
+    }
+    this.#unguard = options.exitCleanup ? onHostExit(() => killSync(this.#target)) : () => {}
+  }
+
+  get exit(): TerminalExit | undefined {
+    return this.#exit
+  }
+
+  onOutput(listener: TerminalOutputListener): () => void {
+    return this.#output.subscribe(listener)
+  }
+
+  async write(data: string | Uint8Array): Promise<void> {
+    if (this.#exit || this.#terminated) throw new SubprocessError('TERMINAL_EXITED', `terminal ${this.pid} has exited; input was not written`)
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+    if (bytes.length > 0) this.#pty.write(bytes)
+  }
+
+  resize(rows: number, cols: number): void {
+    validateTerminalSize(rows, cols)
+    if (this.#exit || this.#terminated) return
+    try {
+      this.#pty.resize(cols, rows)
+    } catch {
+      // The PTY closed between the exit check and the ioctl: resizing a closed terminal is a no-op.
+    }
+  }
+
+  async inspectForeground(): Promise<ForegroundFacts | undefined> {
+    const sequence = ++this.#sequence
+    if (this.#exit || this.#terminated) return undefined
+    try {
+      return await this.#inspector.foreground(this.#shell, sequence, (records) => this.#tracker.remember(records))
+    } catch {
+      return undefined
+    }
+  }
+
+  async signalForeground(signal: NodeJS.Signals): Promise<number> {
+    if (!(signal in constants.signals)) throw new SubprocessError('INVALID_SPEC', `unknown signal ${String(signal)}`)
+    const record = this.#exit || this.#terminated ? undefined : await this.#inspector.record(this.#shell)
+    if (!record || record.zombie || record.tpgid <= 0) {
+      throw new SubprocessError('NO_FOREGROUND_GROUP', `cannot resolve the foreground process group of terminal ${this.pid}; it has exited`)
+    }
+    if (signal === 'SIGKILL' && record.tpgid === record.pgid) {
+      throw new SubprocessError('REFUSED_SHELL_KILL', 'refusing to SIGKILL the terminal shell; terminate the terminal session instead')
+    }
+    try {
+      process.kill(-record.tpgid, signal)
+    } catch (error) {
+      throw new SubprocessError('NO_FOREGROUND_GROUP', `foreground process group ${record.tpgid} of terminal ${this.pid} is gone`, { cause: error })
+    }
+    return record.tpgid
+  }
+
+  terminate(): Promise<void> {
+    if (this.#terminated) return Promise.resolve()
+    this.#closing ??= teardown(this.#target).then(
+      () => {
+        this.#terminated = true
+        this.#unguard()
+        this.#onTerminated(this)
+      },
+      (error: unknown) => {
+        this.#closing = undefined
+        throw error
+      },
+    )
+    return this.#closing
+  }
+}
+
+/** `process.kill` that treats "already gone" and "not ours" as nothing to do. */
+const sendSignal: SignalSender = (pid, signal) => {
+  try {
+    process.kill(pid, signal)
+  } catch {
+    // ESRCH: it left on its own. EPERM: not ours to signal; it shows up as a survivor.
+  }
+}

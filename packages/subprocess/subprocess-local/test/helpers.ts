@@ -1,0 +1,78 @@
+import { readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { Context } from '@deepseek-ai/cordis'
+import type { SubprocessRuntime, SubprocessTerminalHandle, TerminalSpawnSpec } from 'dsh-subprocess'
+import * as local from 'dsh-subprocess-local'
+
+/** Poll `probe` until it returns a value other than undefined/false, or fail after `timeoutMs`. */
+export async function eventually<T>(probe: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = performance.now() + timeoutMs
+  let delay = 2
+  for (;;) {
+    const value = await probe()
+    if (value !== undefined && value !== false) return value
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, delay))
+    delay = Math.min(delay * 2, 50)
+  }
+}
+
+/** True while `pid` exists and is not a zombie. */
+export function isAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
+    return state !== 'Z' && state !== 'X'
+  } catch {
+    return false
+  }
+}
+
+/** A Context with the local provider mounted, plus bookkeeping that terminates every handle. */
+export async function mountRuntime(config: Record<string, unknown> = {}) {
+  const root = new Context()
+  const fiber = await root.plugin(local, config)
+  const handles: SubprocessTerminalHandle[] = []
+  const runtime: SubprocessRuntime = root.subprocess
+  return {
+    root,
+    runtime,
+    async spawn(spec: Partial<TerminalSpawnSpec> & Pick<TerminalSpawnSpec, 'argv'>) {
+      const handle = await runtime.spawnTerminal({ cwd: tmpdir(), rows: 24, cols: 120, graceMs: 2000, ...spec })
+      handles.push(handle)
+      return handle
+    },
+    async close() {
+      await Promise.allSettled(handles.map((handle) => handle.terminate()))
+      await fiber.dispose()
+    },
+  }
+}
+
+/** An interactive bash with a plain prompt and no rc files. */
+export const BASH = ['bash', '--noprofile', '--norc', '-i']
+export const BASH_ENV = { PS1: 'PROMPT$ ', TERM: 'dumb', HISTFILE: '/dev/null', PROMPT_COMMAND: undefined }
+
+/** Accumulates a handle's output as text and waits for patterns in it. */
+export function capture(handle: SubprocessTerminalHandle) {
+  const chunks: Buffer[] = []
+  handle.onOutput((chunk) => chunks.push(chunk))
+  const text = () => Buffer.concat(chunks).toString('utf8')
+  return {
+    text,
+    /** Everything after the last occurrence of `marker` (for reading one command's output). */
+    since(offset: number) {
+      return text().slice(offset)
+    },
+    length: () => text().length,
+    async waitFor(pattern: RegExp, from = 0, timeoutMs = 10_000): Promise<RegExpExecArray> {
+      return eventually(() => pattern.exec(text().slice(from)) ?? undefined, `output matching ${pattern}`, timeoutMs)
+    },
+  }
+}
+
+/** Read `NAME=<pid>` lines a test command printed. */
+export async function pidFrom(out: ReturnType<typeof capture>, name: string, from = 0): Promise<number> {
+  const match = await out.waitFor(new RegExp(`${name}=(\\d+)`), from)
+  return Number(match[1])
+}
