@@ -1,0 +1,24 @@
+import type { Context } from '@deepseek-ai/cordis'
+import type { z } from 'zod'
+import { Config } from './config'
+import { LocalSandbox } from './service'
+
+export { bwrapArgv, bwrapOptions } from './args'
+export { Config, type LocalSandboxConfig } from './config'
+export { explainBwrapFailure, probeBwrap, resolveExecutable } from './probe'
+export { type HostFacts, LocalSandbox } from './service'
+export { LEGACY_TIOCSTI_SYSCTL, readLegacyTiocsti, type TiocstiFact } from './tiocsti'
+
+/** Plugin name used in a cordis.yml. */
+export const name = 'dsh-sandbox-local'
+
+/** Needs no other service: it is the provider of `ctx.sandbox`. */
+export const inject: string[] = []
+
+/**
+ * Provide `ctx.sandbox` with bubblewrap confinement. Awaits the service so that a second provider
+ * in the same context fails this plugin instead of only being logged.
+ */
+export async function apply(ctx: Context, config: z.input<typeof Config>): Promise<void> {
+  await ctx.plugin(LocalSandbox, Config.parse(config ?? {}))
+}

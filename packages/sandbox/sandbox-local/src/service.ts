@@ -1,0 +1,107 @@
+import type { Context, Logger } from '@deepseek-ai/cordis'
+import { realpath, stat } from 'node:fs/promises'
+import { assertConfineRequest, Sandbox, SandboxError, type SandboxPolicy } from 'dsh-sandbox'
+import { bwrapArgv } from './args'
+import type { LocalSandboxConfig } from './config'
+import { probeBwrap } from './probe'
+import { readLegacyTiocsti, type TiocstiFact } from './tiocsti'
+
+/** What the one-time probe learned about this host. */
+export interface HostFacts {
+  /** Absolute path of the bwrap binary that started a trial sandbox. */
+  bwrapPath: string
+  /** Whether TIOCSTI terminal input injection is allowed on this kernel. */
+  legacyTiocsti: TiocstiFact
+}
+
+/**
+ * `ctx.sandbox` backed by bubblewrap. The host is probed once, lazily, on the first `confine()`
+ * (or an explicit `probe()`); a failed probe is remembered and every later call fails closed.
+ */
+export class LocalSandbox extends Sandbox {
+  private readonly config: LocalSandboxConfig
+  private readonly log: Logger
+  private readonly memo: { probe?: Promise<HostFacts> } = {}
+
+  constructor(ctx: Context, config: LocalSandboxConfig) {
+    super(ctx)
+    this.config = config
+    this.log = ctx.logger('sandbox-local')
+  }
+
+  /**
+   * Probe the host once and return what it found; rejects with `SANDBOX_UNAVAILABLE` naming the fix.
+   * Hosts may call it at startup to fail early; `confine()` calls it anyway.
+   */
+  probe(): Promise<HostFacts> {
+    this.memo.probe ??= this.checkHost()
+    return this.memo.probe
+  }
+
+  /** Wrap `argv` in bwrap under `policy`; see the package README for the exact confinement. */
+  async confine(argv: readonly string[], policy: SandboxPolicy): Promise<string[]> {
+    assertConfineRequest(argv, policy)
+    const workspaceRoot = await canonicalDirectory(policy.workspaceRoot)
+    if (policy.mode === 'workspace-write' && workspaceRoot === '/') {
+      throw new SandboxError(
+        'INVALID_POLICY',
+        'workspace root "/" would make the whole filesystem writable; choose a project directory, or danger-full-access explicitly',
+      )
+    }
+    const facts = await this.probe()
+    const confined: SandboxPolicy = { mode: policy.mode, workspaceRoot }
+    if (policy.cwd !== undefined) confined.cwd = policy.cwd
+    return bwrapArgv(facts.bwrapPath, argv, confined)
+  }
+
+  /**
+   * Gather the host facts. Overridable so tests can drive the failure paths without breaking the
+   * host; production code never overrides it.
+   */
+  protected async probeHost(): Promise<HostFacts> {
+    const [bwrapPath, legacyTiocsti] = await Promise.all([probeBwrap(this.config.bwrapPath), readLegacyTiocsti()])
+    return { bwrapPath, legacyTiocsti }
+  }
+
+  private async checkHost(): Promise<HostFacts> {
+    let facts: HostFacts
+    try {
+      facts = await this.probeHost()
+    } catch (error) {
+      this.log.warn('sandbox unavailable, confined processes will be refused: %s', describe(error))
+      throw error
+    }
+    if (facts.legacyTiocsti.enabled) {
+      const risk =
+        `TIOCSTI terminal input injection is allowed (${facts.legacyTiocsti.detail}): a confined process can push ` +
+        'input into its terminal, which only processes of the same sandbox read when the terminal is private to it'
+      if (this.config.legacyTiocsti === 'refuse') {
+        const error = new SandboxError(
+          'SANDBOX_UNAVAILABLE',
+          `${risk}; legacyTiocsti is "refuse": disable it with sysctl -w dev.tty.legacy_tiocsti=0, or set legacyTiocsti: warn`,
+        )
+        this.log.warn('sandbox unavailable: %s', error.message)
+        throw error
+      }
+      this.log.warn('%s; set dev.tty.legacy_tiocsti=0 to remove it', risk)
+    }
+    return facts
+  }
+}
+
+async function canonicalDirectory(path: string): Promise<string> {
+  let real: string
+  try {
+    real = await realpath(path)
+  } catch (error) {
+    throw new SandboxError('INVALID_POLICY', `workspace root ${path} does not exist or is unreadable (${describe(error)})`, { cause: error })
+  }
+  if (!(await stat(real)).isDirectory()) {
+    throw new SandboxError('INVALID_POLICY', `workspace root ${path} is not a directory`)
+  }
+  return real
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}

@@ -1,0 +1,70 @@
+import { spawn } from 'node:child_process'
+import { mkdtemp, realpath, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { probeBwrap } from 'dsh-sandbox-local'
+
+/**
+ * Why real-bwrap tests cannot run here, or undefined when they can. On CI bwrap is installed by
+ * .ci/run, so an unavailable sandbox there is a failure, never a silent skip.
+ */
+export const bwrapUnavailable: string | undefined = await probeBwrap('bwrap').then(
+  () => undefined,
+  (error: unknown) => (error instanceof Error ? error.message : String(error)),
+)
+
+if (bwrapUnavailable !== undefined) {
+  if (process.env.CI) throw new Error(`bubblewrap must work on CI: ${bwrapUnavailable}`)
+  console.warn(`skipping real-bwrap tests: ${bwrapUnavailable}`)
+}
+
+/** Generous bound on waiting for a process event; a correct run answers within milliseconds. */
+export const DEADLINE_MS = 20_000
+
+/** Resolve when `check` returns a value, re-checking every few milliseconds; bounded by DEADLINE_MS. */
+export async function eventually<T>(what: string, check: () => T | undefined): Promise<T> {
+  const deadline = Date.now() + DEADLINE_MS
+  for (;;) {
+    const value = check()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
+
+/** A fresh canonical directory under `parent`, removed by the returned cleanup. */
+export async function scratchDir(prefix: string, parent = tmpdir()): Promise<{ path: string; remove: () => Promise<void> }> {
+  const path = await realpath(await mkdtemp(join(parent, `dsh-sandbox-${prefix}-`)))
+  return { path, remove: () => rm(path, { recursive: true, force: true }) }
+}
+
+/** Result of running a command to completion. */
+export interface RunResult {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/** Run argv (already confined) with piped stdio and collect everything it printed. */
+export function run(argv: readonly string[], cwd?: string): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const [command = '', ...args] = argv
+    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+  })
+}
+
+/** Network interface names visible to the reading process's network namespace. */
+export function interfaces(procNetDev: string): string[] {
+  return procNetDev
+    .split('\n')
+    .slice(2)
+    .map((line) => line.split(':')[0]?.trim() ?? '')
+    .filter((name) => name !== '')
+    .sort()
+}

@@ -1,0 +1,34 @@
+import { realpath, stat } from 'node:fs/promises'
+import { isAbsolute, relative, resolve, sep } from 'node:path'
+import { SandboxPolicyError } from './errors'
+import type { ResolvedSandboxPolicy } from './types'
+
+/** True when canonical `path` is `root` or lies beneath it. */
+export function isWithin(root: string, path: string): boolean {
+  const rel = relative(root, path)
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel))
+}
+
+/**
+ * The canonical working directory for a process started under `policy`: the workspace root by
+ * default, a relative `cwd` resolves against it, and under a confined mode it must stay inside it.
+ */
+export async function resolveSandboxCwd(policy: ResolvedSandboxPolicy, cwd?: string): Promise<string> {
+  const requested = cwd === undefined || cwd === '' ? policy.workspaceRoot : resolve(policy.workspaceRoot, cwd)
+  let real: string
+  try {
+    real = await realpath(requested)
+  } catch (error) {
+    throw new SandboxPolicyError('INVALID_CWD', `working directory ${requested} does not exist`, { cause: error })
+  }
+  if (!(await stat(real)).isDirectory()) {
+    throw new SandboxPolicyError('INVALID_CWD', `working directory ${requested} is not a directory`)
+  }
+  if (policy.mode !== 'danger-full-access' && !isWithin(policy.workspaceRoot, real)) {
+    throw new SandboxPolicyError(
+      'CWD_OUTSIDE_WORKSPACE',
+      `working directory ${real} is outside the workspace ${policy.workspaceRoot} and the sandbox mode is ${policy.mode}`,
+    )
+  }
+  return real
+}

@@ -1,0 +1,16 @@
+/**
+ * dsh-sandbox: the sandbox seam. A contract, not a plugin: providers such as `dsh-sandbox-local`
+ * extend {@link Sandbox} and are mounted instead.
+ */
+export { SandboxError, type SandboxErrorCode } from './errors'
+export { Sandbox } from './service'
+export {
+  type ConfinedMode,
+  isConfinedMode,
+  isSandboxMode,
+  SANDBOX_MODES,
+  type SandboxMode,
+  SandboxModeSchema,
+  type SandboxPolicy,
+} from './types'
+export { assertConfineRequest } from './validate'

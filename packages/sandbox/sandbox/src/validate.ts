@@ -1,0 +1,40 @@
+import { isAbsolute } from 'node:path'
+import { SandboxError } from './errors'
+import { isSandboxMode, type SandboxPolicy } from './types'
+
+/**
+ * The shape checks every provider applies before confining, so all providers reject the same
+ * requests with the same codes. Host-specific checks (does the root exist?) stay in the provider.
+ */
+export function assertConfineRequest(argv: readonly string[], policy: SandboxPolicy): void {
+  if (!Array.isArray(argv) || argv.length === 0) {
+    throw new SandboxError('EMPTY_ARGV', 'cannot confine an empty argv: name the program to run')
+  }
+  argv.forEach((arg: unknown, index) => {
+    if (typeof arg !== 'string' || arg.includes('\0')) {
+      throw new SandboxError('INVALID_ARGV', `argv[${index}] must be a string without NUL bytes`)
+    }
+  })
+  if (argv[0] === '') throw new SandboxError('EMPTY_ARGV', 'cannot confine an argv whose program name is empty')
+  if (typeof policy !== 'object' || policy === null) {
+    throw new SandboxError('INVALID_POLICY', 'a sandbox policy object is required')
+  }
+  const mode: unknown = policy.mode
+  if (mode === 'danger-full-access') {
+    throw new SandboxError(
+      'INVALID_POLICY',
+      'danger-full-access is unconfined and must not reach a sandbox provider: start the process directly',
+    )
+  }
+  if (!isSandboxMode(mode)) {
+    throw new SandboxError('INVALID_POLICY', `unknown sandbox mode ${JSON.stringify(mode)}; expected read-only or workspace-write`)
+  }
+  assertAbsolute('workspaceRoot', policy.workspaceRoot)
+  if (policy.cwd !== undefined) assertAbsolute('cwd', policy.cwd)
+}
+
+function assertAbsolute(field: string, value: unknown): void {
+  if (typeof value !== 'string' || value.includes('\0') || !isAbsolute(value)) {
+    throw new SandboxError('INVALID_POLICY', `sandbox policy ${field} must be an absolute path, got ${JSON.stringify(value)}`)
+  }
+}
