@@ -42,7 +42,7 @@ export async function runTool(tool: Tool, request: ToolExecuteRequest): Promise<
   let view: ToolOutputView
   let error: ToolResult['error']
   try {
-    view = normalizeOutput(name, await tool.execute(args, { callId, name, agent: agent!, signal }))
+    view = normalizeOutput(name, await tool.execute(args, { callId, name, agent, signal }))
   } catch (thrown) {
     const message = errorMessage(thrown)
     error = { code: signal.aborted && isAbortError(thrown) ? 'CANCELLED' : errorCode(thrown) ?? 'TOOL_FAILED', message }

@@ -80,6 +80,8 @@ export class JobRegistry {
       owned = this.#ownedBy(owner)
     } catch {
       this.#cancelQuietly(() => handle.cancel())
+      // Nobody will read this job, so its end must not surface as an unhandled rejection.
+      Promise.resolve(handle.done).then(undefined, () => {})
       throw new JobError('OWNER_ENDED', `agent ${owner.id} ended while job ${id} was starting`)
     }
     this.#jobs.set(id, job)

@@ -116,6 +116,27 @@ describe('ctx.jobs', () => {
     expect(codeOf(() => root.jobs.start({ kind: 'k', label: 'l', owner: agent, run: fakeJob().run }))).toBe('OWNER_ENDED')
   })
 
+  it('cancels the job and refuses it when the owner ends while run is starting it', async () => {
+    const { root, agent } = await setup()
+    const job = fakeJob()
+    let disposal: Promise<void> | undefined
+    const code = codeOf(() =>
+      root.jobs.start({
+        kind: 'k',
+        label: 'l',
+        owner: agent,
+        run: (context) => {
+          disposal = agent.dispose()
+          return job.run(context)
+        },
+      }),
+    )
+    expect(code).toBe('OWNER_ENDED')
+    expect(job.cancels()).toBe(1)
+    await disposal
+    expect(root.jobs.list(agent)).toEqual([])
+  })
+
   it('records completion, explicit outcomes, and turns a rejection into failed', async () => {
     const { root, agent } = await setup()
     const plain = fakeJob()
