@@ -30,9 +30,9 @@ export interface ProcessRecord extends ProcessIdentity {
 
 /** Whether a process will act on the signals teardown would spend grace on. */
 export interface SignalDisposition {
-  /** SIGTERM is ignored or blocked: waiting for it to act would only waste the grace. */
+  /** SIGTERM is ignored, or blocked without a handler: waiting for it to act would only waste the grace. */
   readonly termIgnored: boolean
-  /** SIGHUP is ignored or blocked. */
+  /** SIGHUP is ignored, or blocked without a handler. */
   readonly hupIgnored: boolean
 }
 

@@ -11,6 +11,7 @@ import type { IPty } from 'node-pty'
 import { onHostExit } from './exit-guard'
 import type { ProcessIdentity, ProcessInspector } from './inspector'
 import { OutputChannel } from './output'
+import { ownsTerminal } from './ownership'
 import { killSync, type SignalSender, teardown, type TeardownTarget } from './teardown'
 import { Tracker } from './tracker'
 
@@ -128,7 +129,7 @@ export class LocalTerminal implements SubprocessTerminalHandle {
   async signalForeground(signal: NodeJS.Signals): Promise<number> {
     if (!(signal in constants.signals)) throw new SubprocessError('INVALID_SPEC', `unknown signal ${String(signal)}`)
     const record = this.#exit || this.#terminated ? undefined : await this.#inspector.record(this.#shell)
-    if (!record || record.zombie || record.tpgid <= 0) {
+    if (!record || record.zombie || !ownsTerminal(record)) {
       throw new SubprocessError('NO_FOREGROUND_GROUP', `cannot resolve the foreground process group of terminal ${this.pid}; it has exited`)
     }
     if (signal === 'SIGKILL' && record.tpgid === record.pgid) {

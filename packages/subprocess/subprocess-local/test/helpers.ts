@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { Context } from '@deepseek-ai/cordis'
@@ -76,3 +77,6 @@ export async function pidFrom(out: ReturnType<typeof capture>, name: string, fro
   const match = await out.waitFor(new RegExp(`${name}=(\\d+)`), from)
   return Number(match[1])
 }
+
+/** The real python3 binary (version managers put slow shell shims on PATH). */
+export const PYTHON = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim()

@@ -1,6 +1,7 @@
 import { execFile, execFileSync } from 'node:child_process'
 import type { ForegroundFacts } from 'dsh-subprocess'
 import type { MemberScan, MemberScope, ProcessIdentity, ProcessInspector, ProcessRecord, SignalDisposition } from '../inspector'
+import { ownsTerminal } from '../ownership'
 import { parsePsTable, PS_COLUMNS } from './ps-parser'
 
 /** Runs a command and resolves its stdout; a non-zero exit (ps: "no such pid") still yields stdout. */
@@ -53,7 +54,7 @@ export class DarwinInspector implements ProcessInspector {
   async foreground(shell: ProcessIdentity, sequence: number, remember: (records: readonly ProcessRecord[]) => void): Promise<ForegroundFacts | undefined> {
     const table = parsePsTable(await this.#run('ps', ['-A', '-o', PS_COLUMNS]))
     const top = table.get(shell.pid)
-    if (!top || top.started !== shell.started || top.zombie || top.tpgid <= 0) return undefined
+    if (!top || top.started !== shell.started || top.zombie || !ownsTerminal(top)) return undefined
     remember(descendants(table, [top], false))
     return {
       sequence,

@@ -1,5 +1,6 @@
 import type { ForegroundFacts, StdinWait, ThreadSample } from 'dsh-subprocess'
 import type { MemberScan, MemberScope, ProcessIdentity, ProcessInspector, ProcessRecord, SignalDisposition } from '../inspector'
+import { ownsTerminal } from '../ownership'
 import { runSliced, runSync, type Scan } from '../slice'
 import { procFs, type ProcSource, uptimeTicks } from './proc-source'
 import { ancestorsOf, holdsTerminal, ProcessTree } from './process-tree'
@@ -80,7 +81,7 @@ export class LinuxInspector implements ProcessInspector {
   *#foreground(shell: ProcessIdentity, sequence: number, remember: (records: readonly ProcessRecord[]) => void): Scan<ForegroundFacts | undefined> {
     const tree = new ProcessTree(this.#source, this.#childrenFiles)
     const top = tree.record(shell.pid)
-    if (!top || top.started !== shell.started || top.zombie || top.tpgid <= 0) return undefined
+    if (!top || top.started !== shell.started || top.zombie || !ownsTerminal(top)) return undefined
     const descendants: ProcessRecord[] = []
     yield* tree.walk(top, new Set(), descendants, false)
     remember(descendants)

@@ -21,15 +21,18 @@ const SIGHUP_BIT = 1n << 0n
 const SIGTERM_BIT = 1n << 14n
 
 /**
- * Whether SIGTERM/SIGHUP are ignored (`SigIgn`) or blocked (`SigBlk`): such a process will not act
- * on the signal, so teardown does not wait for it. `undefined` when the masks are unreadable.
+ * Whether SIGTERM/SIGHUP would be wasted on a process: ignored (`SigIgn`), or blocked (`SigBlk`)
+ * with no handler (`SigCgt`) — then nothing runs on delivery and SIGKILL ends it the same way.
+ * A caught signal that is blocked only for a moment (shells block everything around `fork`)
+ * still gets its grace. `undefined` when the masks are unreadable.
  */
 export function parseDisposition(text: string | undefined): SignalDisposition | undefined {
   if (!text) return undefined
   const ignored = mask(text, /^SigIgn:\s*([0-9a-fA-F]+)\s*$/m)
   const blocked = mask(text, /^SigBlk:\s*([0-9a-fA-F]+)\s*$/m)
-  if (ignored === undefined || blocked === undefined) return undefined
-  const inert = ignored | blocked
+  const caught = mask(text, /^SigCgt:\s*([0-9a-fA-F]+)\s*$/m)
+  if (ignored === undefined || blocked === undefined || caught === undefined) return undefined
+  const inert = ignored | (blocked & ~caught)
   return { termIgnored: (inert & SIGTERM_BIT) !== 0n, hupIgnored: (inert & SIGHUP_BIT) !== 0n }
 }
 
