@@ -1,0 +1,65 @@
+import type { Agent } from 'dsh-agent'
+import type { JobContext, JobHandle, JobOutcome, StartJobOptions } from 'dsh-jobs'
+import type { TerminalSendHandle, TerminalSendRequest, TerminalSessionId, TerminalSessionService } from 'dsh-terminal'
+import { backgroundDetail } from './render/texts'
+
+/** Job kind of a background send: its ids read `pty-send-<n>`. */
+export const BACKGROUND_JOB_KIND = 'pty-send'
+
+/** The part of `ctx.jobs` a background send uses, so any provider of the seam will do. */
+export interface JobStarter {
+  start(options: StartJobOptions): string
+}
+
+/** Everything one background send needs; `outputLimitBytes` is the tool's `maxResultBytes`. */
+export interface BackgroundSendOptions {
+  jobs: JobStarter
+  terminals: TerminalSessionService
+  owner: Agent
+  sessionId: TerminalSessionId
+  request: Omit<TerminalSendRequest, 'signal'>
+  outputLimitBytes: number
+}
+
+/**
+ * Register a send as a job and return its id. The send starts inside `run`, synchronously, so a
+ * refused send (SEND_ACTIVE, a foreign or unknown session) throws out of `start` and leaves no job;
+ * a job refused by the registry (JOB_LIMIT) never reaches `run`, so nothing is written.
+ */
+export function startBackgroundSend(options: BackgroundSendOptions): string {
+  const { jobs, terminals, owner, sessionId, request } = options
+  return jobs.start({
+    kind: BACKGROUND_JOB_KIND,
+    label: `${sessionId}: ${request.text}`,
+    owner,
+    outputLimitBytes: options.outputLimitBytes,
+    run: (job) => sendAsJob(terminals.startSend(owner, sessionId, { text: request.text, submit: request.submit }), job),
+  })
+}
+
+/**
+ * Adapt a running send to a job handle. `cancel` is the send's own cancel, i.e. a real SIGINT to the
+ * foreground group; the job registry then reports `killed`. Output is pulled as deltas, and the last
+ * delta is drained before `done` resolves so that its loss, too, reaches the status detail.
+ */
+function sendAsJob(send: TerminalSendHandle, job: JobContext): JobHandle {
+  let lostBytes = false
+  let interrupted = false
+  const readOutput = () => {
+    const read = send.readOutput()
+    if (read.truncated) lostBytes = true
+    return read.delta
+  }
+  const done = send.done.then((result): JobOutcome => {
+    job.write(readOutput())
+    const facts = backgroundDetail(result, lostBytes)
+    return { detail: interrupted ? `interrupted with SIGINT; ${facts}` : facts }
+  })
+  return {
+    cancel: () => {
+      if (send.cancel()) interrupted = true
+    },
+    done,
+    readOutput,
+  }
+}

@@ -1,0 +1,23 @@
+import type { GuidanceSection } from 'dsh-tools'
+
+/** Id of the system-prompt section this package registers. */
+export const GUIDANCE_ID = 'terminal'
+
+/**
+ * The system-prompt section for the six tools: when a terminal is worth it, how to keep track of
+ * sessions, and what a wait reason does and does not prove. Background advice only when enabled.
+ */
+export function terminalGuidance(enableRunInBackground: boolean): GuidanceSection {
+  const lines = [
+    'Use a terminal session only when state must persist between commands (cwd, exported variables, an activated virtualenv, a running REPL or debugger) or a program needs interactive input. For one-off commands and file edits prefer the one-shot tools: they are easier to audit.',
+    '- terminal_open returns an id such as pty-1; pass that id (not the name) to the other terminal tools. Keep track of your ids; terminal_list shows them.',
+    '- Close every session with terminal_close as soon as you no longer need it; its processes are stopped.',
+    '- Each terminal_send ends with [wait: <reason>]. stdin_read: the shell or program is waiting for input. inferred_idle (output went quiet) and timeout do NOT prove the command finished; it may still be running. Check with terminal_read, or stop it with terminal_signal SIGINT.',
+    '- [exit: <n>] is the exit status of the last shell command. [session: exited …] means the terminal itself ended; open a new one.',
+    '- A session runs one send at a time. Output a result did not show is kept: read it with terminal_read.',
+  ]
+  if (enableRunInBackground) {
+    lines.push('- For a long-running command use terminal_send with run_in_background, then job_output to follow it and job_kill to interrupt it.')
+  }
+  return { id: GUIDANCE_ID, title: 'Terminal sessions', text: lines.join('\n') }
+}

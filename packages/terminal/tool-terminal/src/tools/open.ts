@@ -1,0 +1,49 @@
+import { defineTool } from 'dsh-tools'
+import { z } from 'zod'
+import { openLayout } from '../render/texts'
+import { finalizeWith, fittedOutput, type ToolDeps } from './shared'
+
+/** Parameters of terminal_open; strict, so a misspelled argument is an error rather than ignored. */
+export const openParameters = z.strictObject({
+  type: z
+    .string()
+    .min(1, 'type must name a terminal backend, e.g. "shell"')
+    .describe('Backend to start: "shell" is a persistent bash. Any other value must be a registered backend type.'),
+  name: z
+    .string()
+    .min(1, 'name, when given, must not be empty')
+    .max(64, 'name must be at most 64 characters')
+    .optional()
+    .describe('Optional short label shown in terminal_list, unique among your sessions. Never use it as the id.'),
+  cwd: z
+    .string()
+    .min(1, 'cwd, when given, must not be empty')
+    .optional()
+    .describe('Optional starting directory (an existing absolute path). Defaults to the backend\'s working directory.'),
+})
+
+/**
+ * terminal_open: start a session owned by the calling agent and return its id and startup output.
+ * The tool call's signal cancels an unfinished startup.
+ */
+export function openTool({ ctx, config }: ToolDeps) {
+  return defineTool({
+    name: 'terminal_open',
+    description:
+      'Start a persistent terminal session that keeps its state (cwd, environment variables, running REPLs) between calls. ' +
+      'Returns the session id (pty-N) to pass to terminal_send, terminal_read, terminal_signal and terminal_close. ' +
+      'Close it with terminal_close when done. Prefer one-shot command tools when no state needs to persist.',
+    kind: 'execute',
+    parameters: openParameters,
+    async execute(args, call) {
+      const request = { type: args.type, ...(args.name === undefined ? {} : { name: args.name }), ...(args.cwd === undefined ? {} : { cwd: args.cwd }) }
+      const opened = await ctx.terminals.spawn(call.agent, request, call.signal)
+      const meta: Record<string, unknown> = { sessionId: opened.sessionId, type: opened.type, sessionStatus: opened.status }
+      if (opened.name !== undefined) meta.name = opened.name
+      if (opened.pid !== undefined) meta.pid = opened.pid
+      return fittedOutput(openLayout(opened), config.maxResultBytes, meta)
+    },
+    present: (args) => ({ kind: 'execute', title: `open ${args.type} terminal${args.name === undefined ? '' : ` ${args.name}`}` }),
+    finalizeContent: finalizeWith(config),
+  })
+}

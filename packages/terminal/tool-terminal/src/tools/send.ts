@@ -1,0 +1,156 @@
+import type { Agent } from 'dsh-agent'
+import type { TerminalSendHandle, TerminalSendResult, TerminalSessionId } from 'dsh-terminal'
+import { defineTool, truncateUtf8Head, type ToolOutput } from 'dsh-tools'
+import { z } from 'zod'
+import { startBackgroundSend, type JobStarter } from '../background'
+import { jobsUnavailable, sendCancelled } from '../errors'
+import { backgroundText, sendLayout } from '../render/texts'
+import { finalizeWith, fittedOutput, sessionIdParam, toSessionId, type ToolDeps } from './shared'
+
+/** How long a cancelled foreground call waits for the backend to settle the interrupted send. */
+export const CANCEL_GRACE_MS = 2000
+
+/** Bytes of the sent text shown in a call's title. */
+const TITLE_TEXT_BYTES = 80
+
+const baseShape = {
+  sessionId: sessionIdParam,
+  text: z
+    .string()
+    .describe(
+      'Text to type into the session, sent as UTF-8. With submit (the default) Enter follows, so this is one command line or one REPL input. ' +
+        'Control characters are sent as they are.',
+    ),
+  submit: z
+    .boolean()
+    .default(true)
+    .describe('Press Enter after the text (default true). false sends the text alone: a partial line, or a control character such as "\\u0004" (Ctrl-D).'),
+}
+
+const backgroundShape = {
+  run_in_background: z
+    .boolean()
+    .optional()
+    .describe('Return at once with a job id instead of waiting; follow the job with job_output and stop it with job_kill (SIGINT).'),
+}
+
+/** Parameters of terminal_send; `run_in_background` exists only when background sends are enabled. */
+export function sendParameters(enableRunInBackground: boolean) {
+  return enableRunInBackground ? z.strictObject({ ...baseShape, ...backgroundShape }) : z.strictObject(baseShape)
+}
+
+/** The arguments of either schema variant, as `execute` sees them. */
+type SendArgs = { sessionId: string; text: string; submit: boolean; run_in_background?: boolean }
+
+/**
+ * terminal_send: type into a session and wait until it is ready for input again (or hand the wait
+ * to a background job). The result states why the wait ended and whether the shell still runs.
+ */
+export function sendTool(deps: ToolDeps) {
+  const { config } = deps
+  const background = config.enableRunInBackground
+  return defineTool({
+    name: 'terminal_send',
+    description:
+      'Type text into a terminal session (Enter appended by default) and wait until the shell or program asks for input again. ' +
+      'Returns the new output, then [wait: <reason>]: stdin_read means it is waiting for input; inferred_idle (output went quiet) and timeout do not prove the command finished. ' +
+      '[exit: <n>] is the last shell command\'s exit status when known; [session: …] says whether the terminal itself still runs. One send at a time per session.' +
+      (background ? ' For a command that runs long, set run_in_background and follow the job with job_output.' : ''),
+    kind: 'execute',
+    parameters: sendParameters(background),
+    async execute(rawArgs, call) {
+      const args = rawArgs as SendArgs
+      const sessionId = toSessionId(args.sessionId)
+      if (args.run_in_background === true) return sendInBackground(deps, call.agent, sessionId, args)
+      return sendInForeground(deps, call.agent, sessionId, args, call.signal)
+    },
+    present: (rawArgs) => {
+      const args = rawArgs as SendArgs
+      const title = `${args.sessionId}: ${truncateUtf8Head(args.text, TITLE_TEXT_BYTES)}`
+      if (args.run_in_background === true) return { kind: 'execute', title }
+      return { kind: 'execute', title, card: { type: 'terminal', sessionId: args.sessionId } }
+    },
+    finalizeContent: finalizeWith(config),
+  })
+}
+
+function sendInBackground({ ctx, config }: ToolDeps, owner: Agent, sessionId: TerminalSessionId, args: SendArgs): ToolOutput {
+  // Optional service, read at call time: the plugin never requires dsh-jobs to be mounted.
+  const jobs = ctx.get('jobs') as JobStarter | undefined
+  if (!jobs) throw jobsUnavailable()
+  const jobId = startBackgroundSend({
+    jobs,
+    terminals: ctx.terminals,
+    owner,
+    sessionId,
+    request: { text: args.text, submit: args.submit },
+    outputLimitBytes: config.maxResultBytes,
+  })
+  return fittedOutput({ body: backgroundText(jobId) }, config.maxResultBytes, { sessionId, jobId, background: true })
+}
+
+async function sendInForeground(
+  { ctx, config }: ToolDeps,
+  owner: Agent,
+  sessionId: TerminalSessionId,
+  args: SendArgs,
+  signal: AbortSignal,
+): Promise<ToolOutput> {
+  const handle = ctx.terminals.startSend(owner, sessionId, { text: args.text, submit: args.submit, signal })
+  const result = await settleOrCancel(handle, signal, sessionId)
+  const meta: Record<string, unknown> = {
+    sessionId,
+    background: false,
+    waitReason: result.waitReason,
+    sessionStatus: { ...result.sessionStatus },
+  }
+  if (typeof result.exitCode === 'number') meta.exitCode = result.exitCode
+  return fittedOutput(sendLayout(result), config.maxResultBytes, meta)
+}
+
+/**
+ * The send's result, or, once the call is cancelled, a CANCELLED error after the send was interrupted
+ * (SIGINT to the foreground group) and settled, or after {@link CANCEL_GRACE_MS} at most.
+ */
+export async function settleOrCancel(
+  handle: TerminalSendHandle,
+  signal: AbortSignal,
+  sessionId: TerminalSessionId,
+  graceMs = CANCEL_GRACE_MS,
+): Promise<TerminalSendResult> {
+  if (!signal.aborted) {
+    let onAbort = () => {}
+    const aborted = new Promise<undefined>((resolve) => {
+      onAbort = () => resolve(undefined)
+      signal.addEventListener('abort', onAbort, { once: true })
+    })
+    try {
+      const settled = await Promise.race([handle.done.then((result) => ({ result })), aborted])
+      // A send that settled first is a result even if the cancel arrives right after.
+      if (settled) return settled.result
+    } catch (error) {
+      if (!signal.aborted) throw error
+    } finally {
+      signal.removeEventListener('abort', onAbort)
+    }
+  }
+  // Cancel explicitly as well as through the request's signal: cancel() is idempotent by contract.
+  handle.cancel()
+  await settledWithin(handle.done, graceMs)
+  throw sendCancelled(sessionId)
+}
+
+/** Wait for `promise` to settle (either way), but no longer than `ms`. */
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms)
+  })
+  try {
+    await Promise.race([promise.then(noop, noop), timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+function noop(): void {}

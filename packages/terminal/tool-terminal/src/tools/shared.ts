@@ -1,0 +1,34 @@
+import type { Context } from '@deepseek-ai/cordis'
+import { asTerminalSessionId, type TerminalSessionId } from 'dsh-terminal'
+import type { ToolContent, ToolOutput } from 'dsh-tools'
+import { z } from 'zod'
+import type { TerminalToolsConfig } from '../config'
+import { boundContent, fitResult, type ResultLayout } from '../render/bound'
+
+/** What every tool factory needs: the plugin context (services read at call time) and the config. */
+export interface ToolDeps {
+  ctx: Context
+  config: TerminalToolsConfig
+}
+
+/** The `sessionId` parameter shared by five tools: a non-empty id issued by terminal_open. */
+export const sessionIdParam = z
+  .string()
+  .min(1, 'sessionId must be a non-empty session id such as "pty-1" (terminal_list shows yours)')
+  .describe('Id returned by terminal_open, e.g. "pty-1" (not the display name). terminal_list shows your sessions.')
+
+/** A tool argument as the branded id the registry looks up (it still answers NO_SESSION for a bad one). */
+export function toSessionId(value: string): TerminalSessionId {
+  return asTerminalSessionId(value)
+}
+
+/** A fitted result: one text block within the cap, with `truncated` in the structured meta. */
+export function fittedOutput(layout: ResultLayout, maxBytes: number, meta: Record<string, unknown>): ToolOutput {
+  const fitted = fitResult(layout, maxBytes)
+  return { content: [{ type: 'text', text: fitted.text }], meta: { ...meta, truncated: fitted.truncated } }
+}
+
+/** The `finalizeContent` of every terminal tool: the last-mile cap on whatever reaches the model. */
+export function finalizeWith(config: TerminalToolsConfig): (content: ToolContent[]) => ToolContent[] {
+  return (content) => boundContent(content, config.maxResultBytes)
+}

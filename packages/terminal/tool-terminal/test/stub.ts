@@ -1,0 +1,174 @@
+import type {
+  TerminalBackend,
+  TerminalBackendSession,
+  TerminalBackendSpawnSpec,
+  TerminalReadRequest,
+  TerminalReadResult,
+  TerminalSendOperation,
+  TerminalSendRead,
+  TerminalSendRequest,
+  TerminalSendResult,
+  TerminalSessionStatus,
+  TerminalSignal,
+  TerminalSignalResult,
+} from 'dsh-terminal'
+
+/** What a scripted send does: settle at once with this result, or `hang` until cancelled or closed. */
+export type StubReply = Partial<TerminalSendResult> | 'hang' | Error
+
+/**
+ * One send of the stub: records what was written, buffers output for `readOutput`, and settles as
+ * scripted. Cancellation (cancel() or the request's signal) settles it like an interrupted command.
+ */
+export class StubSend implements TerminalSendOperation {
+  readonly done: Promise<TerminalSendResult>
+  cancels = 0
+  settled = false
+  private pending = ''
+  private lost = false
+  private resolve!: (result: TerminalSendResult) => void
+  private reject!: (error: unknown) => void
+
+  constructor(
+    readonly request: TerminalSendRequest,
+    readonly session: StubSession,
+    reply: StubReply,
+  ) {
+    this.done = new Promise<TerminalSendResult>((resolve, reject) => {
+      this.resolve = resolve
+      this.reject = reject
+    })
+    // Observers of `done` in tests must not turn a scripted failure into an unhandled rejection.
+    this.done.catch(() => {})
+    request.signal?.addEventListener('abort', () => this.cancel(), { once: true })
+    if (reply instanceof Error) this.fail(reply)
+    else if (reply !== 'hang') this.finish(reply)
+  }
+
+  /** Produce output the send has not settled yet: `readOutput` returns it. */
+  emit(text: string, truncated = false): void {
+    this.pending += text
+    if (truncated) this.lost = true
+  }
+
+  readOutput(): TerminalSendRead {
+    const read = { delta: this.pending, truncated: this.lost }
+    this.pending = ''
+    this.lost = false
+    return read
+  }
+
+  cancel(): boolean {
+    if (this.settled || !this.session.honourCancel) return !this.settled
+    this.cancels++
+    this.session.signals.push('SIGINT')
+    this.emit('^C\n')
+    this.finish({ viewport: '^C', waitReason: 'stdin_read', exitCode: 130 })
+    return true
+  }
+
+  /** Settle with the default result overridden by `partial`. */
+  finish(partial: Partial<TerminalSendResult> = {}): void {
+    if (this.settled) return
+    this.settled = true
+    this.resolve({
+      viewport: `out:${this.request.text}`,
+      waitReason: 'stdin_read',
+      sessionStatus: this.session.state,
+      truncated: false,
+      exitCode: 0,
+      ...partial,
+    })
+  }
+
+  fail(error: unknown): void {
+    if (this.settled) return
+    this.settled = true
+    this.reject(error)
+  }
+}
+
+/** A scripted backend session: every send, signal, read and close is recorded for assertions. */
+export class StubSession implements TerminalBackendSession {
+  readonly motd: string
+  readonly pid: number
+  readonly sends: StubSend[] = []
+  readonly signals: TerminalSignal[] = []
+  readonly reads: TerminalReadRequest[] = []
+  readonly closes: string[] = []
+  /** Replies for the next sends, in order; when empty, sends settle at once with `out:<text>`. */
+  readonly replies: StubReply[] = []
+  /** Retained lines, oldest first, served by `read`. */
+  lines: string[] = []
+  /** False makes cancel() a no-op, like a backend that never settles an interrupted send. */
+  honourCancel = true
+  state: TerminalSessionStatus = { kind: 'running' }
+
+  constructor(
+    readonly spec: TerminalBackendSpawnSpec,
+    motd: string,
+  ) {
+    this.motd = motd
+    this.pid = 4000 + Number(spec.sessionId.slice('pty-'.length))
+  }
+
+  startSend(request: TerminalSendRequest): TerminalSendOperation {
+    const send = new StubSend(request, this, this.replies.shift() ?? {})
+    this.sends.push(send)
+    return send
+  }
+
+  read(request: TerminalReadRequest): TerminalReadResult {
+    this.reads.push({ ...request })
+    const total = this.lines.length
+    const offset = request.offset ?? 0
+    const end = Math.max(0, total - offset)
+    const begin = Math.max(0, end - (request.count ?? total))
+    return {
+      text: this.lines.slice(begin, end).join('\n'),
+      totalLines: total,
+      lineBegin: end === begin ? 0 : begin + 1,
+      lineEnd: end,
+      truncated: false,
+    }
+  }
+
+  async signal(signal: TerminalSignal): Promise<TerminalSignalResult> {
+    if (signal === 'SIGKILL') throw new Error('refusing to SIGKILL the terminal shell; terminate the terminal session instead')
+    this.signals.push(signal)
+    return { delivered: true, targetPgid: this.pid }
+  }
+
+  status(): TerminalSessionStatus {
+    return this.state
+  }
+
+  async close(reason: string): Promise<void> {
+    this.closes.push(reason)
+    for (const send of this.sends) send.finish({ viewport: '', waitReason: 'session_exit', exitCode: undefined })
+    this.state = { kind: 'exited', exitCode: null, signal: 'SIGHUP' }
+  }
+}
+
+/** A `shell` backend whose sessions are {@link StubSession}s; a `cwd` of `/missing` fails the spawn. */
+export class StubBackend implements TerminalBackend {
+  readonly sessions: StubSession[] = []
+  /** Startup output of the next sessions. */
+  motd = 'stub shell ready'
+
+  constructor(readonly type = 'shell') {}
+
+  async spawn(spec: TerminalBackendSpawnSpec): Promise<TerminalBackendSession> {
+    if (spec.cwd === '/missing') throw new Error('PTY cwd /missing is not an existing directory')
+    const session = new StubSession(spec, this.motd)
+    this.sessions.push(session)
+    return session
+  }
+
+  /** The session created for `sessionId`. */
+  session(sessionId: string): StubSession {
+    const found = this.sessions.find((session) => session.spec.sessionId === sessionId)
+    if (!found) throw new Error(`no stub session ${sessionId}`)
+    return found
+  }
+}
