@@ -86,7 +86,9 @@ async function stopMembers(target: TeardownTarget, suspects: Map<number, Process
 /**
  * Stop the top-level process: SIGTERM when it acts on it, else SIGHUP (an interactive bash
  * ignores SIGTERM but exits on SIGHUP at once), else SIGKILL; SIGKILL after the grace.
- * Resolves true when it survived even SIGKILL.
+ * SIGHUP is re-delivered while waiting: readline checks for signals just before it blocks in
+ * `pselect`, so a SIGHUP landing in between is lost until the next one (reproduced: ~6% of
+ * shells HUPed right at their prompt). Resolves true when the shell survived even SIGKILL.
  */
 async function stopShell(target: TeardownTarget): Promise<boolean> {
   const { inspector, shell } = target
@@ -98,7 +100,8 @@ async function stopShell(target: TeardownTarget): Promise<boolean> {
   if (gentle.length > 0) {
     for (const signal of gentle) target.send(shell.pid, signal)
     if (record.stopped) target.send(shell.pid, 'SIGCONT')
-    left = await waitGone(inspector, [shell], target.graceMs)
+    const nudge = gentle.includes('SIGHUP') ? () => target.send(shell.pid, 'SIGHUP') : undefined
+    left = await waitGone(inspector, [shell], target.graceMs, nudge)
   }
   if (left.length > 0) {
     target.send(shell.pid, 'SIGKILL')
@@ -124,15 +127,29 @@ function scope(target: TeardownTarget): MemberScope {
   }
 }
 
-/** Poll (1, 2, 4 … 20 ms apart) until none of `identities` is alive or `timeoutMs` passed; resolves the living. */
-export async function waitGone(inspector: ProcessInspector, identities: readonly ProcessIdentity[], timeoutMs: number): Promise<ProcessIdentity[]> {
-  const deadline = performance.now() + timeoutMs
+/**
+ * Poll (1, 2, 4 … 20 ms apart) until none of `identities` is alive or `timeoutMs` passed;
+ * resolves the living. `nudge` runs 10, 20, 40 … ms into the wait (at most every 500 ms).
+ */
+export async function waitGone(
+  inspector: ProcessInspector,
+  identities: readonly ProcessIdentity[],
+  timeoutMs: number,
+  nudge?: () => void,
+): Promise<ProcessIdentity[]> {
+  const start = performance.now()
+  const deadline = start + timeoutMs
   let delay = 1
+  let nudgeAfter = 10
   for (;;) {
     const living = await inspector.alive(identities)
-    const remaining = deadline - performance.now()
-    if (living.length === 0 || remaining <= 0) return living
-    await sleep(Math.min(delay, remaining))
+    const now = performance.now()
+    if (living.length === 0 || now >= deadline) return living
+    if (nudge && now - start >= nudgeAfter) {
+      nudge()
+      nudgeAfter += Math.min(nudgeAfter, 500)
+    }
+    await sleep(Math.min(delay, deadline - now))
     delay = Math.min(delay * 2, 20)
   }
 }

@@ -104,6 +104,19 @@ describe('LocalTerminal on a real PTY', () => {
     expect((error as Error).cause).toBe(aborted.reason)
   })
 
+  it('terminates shells HUPed right at their prompt without spending the grace', async () => {
+    env = await mountRuntime()
+    const graceMs = 20_000
+    for (let round = 0; round < 20; round++) {
+      const shell = await env.spawn({ argv: BASH, env: BASH_ENV, graceMs })
+      await capture(shell).waitFor(/PROMPT\$ $/)
+      const started = performance.now()
+      await shell.terminate()
+      expect(performance.now() - started).toBeLessThan(graceMs)
+      expect(shell.exit?.signal).toBe('SIGHUP')
+    }
+  })
+
   it('terminates an idle shell without spending the grace, idempotently', async () => {
     env = await mountRuntime()
     const graceMs = 20_000

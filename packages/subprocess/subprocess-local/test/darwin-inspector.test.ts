@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest'
+import { DarwinInspector } from 'dsh-subprocess-local'
+
+const START = 'Thu Jul 16 10:00:00 2026'
+const line = (pid: number, ppid: number, pgid: number, tpgid: number, stat = 'S', start = START) => `${String(pid).padStart(5)} ${String(ppid).padStart(5)} ${String(pgid).padStart(5)} ${String(tpgid).padStart(5)} ${stat.padEnd(4)} ${start}`
+
+/** A fake `ps` answering `-A` with the whole table and `-p a,b` with the listed rows. */
+function fakePs(rows: string[]) {
+  const calls: string[][] = []
+  const answer = (_file: string, args: readonly string[]) => {
+    calls.push([...args])
+    const index = args.indexOf('-p')
+    if (index < 0) return `${rows.join('\n')}\n`
+    const wanted = new Set(args[index + 1]!.split(','))
+    return rows.filter((row) => wanted.has(row.trim().split(/\s+/)[0]!)).join('\n')
+  }
+  return { calls, inspector: new DarwinInspector(async (file, args) => answer(file, args), answer) }
+}
+
+const SHELL = { pid: 100, started: START }
+
+describe('DarwinInspector (injected ps output)', () => {
+  const rows = [
+    line(1, 0, 1, 0),
+    line(100, 50, 100, 200, 'Ss'),
+    line(200, 100, 200, 200, 'S+'),
+    line(201, 200, 200, 200, 'S+'),
+    line(202, 200, 200, 200, 'Z+'),
+    line(300, 1, 300, 0, 'S', 'Thu Jul 16 09:00:00 2026'),
+  ]
+
+  it('reports the foreground group from tpgid, with no stdin proof, in one ps call', async () => {
+    const { inspector, calls } = fakePs(rows)
+    const remembered: number[] = []
+    const facts = await inspector.foreground(SHELL, 3, (records) => remembered.push(...records.map((record) => record.pid)))
+    expect(facts).toEqual({
+      sequence: 3, processGroupId: 200, isShellGroup: false, stdinWaitSupported: false, stdinWaitProven: false, complete: false, waits: [], threads: [],
+    })
+    expect(remembered).toEqual([201, 202, 200])
+    expect(calls).toHaveLength(1)
+    expect(inspector.stdinWaitSupported).toBe(false)
+  })
+
+  it('walks members children first, counts zombies as gone and keeps reparented tracked processes', async () => {
+    const { inspector } = fakePs([...rows, line(400, 1, 400, 0, 'S'), line(401, 400, 400, 0, 'S')])
+    const scan = await inspector.members({ shell: SHELL, tracked: [{ pid: 400, started: START }, { pid: 300, started: START }], thorough: true })
+    expect(scan.members.map((record) => record.pid)).toEqual([201, 200, 401, 400])
+    expect(inspector.membersSync({ shell: SHELL, tracked: [], thorough: true }).members.map((record) => record.pid)).toEqual([201, 200])
+  })
+
+  it('checks identity with lstart and treats zombies and missing pids as gone', async () => {
+    const { inspector } = fakePs(rows)
+    const alive = await inspector.alive([{ pid: 200, started: START }, { pid: 202, started: START }, { pid: 300, started: START }, { pid: 999, started: START }])
+    expect(alive).toEqual([{ pid: 200, started: START }])
+    expect(inspector.aliveSync([{ pid: 201, started: START }])).toEqual([{ pid: 201, started: START }])
+    expect(await inspector.record({ pid: 300, started: START })).toBeUndefined()
+    expect(await inspector.identify(300)).toMatchObject({ pid: 300, started: 'Thu Jul 16 09:00:00 2026' })
+    expect(await inspector.disposition()).toBeUndefined()
+  })
+
+  it('reports nothing once the shell is gone or recycled', async () => {
+    const { inspector } = fakePs(rows.filter((row) => !row.includes(' 100 ') || !row.trim().startsWith('100')))
+    expect(await inspector.foreground(SHELL, 1, () => {})).toBeUndefined()
+    const recycled = fakePs([line(100, 1, 100, 100, 'Ss', 'Fri Jul 17 10:00:00 2026')]).inspector
+    expect(await recycled.foreground(SHELL, 1, () => {})).toBeUndefined()
+    expect((await recycled.members({ shell: SHELL, tracked: [], thorough: true })).members).toEqual([])
+  })
+})

@@ -1,0 +1,159 @@
+import { describe, expect, it } from 'vitest'
+import { isSubprocessError, type ForegroundFacts } from 'dsh-subprocess'
+import type { MemberScan, MemberScope, ProcessIdentity, ProcessInspector, ProcessRecord, SignalDisposition } from 'dsh-subprocess-local'
+import { teardown, type TeardownTarget } from '../src/teardown'
+import { Tracker } from '../src/tracker'
+
+interface FakeProcess {
+  record: ProcessRecord
+  disposition?: SignalDisposition
+  /** Signals that end it (default: TERM, HUP, KILL). */
+  diesOn?: NodeJS.Signals[]
+  /** Children it forks when it receives SIGTERM. */
+  forksOnTerm?: ProcessRecord[]
+}
+
+const rec = (pid: number, ppid: number, extra: Partial<ProcessRecord> = {}): ProcessRecord => ({
+  pid, started: String(pid * 10), ppid, pgid: pid, sid: 1, tpgid: 1, ttyNr: 1, zombie: false, stopped: false, threads: 1, ...extra,
+})
+
+/** A process table driven by the signals teardown sends. */
+class FakeWorld implements ProcessInspector {
+  readonly stdinWaitSupported = false
+  readonly table = new Map<number, FakeProcess>()
+  readonly log: string[] = []
+  undying = new Set<number>()
+
+  add(process: FakeProcess): this {
+    this.table.set(process.record.pid, process)
+    return this
+  }
+
+  send = (pid: number, signal: NodeJS.Signals) => {
+    this.log.push(`${signal} ${pid}`)
+    const process = this.table.get(pid)
+    if (!process || this.undying.has(pid)) return
+    if (signal === 'SIGTERM') for (const child of process.forksOnTerm?.splice(0) ?? []) this.add({ record: child })
+    if ((process.diesOn ?? ['SIGTERM', 'SIGHUP', 'SIGKILL']).includes(signal) || signal === 'SIGKILL') this.table.delete(pid)
+  }
+
+  #live(identity: ProcessIdentity) {
+    const process = this.table.get(identity.pid)
+    return process?.record.started === identity.started ? process : undefined
+  }
+
+  async record(identity: ProcessIdentity) {
+    return this.#live(identity)?.record
+  }
+  async identify(pid: number) {
+    return this.table.get(pid)?.record
+  }
+  async foreground(): Promise<ForegroundFacts | undefined> {
+    return undefined
+  }
+  async members(scope: MemberScope): Promise<MemberScan> {
+    return this.membersSync(scope)
+  }
+  membersSync(scope: MemberScope): MemberScan {
+    const out: ProcessRecord[] = []
+    const visit = (pid: number) => {
+      for (const child of [...this.table.values()].filter((p) => p.record.ppid === pid)) {
+        visit(child.record.pid)
+        out.push(child.record)
+      }
+    }
+    if (this.#live(scope.shell)) visit(scope.shell.pid)
+    for (const tracked of scope.tracked) if (this.#live(tracked) && !out.some((r) => r.pid === tracked.pid)) out.push(this.#live(tracked)!.record)
+    return { members: out }
+  }
+  async alive(identities: readonly ProcessIdentity[]) {
+    return this.aliveSync(identities)
+  }
+  aliveSync(identities: readonly ProcessIdentity[]) {
+    return identities.filter((identity) => this.#live(identity) && !this.#live(identity)!.record.zombie)
+  }
+  async disposition(identity: ProcessIdentity) {
+    return this.#live(identity)?.disposition
+  }
+}
+
+function target(world: FakeWorld, graceMs = 50): TeardownTarget {
+  return {
+    inspector: world,
+    shell: { pid: 1, started: '10' },
+    tracker: new Tracker(1),
+    graceMs,
+    killWaitMs: 30,
+    ptyOpen: () => true,
+    exited: Promise.resolve(),
+    send: world.send,
+  }
+}
+
+const bashDisposition = { termIgnored: true, hupIgnored: false }
+
+describe('teardown (fake process table)', () => {
+  it('signals children before parents, then HUPs an interactive shell', async () => {
+    const world = new FakeWorld()
+      .add({ record: rec(1, 0), disposition: bashDisposition })
+      .add({ record: rec(2, 1), disposition: { termIgnored: false, hupIgnored: false } })
+      .add({ record: rec(3, 2), disposition: { termIgnored: false, hupIgnored: false } })
+    await teardown(target(world))
+    expect(world.log).toEqual(['SIGTERM 3', 'SIGTERM 2', 'SIGHUP 1'])
+  })
+
+  it('SIGKILLs a TERM-ignorer at once and TERM+HUPs a shell whose dispositions are unknown', async () => {
+    const world = new FakeWorld().add({ record: rec(1, 0) }).add({ record: rec(2, 1), disposition: { termIgnored: true, hupIgnored: true } })
+    await teardown(target(world, 60_000))
+    expect(world.log).toEqual(['SIGKILL 2', 'SIGTERM 1', 'SIGHUP 1'])
+  })
+
+  it('kills what was forked during SIGTERM (the rescan) and a shell that ignores everything', async () => {
+    const world = new FakeWorld()
+      .add({ record: rec(1, 0), disposition: { termIgnored: true, hupIgnored: true } })
+      .add({ record: rec(2, 1), disposition: { termIgnored: false, hupIgnored: false }, forksOnTerm: [rec(5, 1)] })
+    await teardown(target(world))
+    expect(world.log).toEqual(['SIGTERM 2', 'SIGKILL 5', 'SIGKILL 1'])
+  })
+
+  it('escalates to SIGKILL after the grace for a TERM handler that does not exit', async () => {
+    const world = new FakeWorld()
+      .add({ record: rec(1, 0), disposition: bashDisposition })
+      .add({ record: rec(2, 1), disposition: { termIgnored: false, hupIgnored: false }, diesOn: [] })
+    await teardown(target(world, 20))
+    expect(world.log).toEqual(['SIGTERM 2', 'SIGKILL 2', 'SIGHUP 1'])
+  })
+
+  it('fails with the surviving pids and succeeds when retried after they went away', async () => {
+    const world = new FakeWorld().add({ record: rec(1, 0), disposition: bashDisposition }).add({ record: rec(2, 1), disposition: { termIgnored: true, hupIgnored: true } })
+    world.undying.add(2)
+    const first = target(world)
+    const error = await teardown(first).catch((caught: unknown) => caught)
+    expect(isSubprocessError(error, 'CLEANUP_FAILED')).toBe(true)
+    expect((error as { survivors: number[] }).survivors).toEqual([2])
+    expect(first.tracker.list()).toEqual([{ pid: 2, started: '20' }])
+    world.undying.clear()
+    await expect(teardown(first)).resolves.toBeUndefined()
+    expect(world.table.size).toBe(0)
+  })
+
+  it('re-delivers SIGHUP to a shell that lost the first one (readline race) instead of waiting out the grace', async () => {
+    const world = new FakeWorld().add({ record: rec(1, 0), disposition: bashDisposition })
+    let hups = 0
+    const send = world.send
+    world.send = (pid, signal) => {
+      if (signal === 'SIGHUP' && ++hups === 1) return void world.log.push('SIGHUP 1 (lost)')
+      send(pid, signal)
+    }
+    const started = performance.now()
+    await teardown({ ...target(world, 60_000), send: world.send })
+    expect(performance.now() - started).toBeLessThan(60_000)
+    expect(world.log).toEqual(['SIGHUP 1 (lost)', 'SIGHUP 1'])
+  })
+
+  it('resumes a stopped member so it can act on SIGTERM', async () => {
+    const world = new FakeWorld().add({ record: rec(1, 0), disposition: bashDisposition }).add({ record: rec(2, 1, { stopped: true }), disposition: { termIgnored: false, hupIgnored: false }, diesOn: ['SIGCONT'] })
+    await teardown(target(world))
+    expect(world.log.slice(0, 2)).toEqual(['SIGTERM 2', 'SIGCONT 2'])
+  })
+})
