@@ -39,8 +39,9 @@ export function startBackgroundSend(options: BackgroundSendOptions): string {
 
 /**
  * Adapt a running send to a job handle. `cancel` is the send's own cancel, i.e. a real SIGINT to the
- * foreground group; the job registry then reports `killed`. Output is pulled as deltas, and the last
- * delta is drained before `done` resolves so that its loss, too, reaches the status detail.
+ * foreground group; the job registry then reports `killed`. Output is pulled as deltas while the
+ * send runs; at settlement the viewport is the part no delta consumed, so it is written to the job
+ * before `done` resolves, and its loss, too, reaches the status detail.
  */
 function sendAsJob(send: TerminalSendHandle, job: JobContext): JobHandle {
   let lostBytes = false
@@ -51,7 +52,8 @@ function sendAsJob(send: TerminalSendHandle, job: JobContext): JobHandle {
     return read.delta
   }
   const done = send.done.then((result): JobOutcome => {
-    job.write(readOutput())
+    job.write(result.viewport)
+    if (result.truncated) lostBytes = true
     const facts = backgroundDetail(result, lostBytes)
     return { detail: interrupted ? `interrupted with SIGINT; ${facts}` : facts }
   })

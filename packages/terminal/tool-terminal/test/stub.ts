@@ -25,6 +25,7 @@ export class StubSend implements TerminalSendOperation {
   cancels = 0
   settled = false
   private pending = ''
+  private emitted = false
   private lost = false
   private resolve!: (result: TerminalSendResult) => void
   private reject!: (error: unknown) => void
@@ -47,6 +48,7 @@ export class StubSend implements TerminalSendOperation {
 
   /** Produce output the send has not settled yet: `readOutput` returns it. */
   emit(text: string, truncated = false): void {
+    this.emitted = true
     this.pending += text
     if (truncated) this.lost = true
   }
@@ -63,19 +65,23 @@ export class StubSend implements TerminalSendOperation {
     this.cancels++
     this.session.signals.push('SIGINT')
     this.emit('^C\n')
-    this.finish({ viewport: '^C', waitReason: 'stdin_read', exitCode: 130 })
+    this.finish({ waitReason: 'stdin_read', exitCode: 130 })
     return true
   }
 
-  /** Settle with the default result overridden by `partial`. */
+  /**
+   * Settle with the default result overridden by `partial`. Like the real backend, the viewport is
+   * the output no `readOutput` consumed; a send that never emitted shows `out:<text>`.
+   */
   finish(partial: Partial<TerminalSendResult> = {}): void {
     if (this.settled) return
     this.settled = true
+    const unread = this.emitted ? this.readOutput() : { delta: `out:${this.request.text}`, truncated: false }
     this.resolve({
-      viewport: `out:${this.request.text}`,
+      viewport: unread.delta,
       waitReason: 'stdin_read',
       sessionStatus: this.session.state,
-      truncated: false,
+      truncated: unread.truncated,
       exitCode: 0,
       ...partial,
     })

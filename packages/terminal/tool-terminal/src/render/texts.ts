@@ -89,8 +89,8 @@ export function backgroundText(jobId: string): string {
 
 /**
  * The facts of a settled background send for its job's status detail:
- * `wait: stdin_read, exit: 0, session: running`, plus `, output truncated` when a delta lost bytes
- * (the viewport is not shown for a background send, so only the deltas' loss counts).
+ * `wait: stdin_read, exit: 0, session: running`, plus `, output truncated` when the job's output
+ * (its deltas or the final viewport) lost bytes.
  */
 export function backgroundDetail(result: TerminalSendResult, truncated: boolean): string {
   const facts = [`wait: ${result.waitReason}`]
