@@ -1,16 +1,19 @@
 import type { PartialLine } from './types'
+import { utf8Length } from './utf8'
 
 const MIN_CELLS = 64
 const DECODE_BATCH = 8192
+const RETAINED_CELLS = 65536
 
 /**
  * The line under the cursor, editable the way a terminal edits it: carriage return, backspace,
  * cursor moves and erase-in-line rewrite it in place, so a progress bar collapses to its last frame.
  *
- * Two representations keep every edit O(edit size): while the cursor sits at the end (nearly all
- * output) the line is a list of string pieces; the first edit behind the end converts it once into
- * a code-point cell buffer that stays until the line completes. Columns are absolute code points;
- * when the line outgrows `maxLength`, its head is dropped and `base` records how much.
+ * Two representations keep every edit O(edit size): while text is only appended (nearly all
+ * output, including the CR of every CRLF, since moving the cursor changes nothing yet) the line is
+ * a list of string pieces; the first write behind the end converts it once into a code-point cell
+ * buffer that stays until the line completes. Columns are absolute code points; when the line
+ * outgrows `maxLength`, its head is dropped and `base` records how much.
  */
 export class TerminalLine implements PartialLine {
   readonly #maxLength: number
@@ -19,6 +22,8 @@ export class TerminalLine implements PartialLine {
   #cursor = 0
   #base = 0
   #cache: string | undefined
+  // UTF-8 bytes of the retained content while only appends happened; -1 once an edit made it unknown.
+  #bytes = 0
   // Append mode: pieces[#head..] hold columns [base, length); pieceLengths holds their code points.
   #pieces: string[] = []
   #pieceLengths: number[] = []
@@ -27,6 +32,8 @@ export class TerminalLine implements PartialLine {
   #editing = false
   #cells: Uint32Array = new Uint32Array(0)
   #shift = 0
+  // Scratch for turning cells back into a string.
+  #units: Uint16Array = new Uint16Array(0)
 
   /** @param maxLength - code points retained per line; a longer line keeps its tail. */
   constructor(maxLength: number) {
@@ -54,34 +61,16 @@ export class TerminalLine implements PartialLine {
     return this.#base
   }
 
-  /** Print `text` (which holds `codePoints` code points, no controls) at the cursor. */
-  write(text: string, codePoints: number): void {
+  /** Print `text` (`codePoints` code points, `bytes` UTF-8 bytes, no controls) at the cursor. */
+  write(text: string, codePoints: number, bytes: number): void {
     if (codePoints === 0) return
     this.#cache = undefined
     if (!this.#editing) {
-      if (codePoints > this.#maxLength) {
-        // Only the tail of an oversized run can survive, so skip its head without storing it.
-        const skipped = codePoints - this.#maxLength
-        text = dropCodePoints(text, skipped)
-        this.#length += skipped
-        this.#base = this.#length
-        this.#clearPieces()
-        codePoints = this.#maxLength
+      if (this.#cursor === this.#length) {
+        this.#append(text, codePoints, bytes)
+        return
       }
-      const last = this.#pieces.length - 1
-      if (codePoints === 1 && last >= this.#head && (this.#pieces[last] as string).length < 256) {
-        // Single characters from the slow path merge into the last piece instead of each taking a slot.
-        this.#pieces[last] += text
-        this.#pieceLengths[last] = (this.#pieceLengths[last] as number) + 1
-      } else {
-        this.#pieces.push(text)
-        this.#pieceLengths.push(codePoints)
-      }
-      this.#length += codePoints
-      this.#cursor = this.#length
-      const excess = this.#length - this.#base - this.#maxLength
-      if (excess > 0) this.#dropPieces(excess)
-      return
+      this.#enterEdit()
     }
     for (let index = 0; index < text.length; index++) {
       let point = text.charCodeAt(index)
@@ -98,7 +87,7 @@ export class TerminalLine implements PartialLine {
 
   /** Carriage return: the cursor goes to column 0 and later text overwrites the line from there. */
   carriageReturn(): void {
-    this.moveTo(0)
+    this.#cursor = 0
   }
 
   /**
@@ -108,7 +97,7 @@ export class TerminalLine implements PartialLine {
   backspace(): void {
     if (this.#cursor === 0) return
     if (this.#cursor < this.#length) {
-      this.moveTo(this.#cursor - 1)
+      this.#cursor -= 1
       return
     }
     this.#cache = undefined
@@ -120,16 +109,14 @@ export class TerminalLine implements PartialLine {
 
   /** Move the cursor to `column`, clamped to the line; moves never extend the line. */
   moveTo(column: number): void {
-    const target = Math.max(0, Math.min(this.#length, column))
-    if (target === this.#cursor) return
-    if (!this.#editing) this.#enterEdit()
-    this.#cursor = target
+    this.#cursor = Math.max(0, Math.min(this.#length, column))
   }
 
   /** Erase from the cursor to the end of the line (EL 0). */
   eraseToEnd(): void {
     if (this.#cursor >= this.#length) return
     this.#cache = undefined
+    if (!this.#editing) this.#truncatePieces(this.#cursor)
     this.#length = this.#cursor
     this.#clampBase()
   }
@@ -145,6 +132,13 @@ export class TerminalLine implements PartialLine {
     this.#reset()
     this.#number += 1
     return text
+  }
+
+  /** UTF-8 bytes of the retained content; free while the line was only appended to. */
+  utf8Length(): number {
+    if (this.#editing) return utf8Length(this.text())
+    if (this.#bytes < 0) this.#bytes = utf8Length(this.text())
+    return this.#bytes
   }
 
   /** Retained content of the line; cached until the next edit. */
@@ -187,6 +181,53 @@ export class TerminalLine implements PartialLine {
     return out
   }
 
+  #append(text: string, codePoints: number, bytes: number): void {
+    if (this.#bytes >= 0) this.#bytes += bytes
+    if (codePoints > this.#maxLength) {
+      // Only the tail of an oversized run can survive, so skip its head without storing it.
+      const skipped = codePoints - this.#maxLength
+      text = dropCodePoints(text, skipped)
+      this.#length += skipped
+      this.#base = this.#length
+      this.#bytes = -1
+      this.#clearPieces()
+      codePoints = this.#maxLength
+    }
+    const last = this.#pieces.length - 1
+    if (codePoints === 1 && last >= this.#head && (this.#pieces[last] as string).length < 256) {
+      // Single characters from the slow path merge into the last piece instead of each taking a slot.
+      this.#pieces[last] += text
+      this.#pieceLengths[last] = (this.#pieceLengths[last] as number) + 1
+    } else {
+      this.#pieces.push(text)
+      this.#pieceLengths.push(codePoints)
+    }
+    this.#length += codePoints
+    this.#cursor = this.#length
+    const excess = this.#length - this.#base - this.#maxLength
+    if (excess > 0) this.#dropPieces(excess)
+  }
+
+  /** Cut the pieces back to `column`, walking from the end so the cost is what is removed. */
+  #truncatePieces(column: number): void {
+    this.#bytes = -1
+    let size = this.#length
+    while (this.#pieces.length > this.#head && size > column) {
+      const last = this.#pieces.length - 1
+      const pieceSize = this.#pieceLengths[last] as number
+      if (size - pieceSize >= column) {
+        this.#pieces.pop()
+        this.#pieceLengths.pop()
+        size -= pieceSize
+      } else {
+        const keep = pieceSize - (size - column)
+        this.#pieces[last] = takeCodePoints(this.#pieces[last] as string, keep)
+        this.#pieceLengths[last] = keep
+        size = column
+      }
+    }
+  }
+
   /** After the line shrank into its dropped head nothing is retained; restart the cells there. */
   #clampBase(): void {
     if (this.#base <= this.#length) return
@@ -215,8 +256,10 @@ export class TerminalLine implements PartialLine {
   }
 
   #enterEdit(): void {
+    this.#bytes = -1
     const size = this.#length - this.#base
-    this.#cells = new Uint32Array(Math.max(MIN_CELLS, Math.min(size * 2, this.#maxLength + MIN_CELLS)))
+    const wanted = Math.max(MIN_CELLS, Math.min(size * 2, this.#maxLength + MIN_CELLS))
+    if (this.#cells.length < Math.max(size, MIN_CELLS)) this.#cells = new Uint32Array(wanted)
     let slot = 0
     for (let index = this.#head; index < this.#pieces.length; index++) {
       const piece = this.#pieces[index] as string
@@ -245,7 +288,8 @@ export class TerminalLine implements PartialLine {
   }
 
   #decodeCells(from: number, to: number): string {
-    const units = new Uint16Array((to - from) * 2)
+    if (this.#units.length < (to - from) * 2) this.#units = new Uint16Array((to - from) * 2)
+    const units = this.#units
     let size = 0
     for (let column = from; column < to; column++) {
       const point = this.#cells[column - this.#shift] as number
@@ -263,6 +307,7 @@ export class TerminalLine implements PartialLine {
   }
 
   #dropPieces(count: number): void {
+    this.#bytes = -1
     this.#base += count
     while (count > 0 && this.#head < this.#pieces.length) {
       const size = this.#pieceLengths[this.#head] as number
@@ -283,6 +328,7 @@ export class TerminalLine implements PartialLine {
   }
 
   #popPiece(): void {
+    this.#bytes = -1
     const last = this.#pieces.length - 1
     if (last < this.#head) return
     const piece = this.#pieces[last] as string
@@ -298,20 +344,40 @@ export class TerminalLine implements PartialLine {
   }
 
   #clearPieces(): void {
-    this.#pieces = []
-    this.#pieceLengths = []
+    // Most lines are one piece; pop() is much cheaper than truncating through `length`.
+    if (this.#pieces.length === 1) {
+      this.#pieces.pop()
+      this.#pieceLengths.pop()
+    } else if (this.#pieces.length > 1) {
+      this.#pieces.length = 0
+      this.#pieceLengths.length = 0
+    }
     this.#head = 0
   }
 
   #reset(): void {
     this.#cache = undefined
+    this.#bytes = 0
     this.#length = 0
     this.#cursor = 0
     this.#base = 0
     this.#shift = 0
     this.#editing = false
     this.#clearPieces()
+    // Buffers are reused from line to line, but one huge edited line should not pin its memory.
+    if (this.#cells.length > RETAINED_CELLS) this.#cells = new Uint32Array(0)
+    if (this.#units.length > RETAINED_CELLS * 2) this.#units = new Uint16Array(0)
   }
+}
+
+/** The first `count` code points of `text`. */
+function takeCodePoints(text: string, count: number): string {
+  let index = 0
+  while (count > 0 && index < text.length) {
+    index += isHighSurrogate(text.charCodeAt(index)) && isLowSurrogate(text.charCodeAt(index + 1)) ? 2 : 1
+    count -= 1
+  }
+  return text.slice(0, index)
 }
 
 /** `text` without its first `count` code points. */

@@ -2,8 +2,8 @@ const PREFIX = [0x31, 0x33, 0x33, 0x3b, 0x44] // "133;D"
 
 /**
  * Recognize the controlled prompt's OSC payload `133;D[;<status>[;…]]`.
- * Returns the exit status (null when absent or not a decimal integer), or undefined when the
- * payload is some other OSC.
+ * Returns the status field as a number (null when absent, not decimal, or longer than nine
+ * digits), or undefined when the payload is some other OSC.
  */
 export function parsePromptMarker(payload: Uint8Array, length: number): number | null | undefined {
   if (length < PREFIX.length) return undefined

@@ -1,6 +1,8 @@
 import { Buffer } from 'node:buffer'
+import { BROKEN, PENDING, sequenceLength, Utf8Decoder } from './decode'
 import { TerminalLine } from './line'
 import { parsePromptMarker } from './marker'
+import { TextBatch } from './text-batch'
 import type { PartialLine, PromptMarker, SanitizedChunk } from './types'
 
 /** Default code points retained of one unterminated line (its tail survives when it grows longer). */
@@ -24,7 +26,11 @@ const State = {
 type State = (typeof State)[keyof typeof State]
 
 const OSC_CAPACITY = 32
-const REPLACEMENT = '\uFFFD'
+const REPLACEMENT = 0xfffd
+/** C0 controls with an effect (BS, LF, VT, FF, CR, ESC); the rest vanish. */
+const RENDERED_C0: readonly boolean[] = Array.from({ length: 32 }, (_, byte) => [0x08, 0x0a, 0x0b, 0x0c, 0x0d, 0x1b].includes(byte))
+/** Runs shorter than this are batched; longer ones are decoded natively in one call. */
+const SHORT_RUN = 48
 const EMPTY: readonly never[] = Object.freeze([])
 
 /**
@@ -52,12 +58,9 @@ const EMPTY: readonly never[] = Object.freeze([])
  */
 export class TerminalSanitizer {
   readonly #line: TerminalLine
+  readonly #text: TextBatch
+  readonly #utf8 = new Utf8Decoder()
   #state: State = State.Ground
-  // Pending UTF-8 sequence: continuation bytes still needed, bits so far, allowed next-byte range.
-  #need = 0
-  #point = 0
-  #lower = 0x80
-  #upper = 0xbf
   // CSI: first numeric parameter (-1 = default), parameter index, and whether to ignore the sequence.
   #param = -1
   #paramIndex = 0
@@ -69,12 +72,14 @@ export class TerminalSanitizer {
   #overflow = false
   // Output of the chunk being processed.
   #lines: string[] = []
+  #sizes: number[] = []
   #clipped: number[] = []
   #markers: PromptMarker[] = []
 
   /** Creates a sanitizer at the start of a stream (column 0 of line 0, ground state). */
   constructor(options: TerminalSanitizerOptions = {}) {
     this.#line = new TerminalLine(options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH)
+    this.#text = new TextBatch(this.#line)
   }
 
   /** The live current line (shared by every chunk this sanitizer returns). */
@@ -90,7 +95,7 @@ export class TerminalSanitizer {
     const size = bytes.length
     let index = 0
     while (index < size) {
-      if (this.#state === State.Ground && this.#need === 0) {
+      if (this.#state === State.Ground && !this.#utf8.pending) {
         // Fast path: a run of printable ASCII, TAB and complete, valid, non-C1 UTF-8 sequences.
         const start = index
         let points = 0
@@ -99,16 +104,56 @@ export class TerminalSanitizer {
           const byte = bytes[index] as number
           if ((byte >= 0x20 && byte < 0x7f) || byte === 0x09) {
             index += 1
-          } else if (byte >= 0xc2) {
+          } else if (byte >= 0xc2 && byte <= 0xf4) {
             const length = sequenceLength(bytes, index, size)
-            if (length === 0) break
+            if (length <= 0 || (byte === 0xc2 && (bytes[index + 1] as number) < 0xa0)) break
             index += length
             multibyte = true
           } else break
           points += 1
         }
-        if (index > start) this.#line.write(buffer.toString(multibyte ? 'utf8' : 'latin1', start, index), points)
+        if (index > start) {
+          if (index - start < SHORT_RUN) this.#text.bytes(bytes, start, index, points)
+          else {
+            this.#text.flush()
+            this.#line.write(buffer.toString(multibyte ? 'utf8' : 'latin1', start, index), points, index - start)
+          }
+        }
         if (index >= size) break
+        // Then whatever ended the run, inline when it needs no state: line controls, CSI, bytes
+        // that vanish and invalid UTF-8. Everything else goes through the state machine below.
+        const byte = bytes[index] as number
+        if (byte === 0x0a || byte === 0x0d) {
+          this.#control(byte)
+          index += 1
+          continue
+        }
+        if (byte === 0x1b) {
+          if (index + 1 < size && bytes[index + 1] === 0x5b) {
+            this.#enterCsi()
+            index += 2
+          }
+        } else if (byte >= 0xc2 && byte <= 0xf4) {
+          const length = sequenceLength(bytes, index, size)
+          if (length !== 0) {
+            // Broken: one U+FFFD for its maximal subpart. Complete: a C1 control encoded in UTF-8.
+            if (length < 0) this.#text.point(REPLACEMENT)
+            index += Math.abs(length)
+            continue
+          }
+        } else if (byte >= 0xa0) {
+          this.#text.point(REPLACEMENT)
+          index += 1
+          continue
+        } else if ((byte >= 0x80 && byte !== 0x9b) || byte === 0x7f || (byte < 0x20 && !RENDERED_C0[byte])) {
+          index += 1
+          continue
+        }
+      }
+      if (this.#state === State.Csi) {
+        index = this.#scanCsi(bytes, index, size)
+        if (index >= size) break
+        if (this.#state !== State.Csi) continue
       }
       this.#byte(bytes[index] as number)
       index += 1
@@ -119,23 +164,23 @@ export class TerminalSanitizer {
   /** End of stream: an incomplete UTF-8 sequence becomes U+FFFD and any open sequence is dropped. */
   end(): SanitizedChunk {
     const firstLine = this.#line.number
-    if (this.#need > 0) {
-      this.#need = 0
-      this.#line.write(REPLACEMENT, 1)
-    }
+    if (this.#utf8.reset()) this.#text.point(REPLACEMENT)
     this.#state = State.Ground
     return this.#flush(firstLine)
   }
 
   #flush(firstLine: number): SanitizedChunk {
+    this.#text.flush()
     const chunk: SanitizedChunk = {
       lines: this.#lines,
+      sizes: this.#sizes,
       firstLine,
       clipped: this.#clipped.length === 0 ? EMPTY : this.#clipped,
       markers: this.#markers.length === 0 ? EMPTY : this.#markers,
       line: this.#line,
     }
     this.#lines = []
+    this.#sizes = []
     if (this.#clipped.length > 0) this.#clipped = []
     if (this.#markers.length > 0) this.#markers = []
     return chunk
@@ -175,47 +220,31 @@ export class TerminalSanitizer {
 
   /** Ground state: returns false when the byte must be reprocessed (it broke a UTF-8 sequence). */
   #ground(byte: number): boolean {
-    if (this.#need > 0) {
-      if (byte >= this.#lower && byte <= this.#upper) {
-        this.#point = (this.#point << 6) | (byte & 0x3f)
-        this.#lower = 0x80
-        this.#upper = 0xbf
-        if (--this.#need === 0) this.#codePoint(this.#point)
-        return true
+    if (this.#utf8.pending) {
+      const point = this.#utf8.next(byte)
+      if (point === BROKEN) {
+        this.#text.point(REPLACEMENT)
+        return false
       }
-      this.#need = 0
-      this.#line.write(REPLACEMENT, 1)
-      return false
+      // C1 controls encoded in UTF-8 (U+0080–U+009F) are dropped, not interpreted.
+      if (point !== PENDING && (point < 0x80 || point > 0x9f)) {
+        this.#text.point(point)
+      }
+      return true
     }
     if (byte < 0x20 || byte === 0x7f) {
       if (byte === 0x1b) this.#state = State.Escape
       else this.#control(byte)
     } else if (byte < 0x80) {
-      this.#line.write(String.fromCharCode(byte), 1)
+      this.#text.point(byte)
     } else if (byte < 0xa0) {
       this.#c1(byte)
     } else if (byte < 0xc2 || byte > 0xf4) {
-      this.#line.write(REPLACEMENT, 1)
-    } else if (byte < 0xe0) {
-      this.#start(1, byte & 0x1f, 0x80, 0xbf)
-    } else if (byte < 0xf0) {
-      this.#start(2, byte & 0x0f, byte === 0xe0 ? 0xa0 : 0x80, byte === 0xed ? 0x9f : 0xbf)
+      this.#text.point(REPLACEMENT)
     } else {
-      this.#start(3, byte & 0x07, byte === 0xf0 ? 0x90 : 0x80, byte === 0xf4 ? 0x8f : 0xbf)
+      this.#utf8.start(byte)
     }
     return true
-  }
-
-  #start(need: number, bits: number, lower: number, upper: number): void {
-    this.#need = need
-    this.#point = bits
-    this.#lower = lower
-    this.#upper = upper
-  }
-
-  #codePoint(point: number): void {
-    if (point >= 0x80 && point <= 0x9f) return
-    this.#line.write(String.fromCodePoint(point), 1)
   }
 
   /** C0 controls and DEL: executed in every state except inside control strings. */
@@ -227,13 +256,15 @@ export class TerminalSanitizer {
         this.#newline()
         break
       case 0x0d:
+        this.#text.flush()
         this.#line.carriageReturn()
         break
       case 0x08:
+        this.#text.flush()
         this.#line.backspace()
         break
       case 0x09:
-        this.#line.write('\t', 1)
+        this.#text.point(0x09)
         break
       default:
       // BEL, NUL, SO/SI and the other C0 controls have no rendered form.
@@ -304,6 +335,24 @@ export class TerminalSanitizer {
     this.#ignore = false
   }
 
+  /** Consume CSI parameter bytes and the final byte in a tight loop; returns the next index. */
+  #scanCsi(bytes: Uint8Array, index: number, size: number): number {
+    while (index < size) {
+      const byte = bytes[index] as number
+      if (byte >= 0x30 && byte <= 0x39) {
+        if (this.#paramIndex === 0) this.#param = Math.min(Math.max(this.#param, 0) * 10 + (byte - 0x30), 1e6)
+      } else if (byte === 0x3b) {
+        this.#paramIndex += 1
+      } else if (byte >= 0x40 && byte <= 0x7e) {
+        this.#state = State.Ground
+        if (!this.#ignore) this.#dispatchCsi(byte)
+        return index + 1
+      } else return index
+      index += 1
+    }
+    return index
+  }
+
   #csi(byte: number): boolean {
     if (byte >= 0x40 && byte <= 0x7e) {
       this.#state = State.Ground
@@ -331,6 +380,10 @@ export class TerminalSanitizer {
   #dispatchCsi(final: number): void {
     const line = this.#line
     const count = Math.max(this.#param, 1)
+    // Only the line-editing finals touch the line; everything batched must land before them.
+    if (final === 0x4b || final === 0x47 || final === 0x60 || final === 0x43 || final === 0x61 || final === 0x44) {
+      this.#text.flush()
+    }
     switch (final) {
       case 0x4b: // EL: erase in line
         if (this.#param <= 0) line.eraseToEnd()
@@ -377,41 +430,14 @@ export class TerminalSanitizer {
     if (!this.#osc || this.#overflow) return
     const status = parsePromptMarker(this.#payload, this.#payloadLength)
     if (status === undefined) return
+    this.#text.flush()
     this.#markers.push({ line: this.#line.number, column: this.#line.cursor, status })
   }
 
   #newline(): void {
+    this.#text.flush()
     if (this.#line.base > 0) this.#clipped.push(this.#lines.length)
+    this.#sizes.push(this.#line.utf8Length())
     this.#lines.push(this.#line.complete())
   }
-}
-
-/**
- * Length of the complete, valid UTF-8 sequence at `index`, or 0 when it is invalid, incomplete in
- * this chunk, or encodes a C1 control (those go through the byte-wise path).
- */
-function sequenceLength(bytes: Uint8Array, index: number, size: number): number {
-  const lead = bytes[index] as number
-  if (lead < 0xe0) {
-    if (index + 1 >= size) return 0
-    const next = bytes[index + 1] as number
-    if (next < 0x80 || next > 0xbf || (lead === 0xc2 && next < 0xa0)) return 0
-    return 2
-  }
-  if (lead < 0xf0) {
-    if (index + 2 >= size) return 0
-    const next = bytes[index + 1] as number
-    if (next < (lead === 0xe0 ? 0xa0 : 0x80) || next > (lead === 0xed ? 0x9f : 0xbf)) return 0
-    if (!isContinuation(bytes[index + 2] as number)) return 0
-    return 3
-  }
-  if (lead > 0xf4 || index + 3 >= size) return 0
-  const next = bytes[index + 1] as number
-  if (next < (lead === 0xf0 ? 0x90 : 0x80) || next > (lead === 0xf4 ? 0x8f : 0xbf)) return 0
-  if (!isContinuation(bytes[index + 2] as number) || !isContinuation(bytes[index + 3] as number)) return 0
-  return 4
-}
-
-function isContinuation(byte: number): boolean {
-  return byte >= 0x80 && byte <= 0xbf
 }

@@ -89,20 +89,41 @@ export class ScrollbackRing {
 
   /** Take the completed lines of a sanitized chunk and follow its live current line. */
   append(chunk: SanitizedChunk): void {
-    const { lines, clipped } = chunk
-    let next = clipped.length === 0 ? -1 : (clipped[0] as number)
-    let clip = 0
-    for (let index = 0; index < lines.length; index++) {
-      const isClipped = index === next
-      if (isClipped) next = clip + 1 < clipped.length ? (clipped[++clip] as number) : -1
-      this.push(lines[index] as string, isClipped)
-    }
+    const { lines, sizes, clipped } = chunk
     this.#partial = chunk.line
+    const count = lines.length
+    // Under a flood most lines of a chunk cannot survive: the ring ends up holding the longest
+    // suffix that fits, so find where that suffix starts within the chunk, walking from the end.
+    let from = count
+    let bytes = 0
+    while (from > 0 && count - from < this.#maxLines) {
+      const cost = Math.min((sizes[from - 1] as number) + 1, this.#maxBytes)
+      if (bytes + cost > this.#maxBytes) break
+      bytes += cost
+      from -= 1
+    }
+    if (from > 0) {
+      this.#first += this.#count + from
+      this.#texts.fill(undefined)
+      this.#start = 0
+      this.#count = 0
+      this.#bytes = 0
+    }
+    let next = 0
+    while (next < clipped.length && (clipped[next] as number) < from) next += 1
+    for (let index = from; index < count; index++) {
+      const isClipped = next < clipped.length && clipped[next] === index
+      if (isClipped) next += 1
+      this.#store(lines[index] as string, sizes[index] as number, isClipped)
+    }
   }
 
   /** Append one completed line; `clipped` marks a line whose head was already lost upstream. */
   push(text: string, clipped = false): void {
-    let size = utf8Length(text)
+    this.#store(text, utf8Length(text), clipped)
+  }
+
+  #store(text: string, size: number, clipped: boolean): void {
     if (size + 1 > this.#maxBytes) {
       text = keepUtf8Tail(text, this.#maxBytes - 1)
       size = utf8Length(text)
@@ -143,7 +164,7 @@ export class ScrollbackRing {
       let clipped: boolean
       if (number === completed && partial) {
         text = partial.text()
-        size = utf8Length(text)
+        size = partial.utf8Length()
         clipped = partial.base > 0
       } else {
         const slot = (this.#start + number - this.#first) % this.#texts.length

@@ -1,5 +1,6 @@
 import type { PartialLine, SanitizedChunk } from './types'
-import { dropUtf8Head, keepUtf8Tail, utf8Length } from './utf8'
+import { LineQueue } from './line-queue'
+import { keepUtf8Tail, utf8Length } from './utf8'
 
 /** One consumed slice of a send's output. */
 export interface SendOutputRead {
@@ -25,8 +26,8 @@ interface Seen {
 }
 
 /**
- * Output of one send: a byte-bounded queue that keeps the newest output, read through a consuming
- * cursor. Appending costs O(new lines); trimming the head costs O(trimmed bytes).
+ * Output of one send: a byte-bounded {@link LineQueue} that keeps the newest output, read through a
+ * consuming cursor. Appending a chunk costs O(1) plus O(1) per line it pushes out.
  *
  * The send owns what it caused: text already on the cursor's line when the send began (the prompt)
  * is not repeated. The current line may still be rewritten by a carriage return; when a reader has
@@ -36,12 +37,8 @@ interface Seen {
 export class SendOutputBuffer {
   readonly #line: PartialLine
   readonly #maxBytes: number
-  #pieces: string[] = []
-  #sizes: number[] = []
-  #head = 0
-  #bytes = 0
+  readonly #queue: LineQueue
   #seen: Seen | undefined
-  #lost = 0
   #clipped = false
   #lostTotal = 0
   #settled = false
@@ -54,12 +51,13 @@ export class SendOutputBuffer {
     if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) throw new RangeError('maxBytes must be a positive integer')
     this.#line = line
     this.#maxBytes = maxBytes
+    this.#queue = new LineQueue(maxBytes)
     if (line.length > 0) this.#seen = { number: line.number, text: line.text(), shown: false }
   }
 
   /** UTF-8 bytes of this send's output dropped so far (before any reader saw them). */
   get lostBytes(): number {
-    return this.#lostTotal
+    return this.#lostTotal + this.#queue.lost
   }
 
   /** True after {@link SendOutputBuffer.settle}; a settled send takes no more output. */
@@ -69,12 +67,11 @@ export class SendOutputBuffer {
 
   /** Take the lines a sanitized chunk completed. Ignored once settled. */
   append(chunk: SanitizedChunk): void {
-    if (this.#settled) return
-    const { lines, clipped, firstLine } = chunk
-    for (let index = 0; index < lines.length; index++) {
-      this.#enqueue(this.#render(firstLine + index, lines[index] as string) + '\n')
-    }
-    if (clipped.length > 0) this.#clipped = true
+    if (this.#settled || chunk.lines.length === 0) return
+    if (chunk.clipped.length > 0) this.#clipped = true
+    const original = chunk.lines[0] as string
+    const first = this.#render(chunk.firstLine, original)
+    this.#queue.push(chunk.lines, chunk.sizes, first === original ? undefined : first)
   }
 
   /** Consume the output since the previous read, including the current line as it stands now. */
@@ -90,20 +87,18 @@ export class SendOutputBuffer {
       this.#seen = { number: line.number, text, shown }
       if (line.base > 0) this.#clipped = true
     }
-    let delta = this.#pieces.length - this.#head === 1 ? (this.#pieces[this.#head] as string) : this.#pieces.slice(this.#head).join('')
-    delta += current
-    let truncated = this.#lost > 0 || this.#clipped
-    if (current.length > 0 && delta.length > this.#maxBytes / 3 && utf8Length(delta) > this.#maxBytes) {
-      const kept = keepUtf8Tail(delta, this.#maxBytes)
-      this.#lostTotal += utf8Length(delta) - utf8Length(kept)
-      delta = kept
-      truncated = true
+    const lost = this.#queue.lost
+    this.#lostTotal += lost
+    let delta = this.#queue.take() + current
+    let truncated = lost > 0 || this.#clipped
+    if (current.length > 0 && delta.length * 3 > this.#maxBytes) {
+      const size = utf8Length(delta)
+      if (size > this.#maxBytes) {
+        delta = keepUtf8Tail(delta, this.#maxBytes)
+        this.#lostTotal += size - utf8Length(delta)
+        truncated = true
+      }
     }
-    this.#pieces = []
-    this.#sizes = []
-    this.#head = 0
-    this.#bytes = 0
-    this.#lost = 0
     this.#clipped = false
     return { delta, truncated }
   }
@@ -123,37 +118,5 @@ export class SendOutputBuffer {
     this.#seen = undefined
     if (text.startsWith(seen.text)) return text.slice(seen.text.length)
     return seen.shown ? '\n' + text : text
-  }
-
-  #enqueue(piece: string): void {
-    const size = utf8Length(piece)
-    this.#pieces.push(piece)
-    this.#sizes.push(size)
-    this.#bytes += size
-    while (this.#bytes > this.#maxBytes) {
-      const over = this.#bytes - this.#maxBytes
-      const first = this.#sizes[this.#head] as number
-      if (first <= over) {
-        this.#drop(first)
-        this.#pieces[this.#head] = ''
-        this.#head += 1
-      } else {
-        const cut = dropUtf8Head(this.#pieces[this.#head] as string, over)
-        this.#pieces[this.#head] = cut.text
-        this.#sizes[this.#head] = first - cut.removed
-        this.#drop(cut.removed)
-      }
-    }
-    if (this.#head > 64 && this.#head * 2 > this.#pieces.length) {
-      this.#pieces = this.#pieces.slice(this.#head)
-      this.#sizes = this.#sizes.slice(this.#head)
-      this.#head = 0
-    }
-  }
-
-  #drop(bytes: number): void {
-    this.#bytes -= bytes
-    this.#lost += bytes
-    this.#lostTotal += bytes
   }
 }

@@ -26,6 +26,8 @@ export interface PartialLine {
   readonly base: number
   /** Retained content of the line. Cached until the next edit, so repeated calls are cheap. */
   text(): string
+  /** UTF-8 bytes of the retained content. */
+  utf8Length(): number
   /** The last `count` code points of the retained content (fewer when it is shorter). */
   tail(count: number): string
 }
@@ -37,6 +39,8 @@ export interface PartialLine {
 export interface SanitizedChunk {
   /** Lines completed by this chunk, oldest first, without their newline. */
   readonly lines: readonly string[]
+  /** UTF-8 bytes of each line in `lines`, so consumers need not measure them again. */
+  readonly sizes: readonly number[]
   /** Absolute number of `lines[0]` (equal to the line count before this chunk). */
   readonly firstLine: number
   /** Indexes into `lines` of lines whose head was dropped by the line cap (usually empty). */

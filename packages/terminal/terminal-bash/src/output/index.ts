@@ -1,0 +1,7 @@
+export { parsePromptMarker } from './marker'
+export { PromptTracker } from './prompt'
+export { DEFAULT_MAX_LINE_LENGTH, TerminalSanitizer, type TerminalSanitizerOptions } from './sanitizer'
+export { ScrollbackRing, type ScrollbackOptions, type ScrollbackPage, type ScrollbackReadRequest } from './scrollback'
+export { SendOutputBuffer, type SendOutputRead, type SendOutputResult } from './send-buffer'
+export type { PartialLine, PromptMarker, SanitizedChunk } from './types'
+export { dropUtf8Head, keepUtf8Tail, utf8Length, type Utf8Cut } from './utf8'
