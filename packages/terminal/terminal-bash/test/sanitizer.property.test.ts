@@ -1,6 +1,7 @@
 import { Buffer } from 'node:buffer'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { TerminalSanitizer } from '../src/output'
 import { raw, render, utf8 } from './helpers'
 
 const text = (value: string) => fc.constant(utf8(value))
@@ -100,6 +101,20 @@ describe('TerminalSanitizer properties', () => {
         const out = render([input]).text
         expect(out).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/)
         expect(out).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/)
+      }),
+      { numRuns: 500 },
+    )
+  })
+
+  it('reports the UTF-8 size of every line it completes, and of the current line', () => {
+    fc.assert(
+      fc.property(stream, cuts, fc.option(fc.integer({ min: 1, max: 12 }), { nil: undefined }), (input, fractions, maxLineLength) => {
+        const sanitizer = new TerminalSanitizer(maxLineLength === undefined ? {} : { maxLineLength })
+        for (const part of split(input, fractions)) {
+          const chunk = sanitizer.write(part)
+          expect(chunk.sizes).toEqual(chunk.lines.map((line) => Buffer.byteLength(line)))
+          expect(sanitizer.line.utf8Length()).toBe(Buffer.byteLength(sanitizer.line.text()))
+        }
       }),
       { numRuns: 500 },
     )

@@ -241,6 +241,27 @@ describe('TerminalSanitizer: prompt markers', () => {
   })
 })
 
+describe('TerminalSanitizer: batching', () => {
+  it('renders runs around the batching threshold and beyond the batch capacity the same way', () => {
+    for (const length of [1, 47, 48, 49, 4095, 4096, 4097, 10_000]) {
+      const text = 'x'.repeat(length)
+      expect(render([text + '\n']).text).toBe(text + '\n')
+      expect(render([[...text].join('\x1b[m') + '\n']).text).toBe(text + '\n')
+    }
+  })
+
+  it('renders long stretches of characters decoded one by one', () => {
+    expect(clean('\xff'.repeat(5000) + '\n')).toBe('\uFFFD'.repeat(5000) + '\n')
+    const emoji = utf8('😀'.repeat(3000))
+    expect(render([...emoji].map((byte) => Uint8Array.of(byte))).text).toBe('😀'.repeat(3000))
+  })
+
+  it('keeps batched text and line edits in order', () => {
+    // "ab�c", CR, "X�" over the start, two steps left, "Y" at column 0, erase to the end, "z".
+    expect(clean('ab\xffc\rX\xff\b\bY\x1b[Kz\n')).toBe('Yz\n')
+  })
+})
+
 describe('TerminalSanitizer: bounds', () => {
   it('swallows an unterminated OSC without keeping it, and recovers at BEL', () => {
     const sanitizer = new TerminalSanitizer()

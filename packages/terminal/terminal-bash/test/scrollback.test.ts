@@ -111,6 +111,33 @@ describe('ScrollbackRing paging', () => {
 })
 
 describe('ScrollbackRing properties', () => {
+  it('takes chunks exactly as it takes the same lines one by one, floods included', () => {
+    const text = fc.string({ unit: fc.constantFrom('a', 'é', '😀', '\r\n', '\n', '\r', 'long line '), maxLength: 200 })
+    fc.assert(
+      fc.property(
+        fc.array(text, { maxLength: 8 }),
+        fc.integer({ min: 1, max: 12 }),
+        fc.integer({ min: 1, max: 80 }),
+        fc.option(fc.integer({ min: 1, max: 10 }), { nil: undefined }),
+        (chunks, maxLines, maxBytes, maxLineLength) => {
+          const sanitizer = new TerminalSanitizer(maxLineLength === undefined ? {} : { maxLineLength })
+          const byChunk = new ScrollbackRing({ maxLines, maxBytes })
+          const byLine = new ScrollbackRing({ maxLines, maxBytes })
+          // The final newline empties the current line, which only the chunk-fed ring would show.
+          for (const chunk of [...chunks, '\n']) {
+            const out = sanitizer.write(utf8(chunk))
+            byChunk.append(out)
+            out.lines.forEach((line, index) => byLine.push(line, out.clipped.includes(index)))
+          }
+          expect(byChunk.droppedLines).toBe(byLine.droppedLines)
+          expect(byChunk.retainedBytes).toBe(byLine.retainedBytes)
+          expect(byChunk.read({ count: 100, maxBytes: 1000 })).toEqual(byLine.read({ count: 100, maxBytes: 1000 }))
+        },
+      ),
+      { numRuns: 500 },
+    )
+  })
+
   const line = fc.string({ unit: fc.constantFrom('a', 'é', '漢', '😀'), maxLength: 12 })
 
   it('returns exactly the retained lines of the requested window, within every cap', () => {
@@ -157,3 +184,4 @@ describe('ScrollbackRing properties', () => {
     )
   })
 })
+

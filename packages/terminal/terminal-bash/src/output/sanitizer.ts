@@ -1,4 +1,5 @@
 import { Buffer } from 'node:buffer'
+import { CsiReader } from './csi'
 import { BROKEN, PENDING, sequenceLength, Utf8Decoder } from './decode'
 import { TerminalLine } from './line'
 import { parsePromptMarker } from './marker'
@@ -61,10 +62,7 @@ export class TerminalSanitizer {
   readonly #text: TextBatch
   readonly #utf8 = new Utf8Decoder()
   #state: State = State.Ground
-  // CSI: first numeric parameter (-1 = default), parameter index, and whether to ignore the sequence.
-  #param = -1
-  #paramIndex = 0
-  #ignore = false
+  readonly #csi: CsiReader
   // Control string: OSC payload is kept (bounded) because it may be a prompt marker.
   #osc = false
   readonly #payload = new Uint8Array(OSC_CAPACITY)
@@ -80,6 +78,7 @@ export class TerminalSanitizer {
   constructor(options: TerminalSanitizerOptions = {}) {
     this.#line = new TerminalLine(options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH)
     this.#text = new TextBatch(this.#line)
+    this.#csi = new CsiReader(this.#line, this.#text)
   }
 
   /** The live current line (shared by every chunk this sanitizer returns). */
@@ -151,9 +150,12 @@ export class TerminalSanitizer {
         }
       }
       if (this.#state === State.Csi) {
-        index = this.#scanCsi(bytes, index, size)
+        index = this.#csi.scan(bytes, index, size)
+        if (this.#csi.ended) {
+          this.#state = State.Ground
+          continue
+        }
         if (index >= size) break
-        if (this.#state !== State.Csi) continue
       }
       this.#byte(bytes[index] as number)
       index += 1
@@ -200,7 +202,7 @@ export class TerminalSanitizer {
           if (this.#intermediate(byte)) return
           break
         case State.Csi:
-          if (this.#csi(byte)) return
+          if (this.#csiControl(byte)) return
           break
         case State.String:
           this.#string(byte)
@@ -330,40 +332,13 @@ export class TerminalSanitizer {
 
   #enterCsi(): void {
     this.#state = State.Csi
-    this.#param = -1
-    this.#paramIndex = 0
-    this.#ignore = false
+    this.#csi.start()
   }
 
-  /** Consume CSI parameter bytes and the final byte in a tight loop; returns the next index. */
-  #scanCsi(bytes: Uint8Array, index: number, size: number): number {
-    while (index < size) {
-      const byte = bytes[index] as number
-      if (byte >= 0x30 && byte <= 0x39) {
-        if (this.#paramIndex === 0) this.#param = Math.min(Math.max(this.#param, 0) * 10 + (byte - 0x30), 1e6)
-      } else if (byte === 0x3b) {
-        this.#paramIndex += 1
-      } else if (byte >= 0x40 && byte <= 0x7e) {
-        this.#state = State.Ground
-        if (!this.#ignore) this.#dispatchCsi(byte)
-        return index + 1
-      } else return index
-      index += 1
-    }
-    return index
-  }
-
-  #csi(byte: number): boolean {
-    if (byte >= 0x40 && byte <= 0x7e) {
-      this.#state = State.Ground
-      if (!this.#ignore) this.#dispatchCsi(byte)
-    } else if (byte >= 0x30 && byte <= 0x39) {
-      if (this.#paramIndex === 0) this.#param = Math.min(Math.max(this.#param, 0) * 10 + (byte - 0x30), 1e6)
-    } else if (byte === 0x3b || byte === 0x3a) {
-      this.#paramIndex += 1
-    } else if (byte >= 0x20 && byte <= 0x3f) {
-      // Private markers (< = > ?) and intermediates select variants this renderer does not model.
-      this.#ignore = true
+  /** A byte in CSI state: sequence bytes go to the reader; controls are executed meanwhile. */
+  #csiControl(byte: number): boolean {
+    if (byte >= 0x20 && byte <= 0x7e) {
+      if (this.#csi.feed(byte)) this.#state = State.Ground
     } else if (byte >= 0x80) {
       this.#state = State.Ground
       return false
@@ -375,34 +350,6 @@ export class TerminalSanitizer {
       this.#control(byte)
     }
     return true
-  }
-
-  #dispatchCsi(final: number): void {
-    const line = this.#line
-    const count = Math.max(this.#param, 1)
-    // Only the line-editing finals touch the line; everything batched must land before them.
-    if (final === 0x4b || final === 0x47 || final === 0x60 || final === 0x43 || final === 0x61 || final === 0x44) {
-      this.#text.flush()
-    }
-    switch (final) {
-      case 0x4b: // EL: erase in line
-        if (this.#param <= 0) line.eraseToEnd()
-        else if (this.#param === 2) line.eraseLine()
-        break
-      case 0x47: // CHA: cursor horizontal absolute
-      case 0x60: // HPA
-        line.moveTo(count - 1)
-        break
-      case 0x43: // CUF: cursor forward
-      case 0x61: // HPR
-        line.moveTo(line.cursor + count)
-        break
-      case 0x44: // CUB: cursor backward
-        line.moveTo(line.cursor - count)
-        break
-      default:
-      // Colors, modes, vertical moves and the rest are stripped without effect.
-    }
   }
 
   #enterString(osc: boolean): void {

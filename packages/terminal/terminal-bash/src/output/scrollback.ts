@@ -97,7 +97,8 @@ export class ScrollbackRing {
     let from = count
     let bytes = 0
     while (from > 0 && count - from < this.#maxLines) {
-      const cost = Math.min((sizes[from - 1] as number) + 1, this.#maxBytes)
+      let cost = (sizes[from - 1] as number) + 1
+      if (cost > this.#maxBytes) cost = utf8Length(keepUtf8Tail(lines[from - 1] as string, this.#maxBytes - 1)) + 1
       if (bytes + cost > this.#maxBytes) break
       bytes += cost
       from -= 1

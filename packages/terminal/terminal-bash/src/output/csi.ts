@@ -1,0 +1,95 @@
+import type { TerminalLine } from './line'
+import type { TextBatch } from './text-batch'
+
+/**
+ * Reads the parameter, intermediate and final bytes (0x20–0x7E) of one CSI sequence and applies
+ * the few that edit a line: EL (`K`, modes 0 and 2), CHA/HPA (`G`, `` ` ``), CUF/HPR (`C`, `a`),
+ * CUB (`D`). Only the first numeric parameter matters to those; private markers (`<=>?`) and
+ * intermediates select variants a line renderer does not model, so such sequences do nothing.
+ * Colors, modes and vertical moves are stripped without effect. State is three numbers.
+ */
+export class CsiReader {
+  readonly #line: TerminalLine
+  readonly #text: TextBatch
+  #param = -1
+  #paramIndex = 0
+  #ignore = false
+  #ended = false
+
+  /** @param line - the line edited by dispatched sequences; `text` is flushed into it first. */
+  constructor(line: TerminalLine, text: TextBatch) {
+    this.#line = line
+    this.#text = text
+  }
+
+  /** Whether the final byte of the current sequence has been read. */
+  get ended(): boolean {
+    return this.#ended
+  }
+
+  /** Begin a sequence after `ESC [` or 0x9B. */
+  start(): void {
+    this.#param = -1
+    this.#paramIndex = 0
+    this.#ignore = false
+    this.#ended = false
+  }
+
+  /**
+   * Read from `bytes[index..]` up to and including the final byte (then {@link CsiReader.ended}),
+   * or up to any byte outside 0x20–0x7E. Returns the index of the first byte not consumed.
+   */
+  scan(bytes: Uint8Array, index: number, size: number): number {
+    while (index < size) {
+      const byte = bytes[index] as number
+      if (byte < 0x20 || byte > 0x7e) return index
+      index += 1
+      if (this.feed(byte)) return index
+    }
+    return index
+  }
+
+  /** One byte 0x20–0x7E; returns true when it was the final byte (and applies the sequence). */
+  feed(byte: number): boolean {
+    if (byte >= 0x40) {
+      this.#ended = true
+      if (!this.#ignore) this.#dispatch(byte)
+      return true
+    }
+    if (byte >= 0x30 && byte <= 0x39) {
+      if (this.#paramIndex === 0) this.#param = Math.min(Math.max(this.#param, 0) * 10 + (byte - 0x30), 1e6)
+    } else if (byte === 0x3b || byte === 0x3a) {
+      this.#paramIndex += 1
+    } else {
+      this.#ignore = true
+    }
+    return false
+  }
+
+  #dispatch(final: number): void {
+    const line = this.#line
+    const count = Math.max(this.#param, 1)
+    switch (final) {
+      case 0x4b: // EL: erase in line (mode 1, erase to the start, leaves blanks and is not modelled)
+        this.#text.flush()
+        if (this.#param <= 0) line.eraseToEnd()
+        else if (this.#param === 2) line.eraseLine()
+        break
+      case 0x47: // CHA: cursor horizontal absolute
+      case 0x60: // HPA
+        this.#text.flush()
+        line.moveTo(count - 1)
+        break
+      case 0x43: // CUF: cursor forward
+      case 0x61: // HPR
+        this.#text.flush()
+        line.moveTo(line.cursor + count)
+        break
+      case 0x44: // CUB: cursor backward
+        this.#text.flush()
+        line.moveTo(line.cursor - count)
+        break
+      default:
+    }
+  }
+}
