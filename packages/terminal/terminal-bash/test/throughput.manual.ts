@@ -30,6 +30,9 @@ function run(name: string, input: Buffer, chunkSize: number): void {
   const ring = new ScrollbackRing({ maxLines: 10_000, maxBytes: 4 * MiB })
   const send = new SendOutputBuffer(sanitizer.line, 256 * 1024)
   const heapBefore = process.memoryUsage().heapUsed
+  const rssBefore = process.memoryUsage.rss()
+  let rssPeak = rssBefore
+  let chunks = 0
   const cpuBefore = process.cpuUsage()
   const started = performance.now()
   for (let offset = 0; offset < input.length; offset += chunkSize) {
@@ -37,6 +40,7 @@ function run(name: string, input: Buffer, chunkSize: number): void {
     tracker.update(chunk)
     ring.append(chunk)
     send.append(chunk)
+    if (++chunks % 64 === 0) rssPeak = Math.max(rssPeak, process.memoryUsage.rss())
   }
   const result = send.settle()
   const seconds = (performance.now() - started) / 1000
@@ -48,7 +52,8 @@ function run(name: string, input: Buffer, chunkSize: number): void {
     `${name.padEnd(38)} chunk ${String(chunkSize).padStart(6)}  ${(input.length / MiB).toFixed(1)} MiB in ${seconds.toFixed(3)} s` +
       ` = ${rate.toFixed(1).padStart(6)} MiB/s wall, ${cpuRate.toFixed(1).padStart(6)} MiB/s cpu` +
       `  ready=${tracker.ready} ring=${ring.retainedLines} lines/${(ring.retainedBytes / MiB).toFixed(2)} MiB` +
-      ` viewport=${(Buffer.byteLength(result.viewport) / 1024).toFixed(0)} KiB heapΔ=${((heapAfter - heapBefore) / MiB).toFixed(1)} MiB`,
+      ` viewport=${(Buffer.byteLength(result.viewport) / 1024).toFixed(0)} KiB heapΔ=${((heapAfter - heapBefore) / MiB).toFixed(1)} MiB` +
+      ` peak rssΔ=${((rssPeak - rssBefore) / MiB).toFixed(1)} MiB`,
   )
 }
 

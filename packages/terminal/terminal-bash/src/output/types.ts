@@ -34,7 +34,8 @@ export interface PartialLine {
 
 /**
  * What one chunk of PTY bytes did to the rendered output: the lines it completed (final, no
- * newline), the live current line, and the prompt markers it contained, in order.
+ * newline), the live current line, and the prompt markers it contained, in order. The arrays are
+ * fresh for every chunk and never change afterwards, so consumers may keep them by reference.
  */
 export interface SanitizedChunk {
   /** Lines completed by this chunk, oldest first, without their newline. */
