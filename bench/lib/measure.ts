@@ -1,0 +1,25 @@
+/** Milliseconds elapsed while `run` executes (monotonic clock). */
+export async function timed(run: () => unknown): Promise<number> {
+  const start = performance.now()
+  await run()
+  return performance.now() - start
+}
+
+/** Run `iteration` `warmup` times unmeasured, then collect one sample per run (what it returns). */
+export async function collect(count: number, iteration: () => Promise<number>, warmup = 2): Promise<number[]> {
+  for (let i = 0; i < warmup; i++) await iteration()
+  const samples: number[] = []
+  for (let i = 0; i < count; i++) samples.push(await iteration())
+  return samples
+}
+
+/** Poll `probe` until it is truthy or `timeoutMs` passed (then throw). Benches never sleep blindly. */
+export async function until<T>(probe: () => T | undefined | false, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = performance.now() + timeoutMs
+  for (let delay = 1; ; delay = Math.min(delay * 2, 20)) {
+    const value = probe()
+    if (value !== undefined && value !== false) return value
+    if (performance.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, delay))
+  }
+}

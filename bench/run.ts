@@ -1,0 +1,28 @@
+// `pnpm bench [name…]`: run every suite in bench/suites/ (or the named ones) and print one table
+// per suite. Each suite measures its own raw floor in the same run, so ratios compare like with like.
+import { readdirSync } from 'node:fs'
+import { cpus } from 'node:os'
+import { pathToFileURL } from 'node:url'
+import { renderTable } from './lib/table'
+import type { BenchRow, Suite } from './lib/types'
+
+const suitesDir = new URL('./suites/', import.meta.url)
+const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'))
+
+console.log(`# dsh-terminal bench — node ${process.version}, ${process.platform}/${process.arch}, ${cpus().length} cpu(s), ${new Date().toISOString()}\n`)
+
+let failed = false
+for (const file of readdirSync(suitesDir).filter((name) => name.endsWith('.ts')).sort()) {
+  const module = (await import(pathToFileURL(new URL(file, suitesDir).pathname).href)) as Record<string, unknown>
+  for (const [name, suite] of Object.entries(module)) {
+    if (typeof suite !== 'function' || (wanted.length > 0 && !wanted.includes(name))) continue
+    try {
+      const rows: BenchRow[] = await (suite as Suite)()
+      console.log(`${renderTable(name, rows)}\n`)
+    } catch (error) {
+      failed = true
+      console.error(`## ${name}\n\nfailed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+    }
+  }
+}
+process.exitCode = failed ? 1 : 0

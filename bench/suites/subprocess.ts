@@ -1,0 +1,229 @@
+// The terminal primitive: open, foreground inspection and teardown through dsh-subprocess-local,
+// each next to the bare node-pty operation measured in the same run.
+import { execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { Context } from '@deepseek-ai/cordis'
+import type { SubprocessTerminalHandle } from '../../packages/subprocess/subprocess/src/index'
+import * as local from '../../packages/subprocess/subprocess-local/src/index'
+import { collect, timed, until } from '../lib/measure'
+import type { BenchRow } from '../lib/types'
+
+/** The slice of node-pty the floor uses (its typings are an ambient module the bench cannot import by path). */
+interface RawPty {
+  readonly pid: number
+  onData(listener: (data: string | Buffer) => void): unknown
+  onExit(listener: () => void): unknown
+  write(data: string): void
+  kill(signal?: string): void
+}
+type Spawn = (file: string, args: string[], options: Record<string, unknown>) => RawPty
+const pty = createRequire(new URL('../../packages/subprocess/subprocess-local/package.json', import.meta.url))('node-pty') as { spawn: Spawn }
+
+const PROMPT = 'B$ '
+const ENV = { PS1: PROMPT, TERM: 'dumb', HISTFILE: '/dev/null' }
+const BASH = ['bash', '--noprofile', '--norc', '-i']
+const GRACE_MS = 3000
+const TREE = `for i in $(seq 19); do sleep 700 & done; sh -c 'trap "" TERM; exec sleep 700' &\r`
+const PYTHON = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim()
+
+/** Bare node-pty bash: resolves once its prompt arrived. */
+async function rawShell() {
+  const term = pty.spawn('bash', BASH.slice(1), { cwd: tmpdir(), env: { PATH: process.env.PATH, ...ENV }, cols: 120, rows: 40, encoding: null })
+  let text = ''
+  term.onData((data: string | Buffer) => {
+    text += data.toString()
+  })
+  const exited = new Promise<void>((resolve) => term.onExit(() => resolve()))
+  await until(() => text.endsWith(PROMPT), 'raw prompt')
+  return { term, exited, text: () => text }
+}
+
+/**
+ * SIGHUP the raw shell until it exits. Re-sending is required even for the floor: readline loses a
+ * SIGHUP that lands between its signal check and `pselect` (a few percent of shells at a prompt).
+ */
+async function hangUp(term: RawPty, exited: Promise<void>): Promise<void> {
+  let done = false
+  void exited.then(() => {
+    done = true
+  })
+  for (let delay = 10; !done; delay = Math.min(delay * 2, 100)) {
+    term.kill('SIGHUP')
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, delay))])
+  }
+}
+
+/** Provider bash: resolves once its prompt arrived. */
+async function providerShell(ctx: Context): Promise<{ handle: SubprocessTerminalHandle; text: () => string }> {
+  const handle = await ctx.subprocess.spawnTerminal({ argv: BASH, env: ENV, cwd: tmpdir(), rows: 40, cols: 120, graceMs: GRACE_MS })
+  let text = ''
+  handle.onOutput((chunk) => {
+    text += chunk.toString()
+  })
+  await until(() => text.endsWith(PROMPT), 'provider prompt')
+  return { handle, text: () => text }
+}
+
+function children(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
+  } catch {
+    return []
+  }
+}
+
+/** Wait until the 20-process tree is complete and every member runs `sleep` (the TERM-ignorer exec'd). */
+async function treeReady(pid: number): Promise<number[]> {
+  return until(() => {
+    const kids = children(pid)
+    if (kids.length < 20) return undefined
+    const allSleeping = kids.every((kid) => {
+      try {
+        return readFileSync(`/proc/${kid}/comm`, 'utf8').trim() === 'sleep'
+      } catch {
+        return false
+      }
+    })
+    return allSleeping ? kids : undefined
+  }, 'the 20-process tree')
+}
+
+const WARMUP = 20
+
+/** Time `count` foreground inspections of a handle, in µs. */
+async function inspections(handle: SubprocessTerminalHandle, count: number, proven: boolean): Promise<number[]> {
+  const samples: number[] = []
+  for (let i = 0; i < count + WARMUP; i++) {
+    const start = performance.now()
+    const facts = await handle.inspectForeground()
+    const elapsed = (performance.now() - start) * 1000
+    if (proven && !facts?.stdinWaitProven) throw new Error('bench: expected a proven stdin wait')
+    if (i >= WARMUP) samples.push(elapsed)
+  }
+  return samples
+}
+
+/** Open, inspect and close sessions with the provider, each next to the bare node-pty floor. */
+export async function subprocess(): Promise<BenchRow[]> {
+  const root = new Context()
+  const fiber = await root.plugin(local, {})
+  const rows: BenchRow[] = []
+  const iterations = 15
+
+  rows.push({
+    figure: 'node-pty: spawn bash → prompt',
+    unit: 'ms',
+    samples: await collect(iterations, async () => {
+      const start = performance.now()
+      const { term, exited } = await rawShell()
+      const elapsed = performance.now() - start
+      await hangUp(term, exited)
+      return elapsed
+    }),
+  })
+  rows.push({
+    figure: 'provider: spawnTerminal bash → prompt',
+    unit: 'ms',
+    floor: 'node-pty: spawn bash → prompt',
+    samples: await collect(iterations, async () => {
+      const start = performance.now()
+      const { handle } = await providerShell(root)
+      const elapsed = performance.now() - start
+      await handle.terminate()
+      return elapsed
+    }),
+  })
+
+  rows.push({
+    figure: 'node-pty: SIGHUP idle bash → exit',
+    unit: 'ms',
+    note: 'SIGHUP re-sent every 10 ms until it lands (see hangUp)',
+    samples: await collect(iterations, async () => {
+      const { term, exited } = await rawShell()
+      return timed(() => hangUp(term, exited))
+    }),
+  })
+  rows.push({
+    figure: 'provider: terminate() idle session',
+    unit: 'ms',
+    floor: 'node-pty: SIGHUP idle bash → exit',
+    note: 'verified quiescent: tree, session and terminal-holder sweeps before and after the shell',
+    samples: await collect(iterations, async () => {
+      const { handle } = await providerShell(root)
+      return timed(() => handle.terminate())
+    }),
+  })
+
+  rows.push({
+    figure: 'node-pty: SIGKILL 20 known pids + SIGHUP → exit',
+    unit: 'ms',
+    note: 'the floor knows the pids in advance and verifies nothing',
+    samples: await collect(8, async () => {
+      const { term, exited } = await rawShell()
+      term.write(TREE)
+      const kids = await treeReady(term.pid)
+      return timed(async () => {
+        for (const kid of kids) process.kill(kid, 'SIGKILL')
+        await hangUp(term, exited)
+      })
+    }, 1),
+  })
+  rows.push({
+    figure: 'provider: terminate() 20-process tree, 1 TERM-ignorer',
+    unit: 'ms',
+    floor: 'node-pty: SIGKILL 20 known pids + SIGHUP → exit',
+    note: `graceMs ${GRACE_MS}: the ignorer is SIGKILLed at once, the others die on SIGTERM, so no grace is spent`,
+    samples: await collect(8, async () => {
+      const { handle } = await providerShell(root)
+      await handle.write(TREE)
+      const kids = await treeReady(handle.pid)
+      const elapsed = await timed(() => handle.terminate())
+      if (kids.some((kid) => children(handle.pid).includes(kid))) throw new Error('bench: tree survived')
+      return elapsed
+    }, 1),
+  })
+
+  const probe = await providerShell(root)
+  rows.push({
+    figure: 'raw: one read of /proc/<pid>/stat',
+    unit: 'µs',
+    samples: await collect(300, async () => {
+      const start = performance.now()
+      readFileSync(`/proc/${probe.handle.pid}/stat`, 'latin1')
+      return (performance.now() - start) * 1000
+    }, 20),
+  })
+  rows.push({
+    figure: 'inspectForeground: idle bash',
+    unit: 'µs',
+    floor: 'raw: one read of /proc/<pid>/stat',
+    samples: await inspections(probe.handle, 300, true),
+  })
+  for (const [label, command, ready] of [
+    ['python3 -q REPL', `${PYTHON} -q\r`, '>>> '],
+    ['node REPL (11 threads)', 'node --no-warnings\r', '> '],
+  ] as const) {
+    const from = probe.text().length
+    await probe.handle.write(command)
+    await until(() => probe.text().slice(from).endsWith(ready), label, 15_000)
+    let facts = await probe.handle.inspectForeground()
+    for (let i = 0; i < 200 && !(facts?.stdinWaitProven && !facts.isShellGroup); i++) facts = await probe.handle.inspectForeground()
+    const cpuBefore = process.cpuUsage()
+    const samples = await inspections(probe.handle, 200, true)
+    const cpu = process.cpuUsage(cpuBefore)
+    rows.push({
+      figure: `inspectForeground: ${label}`,
+      unit: 'µs',
+      floor: 'raw: one read of /proc/<pid>/stat',
+      samples,
+      note: `${facts?.threads.length} thread(s) sampled; ${Math.round((cpu.user + cpu.system) / (samples.length + WARMUP))} µs of process CPU (all threads) per inspection`,
+    })
+    await probe.handle.signalForeground('SIGTERM')
+    await until(() => probe.text().endsWith(PROMPT), 'the prompt again', 15_000)
+  }
+  await probe.handle.terminate()
+  await fiber.dispose()
+  return rows
+}
