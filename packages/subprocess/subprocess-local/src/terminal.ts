@@ -37,6 +37,9 @@ export interface LocalTerminalOptions {
   readonly onTerminated: (terminal: LocalTerminal) => void
 }
 
+/** Tracked descendants beyond which an inspection also drops the ones that are gone (bounded memory). */
+const PRUNE_ABOVE = 64
+
 const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(
   Object.entries(constants.signals).map(([name, number]) => [number, name as NodeJS.Signals]),
 )
@@ -120,7 +123,12 @@ export class LocalTerminal implements SubprocessTerminalHandle {
     const sequence = ++this.#sequence
     if (this.#exit || this.#terminated) return undefined
     try {
-      return await this.#inspector.foreground(this.#shell, sequence, (records) => this.#tracker.remember(records))
+      const facts = await this.#inspector.foreground(this.#shell, sequence, (records) => this.#tracker.remember(records))
+      if (this.#tracker.size > PRUNE_ABOVE) {
+        const checked = this.#tracker.list()
+        this.#tracker.retain(checked, await this.#inspector.alive(checked))
+      }
+      return facts
     } catch {
       return undefined
     }

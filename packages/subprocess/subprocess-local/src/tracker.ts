@@ -33,4 +33,15 @@ export class Tracker {
   list(): ProcessIdentity[] {
     return [...this.#members.values()]
   }
+
+  /** Number of tracked identities. */
+  get size(): number {
+    return this.#members.size
+  }
+
+  /** Forget every identity of `checked` that is not in `living` (they were verified gone). */
+  retain(checked: readonly ProcessIdentity[], living: readonly ProcessIdentity[]): void {
+    const alive = new Set(living.map((identity) => `${identity.pid}:${identity.started}`))
+    this.forget(checked.filter((identity) => !alive.has(`${identity.pid}:${identity.started}`)))
+  }
 }
