@@ -9,11 +9,8 @@ import {
 } from 'dsh-subprocess'
 import { spawn } from 'node-pty'
 import { stat } from 'node:fs/promises'
-import { setImmediate as nextMacrotask, setTimeout as sleep } from 'node:timers/promises'
 import type { LocalSubprocessConfig } from './config'
 import { resolveExecutable } from './executable'
-import type { ProcessInspector, ProcessRecord } from './inspector'
-import { ownsTerminal } from './ownership'
 import { inspectorFor } from './platform'
 import { LocalTerminal } from './terminal'
 
@@ -47,11 +44,9 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
     } catch (error) {
       throw new SubprocessError('SPAWN_FAILED', `could not start ${program} in a PTY: ${describe(error)}`, { cause: error })
     }
-    const record = await settled(inspector, pty.pid)
     const terminal = new LocalTerminal({
       pty,
       inspector,
-      shell: { pid: pty.pid, started: record?.started ?? '' },
       graceMs: spec.graceMs,
       killWaitMs: this.config.killWaitMs,
       backlogBytes: this.config.backlogBytes,
@@ -60,6 +55,7 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
       onTerminated: (done) => this.terminals.delete(done),
     })
     this.terminals.add(terminal)
+    await terminal.settle()
     if (spec.signal?.aborted) {
       await terminal.terminate()
       throwIfAborted(spec.signal)
@@ -72,25 +68,6 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
     const results = await Promise.allSettled([...this.terminals].map((terminal) => terminal.terminate()))
     const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []))
     if (failures.length > 0) throw new AggregateError(failures, `${failures.length} terminal(s) could not be cleaned up`)
-  }
-}
-
-/** How long a fresh child gets to become a session leader with the PTY as its controlling terminal. */
-const SETTLE_TIMEOUT_MS = 2000
-
-/**
- * Wait until the forked child ran `setsid()` and acquired the PTY as controlling terminal (or
- * died). Until then its stat still shows the host's session and terminal, and a foreground
- * signal resolved from it could hit the host's own process group.
- */
-async function settled(inspector: ProcessInspector, pid: number): Promise<ProcessRecord | undefined> {
-  const deadline = performance.now() + SETTLE_TIMEOUT_MS
-  let delay = 0
-  for (;;) {
-    const record = await inspector.identify(pid)
-    if (!record || record.zombie || ownsTerminal(record) || performance.now() > deadline) return record
-    await (delay === 0 ? nextMacrotask() : sleep(delay))
-    delay = Math.min(Math.max(delay * 2, 1), 10)
   }
 }
 

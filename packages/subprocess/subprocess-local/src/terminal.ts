@@ -1,4 +1,5 @@
 import { constants } from 'node:os'
+import { setImmediate as nextMacrotask, setTimeout as sleep } from 'node:timers/promises'
 import {
   type ForegroundFacts,
   SubprocessError,
@@ -21,8 +22,6 @@ export interface LocalTerminalOptions {
   readonly pty: IPty
   /** Platform reads. */
   readonly inspector: ProcessInspector
-  /** Start identity of the top-level process. */
-  readonly shell: ProcessIdentity
   /** Teardown grace for processes that handle SIGTERM. */
   readonly graceMs: number
   /** How long SIGKILLed processes get to disappear. */
@@ -37,6 +36,9 @@ export interface LocalTerminalOptions {
   readonly onTerminated: (terminal: LocalTerminal) => void
 }
 
+/** How long a fresh child gets to become a session leader with the PTY as its controlling terminal. */
+const SETTLE_TIMEOUT_MS = 2000
+
 /** Tracked descendants beyond which an inspection also drops the ones that are gone (bounded memory). */
 const PRUNE_ABOVE = 64
 
@@ -50,23 +52,30 @@ export class LocalTerminal implements SubprocessTerminalHandle {
   readonly done: Promise<TerminalExit>
   readonly #pty: IPty
   readonly #inspector: ProcessInspector
-  readonly #shell: ProcessIdentity
   readonly #tracker: Tracker
   readonly #output: OutputChannel
-  readonly #target: TeardownTarget
+  readonly #graceMs: number
+  readonly #killWaitMs: number
   readonly #onTerminated: (terminal: LocalTerminal) => void
   readonly #unguard: () => void
+  #shell: ProcessIdentity
   #exit: TerminalExit | undefined
   #sequence = 0
   #closing: Promise<void> | undefined
   #terminated = false
 
+  /**
+   * Wraps a PTY right after `spawn()`: listeners are attached before anything is awaited, because
+   * node-pty already reads the PTY and drops data nobody listens to. Call {@link settle} next.
+   */
   constructor(options: LocalTerminalOptions) {
     const { pty } = options
     this.pid = pty.pid
     this.#pty = pty
     this.#inspector = options.inspector
-    this.#shell = options.shell
+    this.#shell = { pid: pty.pid, started: '' }
+    this.#graceMs = options.graceMs
+    this.#killWaitMs = options.killWaitMs
     this.#tracker = new Tracker(pty.pid)
     this.#onTerminated = options.onTerminated
     this.#output = new OutputChannel({
@@ -82,17 +91,24 @@ export class LocalTerminal implements SubprocessTerminalHandle {
         resolve(this.#exit)
       })
     })
-    this.#target = {
-      inspector: this.#inspector,
-      shell: this.#shell,
-      tracker: this.#tracker,
-      graceMs: options.graceMs,
-      killWaitMs: options.killWaitMs,
-      ptyOpen: () => this.#exit === undefined,
-      exited: this.done,
-      send: sendSignal,
+    this.#unguard = options.exitCleanup ? onHostExit(() => killSync(this.#target())) : () => {}
+  }
+
+  /**
+   * Learn the child's start identity, then wait until it ran `setsid()` and acquired the PTY as its
+   * controlling terminal (or died). Until then its stat still shows the host's session and
+   * terminal, and a foreground signal resolved from it could hit the host's own process group.
+   */
+  async settle(): Promise<void> {
+    const deadline = performance.now() + SETTLE_TIMEOUT_MS
+    let delay = 0
+    for (;;) {
+      const record = await this.#inspector.identify(this.pid)
+      if (record && this.#shell.started === '') this.#shell = { pid: this.pid, started: record.started }
+      if (!record || record.zombie || ownsTerminal(record) || performance.now() > deadline) return
+      await (delay === 0 ? nextMacrotask() : sleep(delay))
+      delay = Math.min(Math.max(delay * 2, 1), 10)
     }
-    this.#unguard = options.exitCleanup ? onHostExit(() => killSync(this.#target)) : () => {}
   }
 
   get exit(): TerminalExit | undefined {
@@ -153,7 +169,7 @@ export class LocalTerminal implements SubprocessTerminalHandle {
 
   terminate(): Promise<void> {
     if (this.#terminated) return Promise.resolve()
-    this.#closing ??= teardown(this.#target).then(
+    this.#closing ??= teardown(this.#target()).then(
       () => {
         this.#terminated = true
         this.#unguard()
@@ -165,6 +181,19 @@ export class LocalTerminal implements SubprocessTerminalHandle {
       },
     )
     return this.#closing
+  }
+
+  #target(): TeardownTarget {
+    return {
+      inspector: this.#inspector,
+      shell: this.#shell,
+      tracker: this.#tracker,
+      graceMs: this.#graceMs,
+      killWaitMs: this.#killWaitMs,
+      ptyOpen: () => this.#exit === undefined,
+      exited: this.done,
+      send: sendSignal,
+    }
   }
 }
 

@@ -24,13 +24,16 @@ describe('LocalTerminal on a real PTY', () => {
 
   it('replays output that arrived before the first subscriber, and delivers everything before done', async () => {
     env = await mountRuntime()
-    const handle = await env.spawn({ argv: ['sh', '-c', 'printf "early "; printf "late\\n"; exit 3'] })
-    const exit = await handle.done
-    const chunks: string[] = []
-    handle.onOutput((chunk) => chunks.push(chunk.toString()))
-    expect(chunks.join('')).toBe('early late\r\n')
-    expect(exit).toEqual({ exitCode: 3, signal: null })
-    expect(handle.exit).toEqual(exit)
+    // Repeated: output printed while spawnTerminal is still settling must not be dropped either.
+    for (let round = 0; round < 10; round++) {
+      const handle = await env.spawn({ argv: ['sh', '-c', 'printf "early "; printf "late\\n"; exit 3'] })
+      const exit = await handle.done
+      const chunks: string[] = []
+      handle.onOutput((chunk) => chunks.push(chunk.toString()))
+      expect(chunks.join('')).toBe('early late\r\n')
+      expect(exit).toEqual({ exitCode: 3, signal: null })
+      expect(handle.exit).toEqual(exit)
+    }
   })
 
   it('reports a signal exit, refuses input afterwards, and ignores resize', async () => {
