@@ -1,0 +1,59 @@
+#!/usr/bin/env node
+import { pathToFileURL } from 'node:url'
+import { realpathSync } from 'node:fs'
+import { parseCliArgs, USAGE } from './cli/args'
+import { resolveConfigPath } from './compose/config-path'
+import { runHeadlessStdio } from './headless/stdio'
+import { runMcpStdio } from './mcp/stdio'
+import { HOST_VERSION } from './version'
+
+/**
+ * The `dsh-terminal` command: parse the command line, resolve the composition (before changing to
+ * `--cwd`, so a relative `--config` means what the user typed), and run the chosen host.
+ * Resolves with the process exit code; writes nothing to stdout except the protocol or --help/--version.
+ */
+export async function main(argv: readonly string[]): Promise<number> {
+  const request = parseCliArgs(argv)
+  if (request.kind === 'help') {
+    process.stdout.write(USAGE)
+    return 0
+  }
+  if (request.kind === 'version') {
+    process.stdout.write(`${HOST_VERSION}\n`)
+    return 0
+  }
+  if (request.kind === 'usage-error') {
+    process.stderr.write(`dsh-terminal: ${request.message}\n\n${USAGE}`)
+    return 2
+  }
+  let configPath: string
+  try {
+    configPath = resolveConfigPath(request.config)
+    if (request.cwd) process.chdir(request.cwd)
+  } catch (error) {
+    process.stderr.write(`dsh-terminal ${request.command}: ${error instanceof Error ? error.message : String(error)}\n`)
+    return 1
+  }
+  return request.command === 'mcp' ? runMcpStdio({ configPath }) : runHeadlessStdio({ configPath })
+}
+
+/** True when this module is the program being run (not imported by a test or another host). */
+function isEntryPoint(): boolean {
+  const script = process.argv[1]
+  if (!script) return false
+  try {
+    return import.meta.url === pathToFileURL(realpathSync(script)).href
+  } catch {
+    return false
+  }
+}
+
+if (isEntryPoint()) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      process.stderr.write(`dsh-terminal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+      process.exit(1)
+    },
+  )
+}

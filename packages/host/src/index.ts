@@ -1,0 +1,39 @@
+export {
+  executeProjected,
+  toNotificationMessage,
+  toolCallFinished,
+  toolCallStarted,
+  type AcpNotificationMessage,
+  type AcpSessionNotification,
+  type AcpTextToolContent,
+  type AcpToolCallFields,
+  type AcpToolCallStatus,
+  type AcpToolCallUpdate,
+} from './acp/projection'
+export { banner, launchCommand, type BannerFacts } from './cli/banner'
+export { parseCliArgs, USAGE, type CliRequest, type Command } from './cli/args'
+export { startupFailures } from './compose/assert-started'
+export { FAMILY_BUILTINS, type PluginImporter } from './compose/builtins'
+export { CONFIG_FILE, repositoryRoot, resolveConfigPath } from './compose/config-path'
+export { readOnlyInclude } from './compose/include'
+export { CompositionError, loadComposition, type Composition, type LoadOptions } from './compose/load-config'
+export { exportLog, stderrSink, type LogCapture, type LogSink } from './compose/log'
+export {
+  formatResponse,
+  MALFORMED_REQUEST,
+  parseRequestLine,
+  responseFor,
+  type HeadlessRequest,
+  type HeadlessResponse,
+  type ParsedLine,
+} from './headless/json-lines'
+export { runJsonLines, type JsonLinesOptions } from './headless/runner'
+export { runHeadlessStdio, type HeadlessStdioOptions } from './headless/stdio'
+export { annotationsForKind, type ToolHints } from './mcp/annotations'
+export { connectMcp, type ConnectOptions, type McpConnection } from './mcp/connection'
+export { DEFAULT_PROGRESS_INTERVAL_MS, startProgress, type ProgressParams } from './mcp/progress'
+export { toMcpResult, type McpToolResult } from './mcp/results'
+export { createMcpServer, SERVER_NAME, type McpServerOptions } from './mcp/server'
+export { runMcpStdio, type McpStdioOptions } from './mcp/stdio'
+export { SNAPSHOT_PGID, SNAPSHOT_TYPE, SnapshotSession, snapshotBackend } from './snapshot/backend'
+export { HOST_VERSION } from './version'

@@ -1,0 +1,46 @@
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
+import { banner } from '../cli/banner'
+import { reserveStdout, waitForShutdown } from '../cli/lifecycle'
+import { repositoryRoot } from '../compose/config-path'
+import { loadComposition } from '../compose/load-config'
+import { connectMcp } from './connection'
+
+/** Options of {@link runMcpStdio}. */
+export interface McpStdioOptions {
+  /** The cordis.yml to serve. */
+  configPath: string
+  /** Gap between progress notifications of a long call. */
+  progressIntervalMs?: number
+}
+
+/**
+ * `dsh-terminal mcp`: serve the composition to one MCP client on stdin/stdout. Stdout carries only
+ * JSON-RPC (logs and stray console output go to stderr). Returns the exit code once the client
+ * disconnected or a signal arrived and every session and job of the client is closed.
+ */
+export async function runMcpStdio(options: McpStdioOptions): Promise<number> {
+  reserveStdout()
+  const composition = await loadComposition({ configPath: options.configPath }).catch((error: unknown) => {
+    process.stderr.write(`dsh-terminal mcp: ${error instanceof Error ? error.message : String(error)}\n`)
+    return undefined
+  })
+  if (!composition) return 1
+  if (process.stdin.isTTY) process.stderr.write(banner({ configPath: composition.configPath, workspace: process.cwd(), repository: repositoryRoot() }))
+
+  const shutdown = waitForShutdown(process.stdout, process.stdin)
+  let code = 0
+  try {
+    const connection = await connectMcp(composition, new StdioServerTransport(), options)
+    await Promise.race([shutdown, connection.closed.catch(() => {})])
+    await connection.close().catch((error: unknown) => {
+      code = 1
+      process.stderr.write(`dsh-terminal mcp: closing the client's sessions failed: ${String(error instanceof Error ? error.message : error)}\n`)
+    })
+  } finally {
+    await composition.dispose().catch((error: unknown) => {
+      code = 1
+      process.stderr.write(`dsh-terminal mcp: unloading failed: ${String(error instanceof Error ? error.message : error)}\n`)
+    })
+  }
+  return code
+}

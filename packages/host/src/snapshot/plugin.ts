@@ -1,0 +1,20 @@
+import type { Context } from '@deepseek-ai/cordis'
+import type {} from 'dsh-terminal'
+import { z } from 'zod'
+import { snapshotBackend } from './backend'
+
+export { SNAPSHOT_PGID, SNAPSHOT_TYPE, SnapshotSession, snapshotBackend } from './backend'
+
+/** Name under which the host's loader resolves this plugin (a host builtin, not a package). */
+export const name = 'dsh-terminal-snapshot'
+
+/** Registers a backend on the terminal registry. */
+export const inject = ['terminals']
+
+/** No options: the snapshot terminal is the same everywhere. */
+export const Config = z.object({}).prefault({})
+
+/** Register the deterministic `snapshot` backend; it goes away when this plugin unloads. */
+export function apply(ctx: Context, _config: z.input<typeof Config>): void {
+  ctx.terminals.registerBackend(snapshotBackend)
+}
