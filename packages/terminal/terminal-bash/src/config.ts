@@ -1,0 +1,79 @@
+import { z } from 'zod'
+
+/** Largest delay a Node timer accepts; a longer one silently fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1
+
+/** Largest row or column count a PTY window size can carry. */
+export const MAX_TERMINAL_SIZE = 65_535
+
+const count = (fallback: number) => z.int().min(1).default(fallback)
+const timer = (fallback: number) => z.int().min(1).max(MAX_TIMER_MS).default(fallback)
+const size = (fallback: number) => z.int().min(1).max(MAX_TERMINAL_SIZE).default(fallback)
+
+/**
+ * Plugin configuration of `dsh-terminal-bash`. Every number is a positive safe integer, timers fit
+ * a Node timer, and the cross-field rules below hold; `shellPath`/`shellArgs` left empty mean the
+ * bash dialect's defaults (see `resolveShellLaunch`).
+ */
+export const Config = z
+  .object({
+    /** Terminal height in rows. */
+    rows: size(40),
+    /** Terminal width in columns. */
+    cols: size(160),
+    /** Completed lines retained in the scrollback. */
+    scrollbackLines: count(10_000),
+    /** UTF-8 bytes retained in the scrollback. */
+    scrollbackMaxBytes: count(4_194_304),
+    /** UTF-8 cap of one read page and of one send's buffered output; at most `scrollbackMaxBytes`. */
+    maxReadBytes: count(262_144),
+    /** Longest gap between foreground probes while a send waits without output. */
+    pollIntervalMs: timer(50),
+    /** Accepted for compatibility with the reference; probes here start at once (a wait must be proven new). */
+    exactProbeAfterMs: timer(150),
+    /** Output silence after which a send settles as `inferred_idle`. */
+    idleSilenceMs: timer(3_000),
+    /** Extra silence owed once a prompt marker was seen; at least `pollIntervalMs`. */
+    handoffGraceMs: timer(500),
+    /** Absolute bound of one send (and of startup) from its start. */
+    timeoutMs: timer(30_000),
+    /** How long teardown lets a process that handles SIGTERM use before SIGKILL. */
+    disposeGraceMs: timer(3_000),
+    /** How long a cancelled send waits after its SIGINT for the prompt or a stdin wait before it settles. */
+    cancelGraceMs: timer(500),
+    /** Shell executable, resolved on the terminal's PATH; empty means `bash`. */
+    shellPath: z.string().default(''),
+    /** Shell arguments; empty means `--noprofile --norc -i`. */
+    shellArgs: z.array(z.string()).default([]),
+  })
+  .superRefine((config, ctx) => {
+    if (config.handoffGraceMs < config.pollIntervalMs) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['handoffGraceMs'],
+        message: `handoffGraceMs (${config.handoffGraceMs}) must be at least pollIntervalMs (${config.pollIntervalMs})`,
+      })
+    }
+    if (config.maxReadBytes > config.scrollbackMaxBytes) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['maxReadBytes'],
+        message: `maxReadBytes (${config.maxReadBytes}) must not exceed scrollbackMaxBytes (${config.scrollbackMaxBytes})`,
+      })
+    }
+    if (config.shellPath.includes('\0') || config.shellArgs.some((arg) => arg.includes('\0'))) {
+      ctx.addIssue({ code: 'custom', path: ['shellPath'], message: 'shellPath and shellArgs must not contain NUL bytes' })
+    }
+  })
+  .prefault({})
+
+/** Configuration as a cordis.yml or a caller writes it (every field optional). */
+export type ShellBackendConfigInput = z.input<typeof Config>
+
+/** Configuration with defaults applied and every rule checked. */
+export type ShellBackendConfig = z.output<typeof Config>
+
+/** Validate and complete a configuration; throws the zod error for a bad one. */
+export function parseConfig(input: ShellBackendConfigInput = {}): ShellBackendConfig {
+  return Config.parse(input)
+}

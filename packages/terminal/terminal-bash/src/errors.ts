@@ -1,0 +1,41 @@
+/** Every code a {@link ShellBackendError} can carry, as a runtime list for routing and docs. */
+export const SHELL_BACKEND_ERROR_CODES = ['INVALID_CWD', 'STARTUP_TIMEOUT', 'STARTUP_EXITED', 'SESSION_CLOSED'] as const
+
+/** Stable code of a shell backend failure; route on this, never on the message. */
+export type ShellBackendErrorCode = (typeof SHELL_BACKEND_ERROR_CODES)[number]
+
+/** A failure of the shell backend itself; the message is safe to show to a model. */
+export class ShellBackendError extends Error {
+  constructor(
+    /** Why the backend refused or failed. */
+    readonly code: ShellBackendErrorCode,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options)
+    this.name = 'ShellBackendError'
+  }
+}
+
+/** True for a {@link ShellBackendError}, optionally of one code (also across package copies). */
+export function isShellBackendError(error: unknown, code?: ShellBackendErrorCode): error is ShellBackendError {
+  if (!(error instanceof Error) || error.name !== 'ShellBackendError') return false
+  const actual = (error as Partial<ShellBackendError>).code
+  return typeof actual === 'string' && (code === undefined || actual === code)
+}
+
+/** Constructors for each failure, so every message is written in exactly one place. */
+export const shellFailure = {
+  emptyCwd: () => new ShellBackendError('INVALID_CWD', 'PTY working directory must be a non-empty path'),
+  missingCwd: (path: string) => new ShellBackendError('INVALID_CWD', `PTY working directory ${JSON.stringify(path)} does not exist`),
+  notDirectory: (path: string) => new ShellBackendError('INVALID_CWD', `PTY working directory ${JSON.stringify(path)} is not a directory`),
+  unreadableCwd: (path: string, cause: unknown) =>
+    new ShellBackendError('INVALID_CWD', `PTY working directory ${JSON.stringify(path)} cannot be used: ${describe(cause)}`, { cause }),
+  startupTimeout: () => new ShellBackendError('STARTUP_TIMEOUT', 'PTY shell did not reach readiness before startup timeout'),
+  startupExited: (exit: unknown) => new ShellBackendError('STARTUP_EXITED', 'PTY shell exited during startup', { cause: exit }),
+  closed: () => new ShellBackendError('SESSION_CLOSED', 'PTY session is closed'),
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}

@@ -1,0 +1,166 @@
+import { type ForegroundFacts, isNewWait, type StdinWait } from 'dsh-subprocess'
+
+/** Which exact tier proved readiness: the controlled prompt (A) or a proven new stdin wait (B). */
+export type ReadinessProof = 'prompt' | 'stdin'
+
+/** One foreground inspection and the output counter at the moment it started. */
+export interface ProbeSample {
+  /** What the provider reported; `undefined` when there was no foreground group to report. */
+  readonly facts: ForegroundFacts | undefined
+  /** Monotonic time the inspection started. */
+  readonly startedAt: number
+  /** Session output arrivals counted when the inspection started. */
+  readonly arrivalsAtStart: number
+}
+
+/** The byte-stream side of the evidence, read when a sample is judged. */
+export interface StreamView {
+  /** The latest prompt marker is followed by exactly the controlled prompt. */
+  readonly promptReady: boolean
+  /** Session output arrivals so far. */
+  readonly arrivals: number
+  /** The cursor's line has text (a program waiting for input almost always shows a prompt there). */
+  readonly lineHasText: boolean
+}
+
+/** What a send's evidence must hold to count a stdin wait. */
+export interface EvidenceRules {
+  /** Foreground facts sampled right before the input was written (or the signal was sent). */
+  readonly before: ForegroundFacts | undefined
+  /** True when input was written: only a wait that began after `before` proves anything. */
+  readonly requireNewWait: boolean
+  /** When set, a stdin wait counts only once arrivals exceed this value (startup prints a prompt first). */
+  readonly outputAfter?: number | undefined
+  /**
+   * When set, a wait of the shell's own group counts only once arrivals exceed this value: `before`
+   * was not sampled right before the write, so output (readline's echo) must show the input was read.
+   */
+  readonly shellOutputAfter?: number | undefined
+  /**
+   * How long evidence that announces itself weakly must stand still: marker + exact prompt + the
+   * shell in front on a platform that can prove stdin waits but did not (bash waiting in a way the
+   * provider cannot decode must not hang the send), or a stdin wait with nothing on the cursor's line.
+   */
+  readonly stillMs: number
+}
+
+/**
+ * The readiness judgement of one send: combines prompt evidence from the byte stream with foreground
+ * facts from probes. Pure bookkeeping: it never schedules anything, so a stale sample can only be
+ * judged if its owner chooses to pass it in.
+ */
+export class ReadinessEvidence {
+  #rules: EvidenceRules
+  #promptSince: number | undefined
+  #promptArrivals = -1
+  #candidate: { signature: string; arrivals: number; since: number } | undefined
+  #followUp = false
+
+  /** Starts with the rules of one send. */
+  constructor(rules: EvidenceRules) {
+    this.#rules = rules
+  }
+
+  /** True right after a judgement opened a candidate that a prompt follow-up probe could confirm. */
+  get wantsFollowUp(): boolean {
+    return this.#followUp
+  }
+
+  /** True while a candidate proof waits for confirmation; output that arrives now deserves a prompt probe. */
+  get pending(): boolean {
+    return this.#candidate !== undefined || this.#promptSince !== undefined
+  }
+
+  /** Replace the rules (after a cancelling SIGINT: only waits newer than the signal count). */
+  rebase(rules: EvidenceRules): void {
+    this.#rules = rules
+    this.#promptSince = undefined
+    this.#candidate = undefined
+  }
+
+  /**
+   * Judge one sample. Output that arrived while the inspection ran voids it: the facts may already
+   * be stale, and the burst that arrived schedules a fresh probe anyway.
+   */
+  judge(sample: ProbeSample, view: StreamView): ReadinessProof | undefined {
+    this.#followUp = false
+    const { facts } = sample
+    const before = this.#rules.before
+    const stale = facts !== undefined && before !== undefined && facts.sequence <= before.sequence
+    if (facts === undefined || stale || view.arrivals !== sample.arrivalsAtStart) {
+      this.#promptSince = undefined
+      this.#candidate = undefined
+      return undefined
+    }
+    if (view.promptReady && facts.isShellGroup) return this.#judgePrompt(sample, facts)
+    this.#promptSince = undefined
+    return this.#judgeStdin(sample, facts, view)
+  }
+
+  /**
+   * Tier A: marker, exact prompt tail and the shell in front. Where stdin waits are provable the
+   * shell must also be blocked reading: readline blocks only once its input queue is empty, so a
+   * prompt printed before typed-ahead or multi-line input was consumed does not count.
+   */
+  #judgePrompt(sample: ProbeSample, facts: ForegroundFacts): ReadinessProof | undefined {
+    this.#candidate = undefined
+    if (!facts.stdinWaitSupported || facts.stdinWaitProven) return 'prompt'
+    if (this.#promptSince === undefined || this.#promptArrivals !== sample.arrivalsAtStart) {
+      this.#promptSince = sample.startedAt
+      this.#promptArrivals = sample.arrivalsAtStart
+      this.#followUp = true
+      return undefined
+    }
+    return sample.startedAt - this.#promptSince >= this.#rules.stillMs ? 'prompt' : undefined
+  }
+
+  /**
+   * Tier B: a proven stdin wait that began after the write. How much more it takes depends on what
+   * announces the wait on the cursor's line:
+   * - text there (a REPL prompt, PS2, `read -p`, echoed partial input): another group counts at
+   *   once; the shell's own group must show the very same wait twice with no output in between, so
+   *   a momentary block while readline still consumes input never counts;
+   * - nothing there: the wait must hold still, with no output, for `stillMs` — the program's prompt
+   *   may still be on its way through the kernel, and the shell at its primary prompt has always
+   *   printed the marker and prompt before it blocks. An epoll wait never counts then: an event loop
+   *   keeps stdin registered while it waits for anything else (node does while it exits).
+   */
+  #judgeStdin(sample: ProbeSample, facts: ForegroundFacts, view: StreamView): ReadinessProof | undefined {
+    const rules = this.#rules
+    const proven =
+      facts.stdinWaitSupported &&
+      facts.stdinWaitProven &&
+      (rules.outputAfter === undefined || sample.arrivalsAtStart > rules.outputAfter) &&
+      (rules.shellOutputAfter === undefined || !facts.isShellGroup || sample.arrivalsAtStart > rules.shellOutputAfter) &&
+      (!rules.requireNewWait || isNewWait(rules.before, facts))
+    if (!proven) {
+      this.#candidate = undefined
+      return undefined
+    }
+    if (view.lineHasText && !facts.isShellGroup) return 'stdin'
+    if (!view.lineHasText && facts.waits.every((wait) => EVENT_LOOP_WAITS.has(wait.syscallName))) {
+      this.#candidate = undefined
+      return undefined
+    }
+    const signature = waitSignature(facts.waits)
+    const candidate = this.#candidate
+    if (candidate && candidate.signature === signature && candidate.arrivals === sample.arrivalsAtStart) {
+      const held = sample.startedAt - candidate.since
+      return view.lineHasText || held >= rules.stillMs ? 'stdin' : undefined
+    }
+    this.#candidate = { signature, arrivals: sample.arrivalsAtStart, since: sample.startedAt }
+    this.#followUp = true
+    return undefined
+  }
+}
+
+/** Waits of event loops, whose interest list holds more than the terminal (libuv always has its own fds). */
+const EVENT_LOOP_WAITS: ReadonlySet<string> = new Set(['epoll_wait', 'epoll_pwait', 'epoll_pwait2'])
+
+/** Identity of a set of waits including their run counters: equal only if no waiting thread ran. */
+function waitSignature(waits: readonly StdinWait[]): string {
+  return waits
+    .map((w) => `${w.pid}/${w.tid}/${w.started}/${w.syscall}/${w.fd}/${w.voluntaryCtxtSwitches}/${w.nonvoluntaryCtxtSwitches}`)
+    .sort()
+    .join(' ')
+}

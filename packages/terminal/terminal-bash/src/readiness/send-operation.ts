@@ -1,0 +1,448 @@
+import type { ForegroundFacts } from 'dsh-subprocess'
+import type { TerminalSendOperation, TerminalSendRead, TerminalSendResult, TerminalSessionStatus, TerminalWaitReason } from 'dsh-terminal'
+import { type SanitizedChunk, SendOutputBuffer } from '../output/index'
+import type { TerminalStream } from '../session/terminal-stream'
+import { type ProbeSample, type ReadinessProof, ReadinessEvidence } from './evidence'
+import { ForegroundProber } from './foreground-prober'
+import { after, afterPollPhase, type Cancel, now, soon } from './timers'
+
+/**
+ * Where a send is. `inspecting`: sampling the foreground before writing; `writing`: input handed to
+ * the provider; `waiting`: collecting evidence; `cancelling`: interrupt requested; `settled`: final.
+ * Phases only move forward, and every asynchronous continuation re-checks the phase it expects.
+ */
+export type SendPhase = 'inspecting' | 'writing' | 'waiting' | 'cancelling' | 'settled'
+
+/** How long a cancel waits for any effect of its SIGINT before delivering it once more. */
+const REPEAT_SIGINT_MS = 100
+
+/** Backoff step of the first timed probe when the prompt is trusted (8 ms: a quick command ends first). */
+const TRUSTED_FIRST_STEP = 4
+
+/** What a send needs from its session: the handle's operations, the output stream and status. */
+export interface SendHost {
+  /** The provider's one-pass foreground inspection. */
+  inspectForeground(): Promise<ForegroundFacts | undefined>
+  /** Hand bytes to the PTY. */
+  write(data: string): Promise<void>
+  /** Deliver a real signal to the foreground group resolved at that moment. */
+  signalForeground(signal: NodeJS.Signals): Promise<number>
+  /** The session's output pipeline. */
+  readonly stream: TerminalStream
+  /** Top-level process status now. */
+  status(): TerminalSessionStatus
+  /** True once the top-level process was seen to exit. */
+  exited(): boolean
+  /** True once the session started closing (no more signals). */
+  closing(): boolean
+  /** Called synchronously when the send settles, so the session can drop it. */
+  settled(operation: SendOperation): void
+}
+
+/** The timing rules of one send (the validated config fields). */
+export interface SendTiming {
+  /** Absolute bound from the start of the send. */
+  readonly timeoutMs: number
+  /** Silence after which the send settles as `inferred_idle`. */
+  readonly idleSilenceMs: number
+  /** Extra silence owed once a prompt marker was seen. */
+  readonly handoffGraceMs: number
+  /** Longest gap between probes; also how long weakly announced evidence must stand still. */
+  readonly pollIntervalMs: number
+  /** How long a cancelled send waits after its SIGINT for exact readiness. */
+  readonly cancelGraceMs: number
+}
+
+/** How one send is started. */
+export interface SendOptions {
+  /** Bytes to write (text plus Enter); `undefined` writes nothing (startup, or an empty send). */
+  readonly input: string | undefined
+  /** Startup: zero-output silence never counts, and a stdin wait counts only after output. */
+  readonly startup?: boolean
+  /** The caller's cancellation. */
+  readonly signal?: AbortSignal | undefined
+  /** Timing rules. */
+  readonly timing: SendTiming
+  /** UTF-8 bytes of output kept between reads (and in the final viewport). */
+  readonly maxBytes: number
+  /**
+   * The shell is known to sit idle at its prompt (the previous send ended on it; nothing arrived,
+   * was written or signalled since): its latest sample, used instead of a pre-write inspection.
+   */
+  readonly idle?: ForegroundFacts | undefined
+}
+
+/**
+ * One send and every phase it goes through, as one object: pre-write inspection, the write, event-
+ * driven waiting (prompt, proven stdin wait, silence, timeout, exit), cancellation and settlement.
+ * Timers, probes, drains and writes that outlive their phase are inert: each one re-checks the
+ * phase it was started for, and settling stops all of them.
+ */
+export class SendOperation implements TerminalSendOperation {
+  /** Settles on readiness, timeout, cancellation or exit; rejects only if the provider's write failed unexpectedly. */
+  readonly done: Promise<TerminalSendResult>
+  /** Settles once the send no longer acts on the session: after `done` and after a cancelling SIGINT landed. */
+  readonly released: Promise<void>
+  readonly #host: SendHost
+  readonly #options: SendOptions
+  readonly #evidence: ReadinessEvidence
+  readonly #prober: ForegroundProber
+  #resolveDone!: (result: TerminalSendResult) => void
+  #rejectDone!: (error: unknown) => void
+  #resolveReleased!: () => void
+  #phase: SendPhase = 'inspecting'
+  #buffer: SendOutputBuffer | undefined
+  #write: Promise<void> | undefined
+  #startArrivals = 0
+  #silenceFrom = 0
+  #timeout: Cancel | undefined
+  #silence: Cancel | undefined
+  #grace: Cancel | undefined
+  #drain: Cancel | undefined
+  #trustPrompt = false
+  #lastShellFacts: ForegroundFacts | undefined
+  #endedOnPrompt = false
+  #cancelling: Promise<void> | undefined
+  #detachAbort: (() => void) | undefined
+
+  /** Prepares the send; nothing happens until {@link SendOperation.start}. */
+  constructor(host: SendHost, options: SendOptions) {
+    this.#host = host
+    this.#options = options
+    this.done = new Promise((resolve, reject) => {
+      this.#resolveDone = resolve
+      this.#rejectDone = reject
+    })
+    this.released = new Promise((resolve) => {
+      this.#resolveReleased = resolve
+    })
+    this.#evidence = new ReadinessEvidence(this.#rules(undefined, false, undefined))
+    this.#prober = new ForegroundProber(
+      {
+        inspect: () => host.inspectForeground(),
+        arrivals: () => host.stream.arrivals,
+        onSample: (sample) => this.#onSample(sample),
+      },
+      options.timing.pollIntervalMs,
+    )
+  }
+
+  /** The current phase (for the session and for tests). */
+  get phase(): SendPhase {
+    return this.#phase
+  }
+
+  /** When the send ended on the shell's prompt: the latest sample of the shell waiting there. */
+  get idleFacts(): ForegroundFacts | undefined {
+    return this.#endedOnPrompt ? this.#lastShellFacts : undefined
+  }
+
+  /** Foreground inspections started by this send's prober (for tests and diagnostics). */
+  get probes(): number {
+    return this.#prober.probes
+  }
+
+  /** Start: arm the timeout, inspect, then write (or, without input, go straight to waiting). */
+  start(): void {
+    const { signal, timing } = this.#options
+    this.#startArrivals = this.#host.stream.arrivals
+    this.#timeout = after(timing.timeoutMs, () => this.#settle('timeout'))
+    if (this.#host.exited()) return this.#settle('session_exit')
+    if (signal) {
+      if (signal.aborted) {
+        this.cancel()
+        return
+      }
+      const onAbort = () => this.cancel()
+      signal.addEventListener('abort', onAbort, { once: true })
+      this.#detachAbort = () => signal.removeEventListener('abort', onAbort)
+    }
+    if (this.#options.input === undefined) {
+      this.#evidence.rebase(this.#rules(undefined, false, undefined))
+      this.#openBuffer()
+      this.#silenceFrom = now()
+      this.#enterWaiting()
+      return
+    }
+    if (this.#options.idle) return this.#afterInspection(this.#options.idle, true)
+    this.#host.inspectForeground().then(
+      (facts) => this.#afterInspection(facts, false),
+      () => this.#afterInspection(undefined, false),
+    )
+  }
+
+  /** Take one sanitized chunk (already in the scrollback); ignored before the write and once settled. */
+  onChunk(chunk: SanitizedChunk, gapMs: number): void {
+    const buffer = this.#buffer
+    if (!buffer || this.#phase === 'settled') return
+    buffer.append(chunk)
+    if (this.#phase !== 'waiting' && this.#phase !== 'cancelling') return
+    if (this.#promptArrived()) return
+    // A quiet gap counts from the write at the earliest: the echo right after it is not a new burst.
+    const gap = Math.min(gapMs, now() - this.#silenceFrom)
+    this.#prober.noteOutput(gap, this.#evidence.pending)
+    if (this.#phase === 'waiting' && !this.#silence) this.#armSilence()
+  }
+
+  /** The top-level process exited (every output chunk was already delivered). */
+  onExit(): void {
+    this.#settle('session_exit')
+  }
+
+  /** The session is closing: settle as `session_exit` and never signal. */
+  abandon(): void {
+    this.#settle('session_exit')
+  }
+
+  /** Consume the output produced since the previous read. */
+  readOutput(): TerminalSendRead {
+    return this.#buffer ? this.#buffer.readOutput() : { delta: '', truncated: false }
+  }
+
+  /**
+   * Interrupt: input not yet written is never written, a write in flight is let land, then a real
+   * SIGINT goes to the foreground group; the send settles on the next exact readiness or after
+   * `cancelGraceMs`. Returns false once settled.
+   */
+  cancel(): boolean {
+    if (this.#phase === 'settled') return false
+    if (this.#phase === 'cancelling') return true
+    const previous = this.#phase
+    this.#phase = 'cancelling'
+    this.#prober.pause()
+    this.#drain?.()
+    this.#drain = undefined
+    this.#silence?.()
+    this.#silence = undefined
+    this.#cancelling = this.#interrupt(previous).finally(() => {
+      this.#cancelling = undefined
+      this.#releaseIfIdle()
+    })
+    return true
+  }
+
+  #rules(before: ForegroundFacts | undefined, requireNewWait: boolean, shellOutputAfter: number | undefined) {
+    return {
+      before,
+      requireNewWait,
+      outputAfter: this.#options.startup ? this.#startArrivals : undefined,
+      shellOutputAfter,
+      stillMs: this.#options.timing.pollIntervalMs,
+    }
+  }
+
+  /**
+   * Write, unless cancelled meanwhile. `known` means the facts are the idle prompt's latest sample
+   * rather than a fresh pre-write one: the prompt is trusted as the inspection would have shown,
+   * and a wait of the shell's own group then also needs output after the write.
+   */
+  #afterInspection(facts: ForegroundFacts | undefined, known: boolean): void {
+    if (this.#phase !== 'inspecting') return
+    const stream = this.#host.stream
+    this.#noteShell(facts)
+    this.#evidence.rebase(this.#rules(facts, true, known ? stream.arrivals : undefined))
+    const idle = known || isIdleAtPrompt(facts, stream.promptReady)
+    this.#trustPrompt = idle && isSingleLine(this.#options.input as string)
+    this.#phase = 'writing'
+    stream.resetPrompt()
+    this.#openBuffer()
+    this.#silenceFrom = now()
+    const write = this.#host.write(this.#options.input as string)
+    this.#write = write
+    write.then(
+      () => {
+        if (this.#phase === 'writing') this.#enterWaiting()
+      },
+      (error: unknown) => this.#writeFailed(error),
+    )
+  }
+
+  #writeFailed(error: unknown): void {
+    if (this.#phase === 'settled') return
+    // After exit the provider refuses writes; the exit notification settles the send with all output.
+    if (this.#host.exited()) return
+    this.#phase = 'settled'
+    this.#stopAll()
+    this.#rejectDone(error)
+    this.#host.settled(this)
+    this.#releaseIfIdle()
+  }
+
+  #openBuffer(): void {
+    this.#buffer ??= new SendOutputBuffer(this.#host.stream.line, this.#options.maxBytes)
+  }
+
+  #enterWaiting(): void {
+    this.#phase = 'waiting'
+    this.#armSilence()
+    // With a trusted prompt the marker is the expected end; probes are for what else may happen.
+    this.#prober.start(this.#trustPrompt ? TRUSTED_FIRST_STEP : 1)
+    this.#promptArrived()
+  }
+
+  /**
+   * The session's own marker and the exact prompt just completed. When the shell was idle at its
+   * prompt before a single-line input, that marker can only follow our command (bash prints its
+   * prompt once it owns the terminal again), so no inspection is needed: drain and settle. Otherwise
+   * inspect now — the prompt counts only with the shell in front and, where provable, blocked reading.
+   */
+  #promptArrived(): boolean {
+    if (!this.#host.stream.promptReady) return false
+    if (this.#trustPrompt && this.#phase === 'waiting') {
+      this.#beginDrain('prompt', this.#host.stream.arrivals)
+      return true
+    }
+    this.#prober.probeNow()
+    return false
+  }
+
+  #onSample(sample: ProbeSample): boolean {
+    if (this.#phase !== 'waiting' && this.#phase !== 'cancelling') return false
+    this.#noteShell(sample.facts)
+    const stream = this.#host.stream
+    const proof = this.#evidence.judge(sample, { promptReady: stream.promptReady, arrivals: stream.arrivals, lineHasText: stream.line.length > 0 })
+    if (proof) this.#beginDrain(proof, sample.arrivalsAtStart)
+    return this.#evidence.wantsFollowUp
+  }
+
+  /**
+   * Settle after a proof, unless output arrives first. A stdin-wait proof holds for the moment it
+   * was sampled, and output the program wrote just before it blocked may still be on its way
+   * through the kernel: let a full poll phase pass and settle only if nothing arrived meanwhile.
+   * The prompt proof needs less: the exact tail means nothing followed the prompt, so one hop past
+   * the current poll phase (chunks delivered together with it) suffices.
+   */
+  #beginDrain(proof: ReadinessProof, arrivals: number): void {
+    if (this.#drain) return
+    // No probe runs meanwhile: its synchronous /proc work would only delay the drain.
+    this.#prober.pause()
+    const check = () => {
+      this.#drain = undefined
+      if (this.#phase !== 'waiting' && this.#phase !== 'cancelling') return
+      const stream = this.#host.stream
+      if (stream.arrivals === arrivals && (proof === 'stdin' || stream.promptReady)) {
+        this.#endedOnPrompt = proof === 'prompt'
+        return this.#settle('stdin_read')
+      }
+      this.#prober.start()
+    }
+    this.#drain = proof === 'prompt' ? soon(check) : afterPollPhase(check)
+  }
+
+  #silenceDeadline(): number {
+    const { idleSilenceMs, handoffGraceMs } = this.#options.timing
+    const stream = this.#host.stream
+    const grace = stream.markerSeen ? handoffGraceMs : 0
+    return Math.max(this.#silenceFrom, stream.lastArrivalAt) + idleSilenceMs + grace
+  }
+
+  /** Tier C: one timer, re-armed lazily when it fires early (never per chunk). */
+  #armSilence(): void {
+    this.#silence?.()
+    this.#silence = undefined
+    if (this.#options.startup && this.#host.stream.arrivals === this.#startArrivals) return
+    this.#silence = after(this.#silenceDeadline() - now(), () => this.#checkSilence())
+  }
+
+  #checkSilence(): void {
+    this.#silence = undefined
+    if (this.#phase !== 'waiting') return
+    if (now() < this.#silenceDeadline()) return this.#armSilence()
+    // Silence means nothing arrived, not nothing was read: let a poll phase deliver what is pending.
+    const arrivals = this.#host.stream.arrivals
+    this.#silence = afterPollPhase(() => {
+      this.#silence = undefined
+      if (this.#phase !== 'waiting') return
+      if (this.#host.stream.arrivals !== arrivals || now() < this.#silenceDeadline()) return this.#armSilence()
+      this.#settle('inferred_idle')
+    })
+  }
+
+  async #interrupt(previous: SendPhase): Promise<void> {
+    const host = this.#host
+    if (previous === 'writing' && this.#write) {
+      let stop: Cancel | undefined
+      await Promise.race([this.#write.catch(() => undefined), new Promise<void>((resolve) => (stop = after(this.#options.timing.cancelGraceMs, resolve)))])
+      stop?.()
+    }
+    this.#openBuffer()
+    if (host.exited() || host.closing()) return this.#settle('session_exit')
+    const before = await host.inspectForeground().catch(() => undefined)
+    if (host.exited() || host.closing()) return this.#settle('session_exit')
+    if (this.#phase !== 'settled') {
+      host.stream.resetPrompt()
+      this.#evidence.rebase(this.#rules(before, true, undefined))
+    }
+    // The grace runs from the moment the signal is requested, so a slow delivery cannot stretch `done`.
+    if (this.#phase !== 'settled') this.#grace = after(this.#options.timing.cancelGraceMs, () => this.#settle('timeout'))
+    let target: number
+    try {
+      target = await host.signalForeground('SIGINT')
+    } catch {
+      // No foreground group (the shell is going away) or a refusal: the grace or the exit settles the send.
+      return
+    }
+    if (this.#phase === 'settled') return
+    this.#prober.start()
+    await this.#repeatIfSwallowed(target)
+  }
+
+  /**
+   * A SIGINT that lands between bash's fork and the program's exec is consumed by the handler the
+   * child still has from bash, and the program then runs on. If, a moment later, nothing arrived
+   * and the same group is still in front, deliver it once more (as a user presses Ctrl-C twice).
+   */
+  async #repeatIfSwallowed(target: number): Promise<void> {
+    const host = this.#host
+    const arrivals = host.stream.arrivals
+    let stop: Cancel | undefined
+    const delay = Math.min(REPEAT_SIGINT_MS, Math.floor(this.#options.timing.cancelGraceMs / 2))
+    await Promise.race([this.done.then(() => undefined, () => undefined), new Promise<void>((resolve) => (stop = after(delay, resolve)))])
+    stop?.()
+    const untouched = () => this.#phase !== 'settled' && host.stream.arrivals === arrivals && !host.exited() && !host.closing()
+    if (!untouched()) return
+    const facts = await host.inspectForeground()
+    if (!untouched() || !facts || facts.isShellGroup || facts.processGroupId !== target) return
+    await host.signalForeground('SIGINT').catch(() => undefined)
+  }
+
+  #noteShell(facts: ForegroundFacts | undefined): void {
+    if (facts?.isShellGroup && facts.stdinWaitProven) this.#lastShellFacts = facts
+  }
+
+  #stopAll(): void {
+    this.#prober.stop()
+    for (const cancel of [this.#timeout, this.#silence, this.#grace, this.#drain]) cancel?.()
+    this.#timeout = this.#silence = this.#grace = this.#drain = undefined
+    this.#detachAbort?.()
+    this.#detachAbort = undefined
+  }
+
+  #settle(reason: TerminalWaitReason): void {
+    if (this.#phase === 'settled') return
+    this.#phase = 'settled'
+    this.#stopAll()
+    const { viewport, truncated } = this.#buffer ? this.#buffer.settle() : { viewport: '', truncated: false }
+    const result: TerminalSendResult = { viewport, waitReason: reason, sessionStatus: this.#host.status(), truncated }
+    const status = this.#host.stream.exitStatus
+    if (status !== undefined) result.exitCode = status
+    this.#resolveDone(result)
+    this.#host.settled(this)
+    this.#releaseIfIdle()
+  }
+
+  #releaseIfIdle(): void {
+    if (this.#phase === 'settled' && !this.#cancelling) this.#resolveReleased()
+  }
+}
+
+/** Before the write the shell was at its own prompt, in front and proven blocked reading. */
+function isIdleAtPrompt(facts: ForegroundFacts | undefined, promptReady: boolean): boolean {
+  return promptReady && facts !== undefined && facts.isShellGroup && facts.stdinWaitProven
+}
+
+/** Input that ends at most one command line: no line break before the final Enter. */
+function isSingleLine(input: string): boolean {
+  const body = input.endsWith('\r') ? input.slice(0, -1) : input
+  return !/[\r\n]/.test(body)
+}

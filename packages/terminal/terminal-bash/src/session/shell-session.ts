@@ -1,0 +1,215 @@
+import type { ForegroundFacts, SubprocessTerminalHandle } from 'dsh-subprocess'
+import {
+  type TerminalBackendSession,
+  TerminalError,
+  type TerminalReadRequest,
+  type TerminalReadResult,
+  type TerminalSendOperation,
+  type TerminalSendRequest,
+  type TerminalSessionStatus,
+  type TerminalSignal,
+  type TerminalSignalResult,
+} from 'dsh-terminal'
+import type { ShellBackendConfig } from '../config'
+import { shellFailure } from '../errors'
+import { SendOperation, type SendHost, type SendTiming } from '../readiness/send-operation'
+import { SHELL_PROMPT } from '../prompt-protocol'
+import { TerminalStream } from './terminal-stream'
+
+/** Lines a read returns when the caller gives no `count` (the same default as `terminal_read`). */
+export const DEFAULT_READ_LINES = 500
+
+/** The Enter sequence: a carriage return, as a terminal sends it (the line discipline maps it). */
+export const ENTER = '\r'
+
+/**
+ * One persistent shell: the provider's handle, the output pipeline and at most one active send.
+ * Closing stops every readiness activity, settles an active send as `session_exit` and awaits the
+ * provider's whole-tree teardown; a failed close can be retried.
+ */
+export class ShellSession implements TerminalBackendSession {
+  /** Top-level process id. */
+  readonly pid: number
+  readonly #handle: SubprocessTerminalHandle
+  readonly #config: ShellBackendConfig
+  readonly #stream: TerminalStream
+  readonly #timing: SendTiming
+  readonly #host: SendHost
+  #active: SendOperation | undefined
+  #idle: { facts: ForegroundFacts; arrivals: number } | undefined
+  #motd = ''
+  #exited = false
+  #closeStarted = false
+  #closing: Promise<void> | undefined
+  #unsubscribe: (() => void) | undefined
+
+  /** Wraps a freshly spawned handle; call {@link ShellSession.startup} before handing it out. */
+  constructor(handle: SubprocessTerminalHandle, config: ShellBackendConfig, nonce: number) {
+    this.pid = handle.pid
+    this.#handle = handle
+    this.#config = config
+    this.#stream = new TerminalStream({
+      scrollbackLines: config.scrollbackLines,
+      scrollbackMaxBytes: config.scrollbackMaxBytes,
+      prompt: SHELL_PROMPT,
+      nonce,
+    })
+    this.#timing = {
+      timeoutMs: config.timeoutMs,
+      idleSilenceMs: config.idleSilenceMs,
+      handoffGraceMs: config.handoffGraceMs,
+      pollIntervalMs: config.pollIntervalMs,
+      cancelGraceMs: config.cancelGraceMs,
+    }
+    this.#host = {
+      inspectForeground: () => handle.inspectForeground(),
+      write: (data) => handle.write(data),
+      signalForeground: (signal) => handle.signalForeground(signal),
+      stream: this.#stream,
+      status: () => this.status(),
+      exited: () => this.#exited || handle.exit !== undefined,
+      closing: () => this.#closeStarted,
+      settled: (operation) => {
+        if (this.#active !== operation) return
+        this.#active = undefined
+        const facts = operation.idleFacts
+        this.#idle = facts ? { facts, arrivals: this.#stream.arrivals } : undefined
+      },
+    }
+    this.#stream.attach((chunk, gap) => this.#active?.onChunk(chunk, gap))
+    void handle.done.then(() => this.#onExit())
+  }
+
+  /** Output of startup (the viewport of the startup send), shown to whoever opened the session. */
+  get motd(): string {
+    return this.#motd
+  }
+
+  /**
+   * Startup is an empty send: it settles on the controlled prompt (or, for a shell without the
+   * marker, a proven stdin wait or silence after some output). Rejects with `STARTUP_TIMEOUT`,
+   * `STARTUP_EXITED`, or exactly `signal.reason`; the caller closes the session on rejection.
+   */
+  async startup(signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted()
+    const operation = this.#begin(undefined, true)
+    // Subscribing replays what arrived before, synchronously, into the startup send.
+    this.#unsubscribe = this.#handle.onOutput((chunk) => this.#stream.write(chunk))
+    let detach: (() => void) | undefined
+    const aborted = new Promise<never>((_, reject) => {
+      const onAbort = () => reject(signal.reason)
+      signal.addEventListener('abort', onAbort, { once: true })
+      detach = () => signal.removeEventListener('abort', onAbort)
+    })
+    try {
+      const result = await Promise.race([operation.done, aborted])
+      switch (result.waitReason) {
+        case 'stdin_read':
+        case 'inferred_idle':
+          this.#motd = result.viewport
+          return
+        case 'timeout':
+          throw shellFailure.startupTimeout()
+        case 'session_exit':
+          throw shellFailure.startupExited(this.status())
+      }
+    } finally {
+      detach?.()
+    }
+  }
+
+  /** Start one send: `text`, then Enter when `submit`; an empty text without submit writes nothing and only waits. */
+  startSend(request: TerminalSendRequest): TerminalSendOperation {
+    if (this.#closeStarted) throw shellFailure.closed()
+    if (this.#active) throw new TerminalError('SEND_ACTIVE', 'PTY session already has an active send')
+    const input = request.text === '' && !request.submit ? undefined : request.text + (request.submit ? ENTER : '')
+    return this.#begin(input, false, request.signal, this.#takeIdle())
+  }
+
+  /**
+   * The shell is still idle at the prompt the previous send ended on when nothing arrived since
+   * (and nothing was written or signalled: every write is a send, and `signal` forgets it). Then the
+   * send needs no pre-write inspection. Taken once: the next send re-establishes it.
+   */
+  #takeIdle(): ForegroundFacts | undefined {
+    const idle = this.#idle
+    this.#idle = undefined
+    return idle && idle.arrivals === this.#stream.arrivals && this.#stream.promptReady ? idle.facts : undefined
+  }
+
+  /** One bounded page of retained scrollback, numbered from 1 = the oldest retained line. */
+  read(request: TerminalReadRequest): TerminalReadResult {
+    const scrollback = this.#stream.scrollback
+    const page = scrollback.read({
+      offset: request.offset ?? 0,
+      count: request.count ?? DEFAULT_READ_LINES,
+      maxBytes: this.#config.maxReadBytes,
+    })
+    const dropped = scrollback.droppedLines
+    const empty = page.lineEnd <= page.lineBegin
+    return {
+      text: page.text,
+      totalLines: page.totalLines - dropped,
+      lineBegin: empty ? 0 : page.lineBegin - dropped + 1,
+      lineEnd: empty ? 0 : page.lineEnd - dropped,
+      truncated: page.truncated,
+    }
+  }
+
+  /** Deliver `signal` to the foreground group resolved now; the provider's refusals surface unchanged. */
+  async signal(signal: TerminalSignal): Promise<TerminalSignalResult> {
+    if (this.#closeStarted) throw shellFailure.closed()
+    this.#idle = undefined
+    const targetPgid = await this.#handle.signalForeground(signal)
+    return { delivered: true, targetPgid }
+  }
+
+  /** Status of the top-level shell. */
+  status(): TerminalSessionStatus {
+    const exit = this.#handle.exit
+    return exit ? { kind: 'exited', exitCode: exit.exitCode, signal: exit.signal } : { kind: 'running' }
+  }
+
+  /**
+   * Close: no further sends or signals, the active send settles as `session_exit`, then the whole
+   * process tree is torn down. Idempotent while in flight and after success; after a failure (the
+   * provider names the survivors) a later call retries.
+   */
+  close(_reason: string): Promise<void> {
+    if (this.#closing) return this.#closing
+    this.#closeStarted = true
+    this.#active?.abandon()
+    const attempt = this.#handle.terminate().then(
+      () => {
+        this.#unsubscribe?.()
+        this.#unsubscribe = undefined
+      },
+      (error: unknown) => {
+        if (this.#closing === attempt) this.#closing = undefined
+        throw error
+      },
+    )
+    this.#closing = attempt
+    return attempt
+  }
+
+  #begin(input: string | undefined, startup: boolean, signal?: AbortSignal, idle?: ForegroundFacts): SendOperation {
+    const operation = new SendOperation(this.#host, {
+      input,
+      startup,
+      signal,
+      idle,
+      timing: this.#timing,
+      maxBytes: this.#config.maxReadBytes,
+    })
+    this.#active = operation
+    operation.start()
+    return operation
+  }
+
+  #onExit(): void {
+    this.#exited = true
+    this.#stream.end()
+    this.#active?.onExit()
+  }
+}

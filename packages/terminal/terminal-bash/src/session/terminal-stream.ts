@@ -1,0 +1,109 @@
+import { type PartialLine, PromptTracker, type SanitizedChunk, ScrollbackRing, TerminalSanitizer } from '../output/index'
+import { decodeMarkerStatus } from '../prompt-protocol'
+import { now } from '../readiness/timers'
+
+/** Receives every sanitized chunk after the scrollback and the prompt tracker took it. */
+export type ChunkSink = (chunk: SanitizedChunk, gapMs: number) => void
+
+/** Bounds and prompt of one {@link TerminalStream}. */
+export interface TerminalStreamOptions {
+  /** Completed lines retained. */
+  readonly scrollbackLines: number
+  /** UTF-8 bytes retained. */
+  readonly scrollbackMaxBytes: number
+  /** The controlled prompt the tracker compares against. */
+  readonly prompt: string
+  /** The session's marker nonce: only markers carrying it count. */
+  readonly nonce: number
+}
+
+/**
+ * One session's output pipeline: raw PTY bytes → sanitizer → scrollback, prompt tracker and the
+ * active send. It also counts arrivals, which is what "silence" is measured on: the time output
+ * reached us, never the time some consumer got around to reading it. O(chunk) per chunk.
+ */
+export class TerminalStream {
+  readonly #sanitizer = new TerminalSanitizer()
+  readonly #scrollback: ScrollbackRing
+  readonly #prompt: PromptTracker
+  readonly #nonce: number
+  #arrivals = 0
+  #lastArrivalAt = Number.NEGATIVE_INFINITY
+  #sink: ChunkSink | undefined
+  #ended = false
+
+  /** Creates an empty stream at the start of a session. */
+  constructor(options: TerminalStreamOptions) {
+    this.#scrollback = new ScrollbackRing({ maxLines: options.scrollbackLines, maxBytes: options.scrollbackMaxBytes })
+    this.#prompt = new PromptTracker(options.prompt)
+    this.#nonce = options.nonce
+  }
+
+  /** Number of chunks that arrived so far; a changed value means "something arrived". */
+  get arrivals(): number {
+    return this.#arrivals
+  }
+
+  /** Monotonic time of the latest arrival (−∞ before the first). */
+  get lastArrivalAt(): number {
+    return this.#lastArrivalAt
+  }
+
+  /** The live current line (the send buffer starts from it). */
+  get line(): PartialLine {
+    return this.#sanitizer.line
+  }
+
+  /** This session's latest marker is followed by exactly the controlled prompt, cursor at its end. */
+  get promptReady(): boolean {
+    return this.#prompt.ready && this.exitStatus !== undefined
+  }
+
+  /** Exit status carried by the latest marker when it is this session's own; else undefined. */
+  get exitStatus(): number | undefined {
+    return decodeMarkerStatus(this.#prompt.exitStatus, this.#nonce)
+  }
+
+  /** A marker of this session's shell arrived since the latest {@link TerminalStream.resetPrompt}. */
+  get markerSeen(): boolean {
+    return this.exitStatus !== undefined
+  }
+
+  /** Forget prompt evidence: only a marker that arrives later counts. */
+  resetPrompt(): void {
+    this.#prompt.reset()
+  }
+
+  /** Retained output. */
+  get scrollback(): ScrollbackRing {
+    return this.#scrollback
+  }
+
+  /** Route chunks to `sink` (the active send) until it is replaced or cleared. */
+  attach(sink: ChunkSink | undefined): void {
+    this.#sink = sink
+  }
+
+  /** Take one chunk of raw output. */
+  write(bytes: Uint8Array): void {
+    if (this.#ended) return
+    const at = now()
+    const gap = at - this.#lastArrivalAt
+    this.#arrivals += 1
+    this.#lastArrivalAt = at
+    this.#deliver(this.#sanitizer.write(bytes), gap)
+  }
+
+  /** The PTY ended: flush an incomplete sequence; later writes are ignored. */
+  end(): void {
+    if (this.#ended) return
+    this.#ended = true
+    this.#deliver(this.#sanitizer.end(), 0)
+  }
+
+  #deliver(chunk: SanitizedChunk, gap: number): void {
+    this.#scrollback.append(chunk)
+    this.#prompt.update(chunk)
+    this.#sink?.(chunk, gap)
+  }
+}

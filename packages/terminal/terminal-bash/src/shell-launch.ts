@@ -1,0 +1,83 @@
+import { stat } from 'node:fs/promises'
+import { resolve } from 'node:path'
+import type { ShellBackendConfig } from './config'
+import { shellFailure } from './errors'
+import { NONCE_VARIABLE, SHELL_CONTINUATION_PROMPT, SHELL_PROMPT, SHELL_PROMPT_COMMAND } from './prompt-protocol'
+
+/** Default executable of the bash dialect (resolved on the terminal's PATH by the provider). */
+export const DEFAULT_SHELL_PATH = 'bash'
+
+/** Default arguments of the bash dialect: no profile or rc files (they could replace the prompt), interactive. */
+export const DEFAULT_SHELL_ARGS: readonly string[] = ['--noprofile', '--norc', '-i']
+
+/** Who a shell is started for; the ids are exported to the shell so tools inside it can tell. */
+export interface ShellLaunchRequest {
+  /** Session id minted by `ctx.terminals`. */
+  readonly sessionId: string
+  /** Id of the owning agent. */
+  readonly ownerId: string
+  /** Requested working directory; relative paths resolve against the host's cwd. */
+  readonly cwd?: string | undefined
+  /** This session's marker nonce (see `createPromptNonce`). */
+  readonly nonce: number
+}
+
+/** Everything `spawnTerminal` needs besides size, grace and cancellation. */
+export interface ShellLaunch {
+  /** Final argv, after defaults (and, later, sandbox wrapping). */
+  readonly argv: readonly string[]
+  /** Absolute, existing working directory. */
+  readonly cwd: string
+  /** Overrides applied on top of the provider's scrubbed inherited environment. */
+  readonly env: Readonly<Record<string, string | undefined>>
+}
+
+/**
+ * Resolve how one shell starts. This is the single place where the argv is decided: sandbox
+ * wrapping of the whole shell will be inserted here, so nothing else may build an argv.
+ */
+export async function resolveShellLaunch(config: ShellBackendConfig, request: ShellLaunchRequest): Promise<ShellLaunch> {
+  const cwd = await resolveWorkingDirectory(request.cwd)
+  const shellPath = config.shellPath === '' ? DEFAULT_SHELL_PATH : config.shellPath
+  const shellArgs = config.shellArgs.length === 0 ? DEFAULT_SHELL_ARGS : config.shellArgs
+  const argv = [shellPath, ...shellArgs]
+  return { argv, cwd, env: shellEnvironment(request) }
+}
+
+/**
+ * Terminal-specific overrides. The provider already dropped credential-shaped and `DSH_*` names
+ * from the inherited environment; these explicit values win over anything inherited.
+ */
+export function shellEnvironment(request: Pick<ShellLaunchRequest, 'sessionId' | 'ownerId' | 'nonce'>): Record<string, string> {
+  return {
+    TERM: 'dumb',
+    PAGER: 'cat',
+    GIT_PAGER: 'cat',
+    MANPAGER: 'cat',
+    GIT_EDITOR: ':',
+    GIT_TERMINAL_PROMPT: '0',
+    // An agent's commands do not belong in the user's ~/.bash_history.
+    HISTFILE: '',
+    PS1: SHELL_PROMPT,
+    PS2: SHELL_CONTINUATION_PROMPT,
+    PROMPT_COMMAND: SHELL_PROMPT_COMMAND,
+    [NONCE_VARIABLE]: String(request.nonce),
+    DSH_TERMINAL_SESSION_ID: request.sessionId,
+    DSH_TERMINAL_OWNER: request.ownerId,
+  }
+}
+
+/** The working directory as an absolute path that exists and is a directory, else `INVALID_CWD`. */
+export async function resolveWorkingDirectory(cwd: string | undefined): Promise<string> {
+  if (cwd === '') throw shellFailure.emptyCwd()
+  const path = resolve(process.cwd(), cwd ?? '.')
+  let info
+  try {
+    info = await stat(path)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw shellFailure.missingCwd(path)
+    throw shellFailure.unreadableCwd(path, error)
+  }
+  if (!info.isDirectory()) throw shellFailure.notDirectory(path)
+  return path
+}

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest'
+import { Config, MAX_TIMER_MS, parseConfig } from '../src/config'
+
+describe('config', () => {
+  it('defaults to the reference values', () => {
+    expect(parseConfig()).toEqual({
+      rows: 40,
+      cols: 160,
+      scrollbackLines: 10_000,
+      scrollbackMaxBytes: 4_194_304,
+      maxReadBytes: 262_144,
+      pollIntervalMs: 50,
+      exactProbeAfterMs: 150,
+      idleSilenceMs: 3_000,
+      handoffGraceMs: 500,
+      timeoutMs: 30_000,
+      disposeGraceMs: 3_000,
+      cancelGraceMs: 500,
+      shellPath: '',
+      shellArgs: [],
+    })
+    expect(Config.parse(undefined)).toEqual(parseConfig({}))
+  })
+
+  it.each([
+    ['rows', 0],
+    ['cols', 65_536],
+    ['scrollbackLines', 1.5],
+    ['scrollbackMaxBytes', -1],
+    ['maxReadBytes', 2 ** 53],
+    ['pollIntervalMs', 0],
+    ['idleSilenceMs', MAX_TIMER_MS + 1],
+    ['timeoutMs', Number.NaN],
+    ['disposeGraceMs', '3000'],
+    ['cancelGraceMs', 0],
+    ['exactProbeAfterMs', Number.POSITIVE_INFINITY],
+  ])('rejects %s = %s', (key, value) => {
+    expect(Config.safeParse({ [key]: value }).success).toBe(false)
+  })
+
+  it('accepts the largest timer', () => {
+    expect(parseConfig({ timeoutMs: MAX_TIMER_MS, idleSilenceMs: MAX_TIMER_MS }).timeoutMs).toBe(MAX_TIMER_MS)
+  })
+
+  it('requires handoffGraceMs ≥ pollIntervalMs', () => {
+    const result = Config.safeParse({ pollIntervalMs: 100, handoffGraceMs: 99 })
+    expect(result.error?.issues.map((issue) => [issue.path.join('.'), issue.message])).toEqual([
+      ['handoffGraceMs', 'handoffGraceMs (99) must be at least pollIntervalMs (100)'],
+    ])
+    expect(parseConfig({ pollIntervalMs: 100, handoffGraceMs: 100 }).handoffGraceMs).toBe(100)
+  })
+
+  it('requires maxReadBytes ≤ scrollbackMaxBytes', () => {
+    const result = Config.safeParse({ scrollbackMaxBytes: 1_000, maxReadBytes: 1_001 })
+    expect(result.error?.issues.map((issue) => issue.path.join('.'))).toEqual(['maxReadBytes'])
+  })
+
+  it('takes shellPath and shellArgs, refusing NUL bytes', () => {
+    expect(parseConfig({ shellPath: '/bin/bash', shellArgs: ['-i'] })).toMatchObject({ shellPath: '/bin/bash', shellArgs: ['-i'] })
+    expect(Config.safeParse({ shellArgs: ['a\0b'] }).success).toBe(false)
+  })
+})

@@ -1,0 +1,125 @@
+import type { ForegroundFacts } from 'dsh-subprocess'
+import { describe, expect, it } from 'vitest'
+import { type EvidenceRules, ReadinessEvidence } from '../src/readiness/evidence'
+import { childBlocked, childWaiting, FakeTerminal, shellRunning, shellWaiting, type FakeForeground } from './support/fake-terminal'
+
+const fake = new FakeTerminal()
+let sequence = 0
+function facts(fg: FakeForeground, options: { noExactTier?: boolean } = {}): ForegroundFacts {
+  fake.foreground = fg
+  fake.noExactTier = options.noExactTier ?? false
+  return fake.facts(++sequence) as ForegroundFacts
+}
+
+function evidence(before: ForegroundFacts | undefined, rules: Partial<EvidenceRules> = {}): ReadinessEvidence {
+  return new ReadinessEvidence({ before, requireNewWait: true, stillMs: 50, ...rules })
+}
+
+const quiet = (arrivals = 3, lineHasText = true) => ({ promptReady: false, arrivals, lineHasText })
+const sample = (f: ForegroundFacts | undefined, startedAt = 0, arrivalsAtStart = 3) => ({ facts: f, startedAt, arrivalsAtStart })
+
+describe('readiness evidence: prompt tier (A)', () => {
+  it('counts the prompt only with the shell in front and blocked reading', () => {
+    const e = evidence(undefined)
+    expect(e.judge(sample(facts(shellWaiting())), { promptReady: true, arrivals: 3, lineHasText: true })).toBe('prompt')
+    expect(e.judge(sample(facts(childBlocked())), { promptReady: true, arrivals: 3, lineHasText: true })).toBeUndefined()
+  })
+
+  it('waits for the shell to block, and falls back after pollInterval of stillness if it never provably does', () => {
+    const e = evidence(undefined, { stillMs: 50 })
+    expect(e.judge(sample(facts(shellRunning()), 0), { promptReady: true, arrivals: 3, lineHasText: true })).toBeUndefined()
+    expect(e.wantsFollowUp).toBe(true)
+    expect(e.judge(sample(facts(shellRunning()), 20), { promptReady: true, arrivals: 3, lineHasText: true })).toBeUndefined()
+    expect(e.wantsFollowUp).toBe(false)
+    expect(e.judge(sample(facts(shellRunning()), 50), { promptReady: true, arrivals: 3, lineHasText: true })).toBe('prompt')
+  })
+
+  it('restarts the fallback clock when output arrived in between', () => {
+    const e = evidence(undefined, { stillMs: 50 })
+    e.judge(sample(facts(shellRunning()), 0, 3), { promptReady: true, arrivals: 3, lineHasText: true })
+    expect(e.judge(sample(facts(shellRunning()), 60, 4), { promptReady: true, arrivals: 4, lineHasText: true })).toBeUndefined()
+    expect(e.judge(sample(facts(shellRunning()), 110, 4), { promptReady: true, arrivals: 4, lineHasText: true })).toBe('prompt')
+  })
+
+  it('without an exact tier (macOS) the shell in front is enough', () => {
+    const e = evidence(undefined)
+    expect(e.judge(sample(facts(shellRunning(), { noExactTier: true })), { promptReady: true, arrivals: 3, lineHasText: true })).toBe('prompt')
+  })
+})
+
+describe('readiness evidence: stdin tier (B)', () => {
+  it('a new foreground group waiting for input is proof at once', () => {
+    const before = facts(shellWaiting(10))
+    expect(evidence(before).judge(sample(facts(childWaiting())), quiet())).toBe('stdin')
+  })
+
+  it('with nothing on the cursor’s line a wait must hold still for stillMs; an epoll wait never counts', () => {
+    const before = facts(shellWaiting(10))
+    // bc after `42`, or a program whose prompt is still in flight: hold still, no output.
+    const e = evidence(before, { stillMs: 50 })
+    expect(e.judge(sample(facts(childWaiting(5000, 3)), 0), quiet(3, false))).toBeUndefined()
+    expect(e.judge(sample(facts(childWaiting(5000, 3)), 20), quiet(3, false))).toBeUndefined()
+    expect(e.judge(sample(facts(childWaiting(5000, 3)), 50), quiet(3, false))).toBe('stdin')
+    // The same for the shell's own group (a silent `read -s`).
+    const shell = evidence(before, { stillMs: 50 })
+    expect(shell.judge(sample(facts(shellWaiting(11)), 0), quiet(3, false))).toBeUndefined()
+    expect(shell.judge(sample(facts(shellWaiting(11)), 49), quiet(3, false))).toBeUndefined()
+    expect(shell.judge(sample(facts(shellWaiting(11)), 50), quiet(3, false))).toBe('stdin')
+    // node exiting after `.exit`: epoll still lists stdin, nothing is on the line.
+    const loop = childWaiting()
+    loop.threads[0]!.syscallName = 'epoll_wait'
+    const exiting = evidence(before, { stillMs: 50 })
+    expect(exiting.judge(sample(facts(loop), 0), quiet(3, false))).toBeUndefined()
+    expect(exiting.judge(sample(facts(loop), 500), quiet(3, false))).toBeUndefined()
+    expect(evidence(before).judge(sample(facts(loop)), quiet(3, true))).toBe('stdin')
+  })
+
+  it('output arriving while a silent wait holds still restarts the clock', () => {
+    const e = evidence(facts(shellWaiting(10)), { stillMs: 50 })
+    expect(e.judge(sample(facts(childWaiting(5000, 3)), 0, 3), quiet(3, false))).toBeUndefined()
+    expect(e.judge(sample(facts(childWaiting(5000, 3)), 60, 4), quiet(4, false))).toBeUndefined()
+    expect(e.judge(sample(facts(childWaiting(5000, 3)), 110, 4), quiet(4, false))).toBe('stdin')
+  })
+
+  it('a wait that already existed before the write is not proof', () => {
+    const before = facts(childWaiting(5000, 7))
+    const e = evidence(before)
+    expect(e.judge(sample(facts(childWaiting(5000, 7))), quiet())).toBeUndefined()
+    expect(e.judge(sample(facts(childWaiting(5000, 8))), quiet())).toBe('stdin')
+  })
+
+  it('the shell group without a prompt needs the same wait twice with nothing in between', () => {
+    const before = facts(shellWaiting(10))
+    const e = evidence(before)
+    expect(e.judge(sample(facts(shellWaiting(11)), 0, 3), quiet(3))).toBeUndefined()
+    expect(e.wantsFollowUp).toBe(true)
+    // It ran again (readline consuming more input): the candidate moves on.
+    expect(e.judge(sample(facts(shellWaiting(12)), 1, 3), quiet(3))).toBeUndefined()
+    // Output arrived between two otherwise identical samples: still no proof.
+    expect(e.judge(sample(facts(shellWaiting(12)), 2, 4), quiet(4))).toBeUndefined()
+    expect(e.judge(sample(facts(shellWaiting(12)), 3, 4), quiet(4))).toBe('stdin')
+  })
+
+  it('a sample voided by output that arrived while it ran proves nothing', () => {
+    const e = evidence(facts(shellWaiting()))
+    expect(e.judge(sample(facts(childWaiting()), 0, 3), quiet(4))).toBeUndefined()
+  })
+
+  it('a sample taken before the baseline proves nothing (stale after a rebase)', () => {
+    const stale = facts(childWaiting(6000))
+    const e = evidence(facts(shellWaiting()))
+    expect(e.judge(sample(stale), quiet())).toBeUndefined()
+  })
+
+  it('without input written any proven wait counts, but startup needs output first', () => {
+    const e = evidence(undefined, { requireNewWait: false, outputAfter: 0 })
+    expect(e.judge(sample(facts(childWaiting()), 0, 0), quiet(0))).toBeUndefined()
+    expect(e.judge(sample(facts(childWaiting()), 0, 1), quiet(1))).toBe('stdin')
+  })
+
+  it('nothing is proven where the platform cannot prove waits, or with no group', () => {
+    const e = evidence(facts(shellWaiting()))
+    expect(e.judge(sample(facts(childWaiting(), { noExactTier: true })), quiet())).toBeUndefined()
+    expect(e.judge(sample(undefined), quiet())).toBeUndefined()
+  })
+})

@@ -1,0 +1,125 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { commandLine, foregroundGroup, isAlive, labelledNumbers, PATIENT, processesRunning, startStack, type Stack, until } from './support/stack'
+
+let stack: Stack | undefined
+afterEach(async () => {
+  await stack?.dispose()
+  stack = undefined
+})
+
+describe('signals and cancellation on a real shell', () => {
+  it('SIGINT from terminal_signal interrupts `sleep 60` and the send settles at the prompt', async () => {
+    stack = await startStack()
+    const { sessionId, pid } = await stack.open()
+    const send = stack.send(sessionId, 'sleep 60')
+    // Signal only once sleep runs: a SIGINT that lands between bash's fork and exec is swallowed by bash's handler.
+    await until(() => commandLine(foregroundGroup(pid as number) ?? 0)?.[0]?.endsWith('sleep') === true, 'sleep to take the foreground')
+    const signalled = await stack.terminals.signal(stack.agent, sessionId, 'SIGINT')
+    expect(signalled.delivered).toBe(true)
+    expect(signalled.targetPgid).not.toBe(pid)
+    expect(await send.done).toMatchObject({ waitReason: 'stdin_read', exitCode: 130 })
+  })
+
+  it('cancelling a send (caller abort) delivers a real SIGINT and returns at the next prompt', async () => {
+    stack = await startStack()
+    const { sessionId, pid } = await stack.open()
+    const caller = new AbortController()
+    const send = stack.send(sessionId, 'sleep 60', { signal: caller.signal })
+    await until(() => foregroundGroup(pid as number) !== pid, 'sleep to take the foreground')
+    caller.abort()
+    expect(await send.done).toMatchObject({ waitReason: 'stdin_read', exitCode: 130 })
+    await send.released
+    expect((await stack.run(sessionId, 'echo still-here')).viewport).toContain('still-here')
+  })
+
+  it('a raw-mode program (ISIG off) waiting for input settles as stdin_read and a real SIGINT interrupts it', async () => {
+    stack = await startStack()
+    const { sessionId } = await stack.open()
+    // The marker is computed, so the echoed command line cannot satisfy an output check.
+    const script = "import sys, tty; tty.setraw(0); print('raw' + '-ready', flush=True); sys.stdin.read(1)"
+    const waiting = await stack.run(sessionId, `python3 -c "${script}"`)
+    expect(waiting).toMatchObject({ waitReason: 'stdin_read', viewport: expect.stringContaining('raw-ready') })
+    await stack.terminals.signal(stack.agent, sessionId, 'SIGINT')
+    const after = await stack.run(sessionId, '', { submit: false })
+    expect(after).toMatchObject({ waitReason: 'stdin_read', exitCode: 130, viewport: expect.stringContaining('KeyboardInterrupt') })
+  })
+
+  it('cancelling a busy raw-mode program (ISIG off) interrupts it with a real SIGINT', async () => {
+    stack = await startStack()
+    const { sessionId } = await stack.open()
+    const script = "import time, tty; tty.setraw(0); print('raw' + '-busy', flush=True); time.sleep(60)"
+    const send = stack.send(sessionId, `python3 -c "${script}"`)
+    let seen = ''
+    await until(() => (seen += send.readOutput().delta).includes('raw-busy'), 'the raw-mode program')
+    expect(send.cancel()).toBe(true)
+    const result = await send.done
+    expect(result).toMatchObject({ waitReason: 'stdin_read', exitCode: 130 })
+    expect(seen + result.viewport).toContain('KeyboardInterrupt')
+  })
+
+  it('refuses SIGKILL aimed at the shell itself', async () => {
+    stack = await startStack()
+    const { sessionId } = await stack.open()
+    await expect(stack.terminals.signal(stack.agent, sessionId, 'SIGKILL')).rejects.toMatchObject({ code: 'REFUSED_SHELL_KILL' })
+  })
+})
+
+describe('teardown', () => {
+  it('close removes TERM-ignoring and disowned descendants', async () => {
+    stack = await startStack({ ...PATIENT, disposeGraceMs: 500 })
+    const { sessionId, pid } = await stack.open()
+    await stack.run(sessionId, `bash -c 'trap "" TERM; while :; do sleep 1; done' & echo "ignorer=$!"`)
+    await stack.run(sessionId, 'sleep 1000 & disown; echo "disowned=$!"')
+    const text = stack.terminals.read(stack.agent, sessionId, { count: 20 }).text
+    const { ignorer, disowned } = labelledNumbers(text)
+    expect(ignorer && isAlive(ignorer) && disowned && isAlive(disowned)).toBeTruthy()
+    expect(await stack.terminals.kill(stack.agent, sessionId)).toBe(true)
+    expect([isAlive(pid as number), isAlive(ignorer as number), isAlive(disowned as number)]).toEqual([false, false, false])
+  })
+
+  it('a shell that exits settles the send as session_exit and later sends too', async () => {
+    stack = await startStack()
+    const { sessionId } = await stack.open()
+    const result = await stack.run(sessionId, 'exit 3')
+    expect(result).toMatchObject({ waitReason: 'session_exit', sessionStatus: { kind: 'exited', exitCode: 3, signal: null } })
+    expect(await stack.run(sessionId, 'echo nothing')).toMatchObject({ waitReason: 'session_exit', viewport: '' })
+  })
+})
+
+describe('startup', () => {
+  it('rejects when the shell exits during startup', async () => {
+    stack = await startStack({ ...PATIENT, shellPath: 'sh', shellArgs: ['-c', 'exit 3'] })
+    await expect(stack.open()).rejects.toMatchObject({ code: 'STARTUP_EXITED', message: 'PTY shell exited during startup' })
+  })
+
+  it('rejects on the startup timeout and leaves nothing running', async () => {
+    const argv = ['sleep', '31.25']
+    stack = await startStack({ ...PATIENT, shellPath: argv[0], shellArgs: argv.slice(1), timeoutMs: 200 })
+    await expect(stack.open()).rejects.toMatchObject({ code: 'STARTUP_TIMEOUT' })
+    expect(processesRunning(argv)).toEqual([])
+  })
+
+  it('a caller abort during startup rejects with its exact reason and leaves nothing running', async () => {
+    const argv = ['sleep', '32.25']
+    stack = await startStack({ ...PATIENT, shellPath: argv[0], shellArgs: argv.slice(1) })
+    const caller = new AbortController()
+    const pending = stack.open({}, caller.signal)
+    await until(() => processesRunning(argv).length > 0, 'the shell to start')
+    const reason = new Error('caller cancelled')
+    caller.abort(reason)
+    await expect(pending).rejects.toBe(reason)
+    expect(processesRunning(argv)).toEqual([])
+  })
+})
+
+describe('many sessions', () => {
+  it('20 concurrent sessions each settle their echo exactly with its output', async () => {
+    stack = await startStack()
+    const opened = await Promise.all(Array.from({ length: 20 }, () => stack!.open()))
+    const results = await Promise.all(opened.map((session, index) => stack!.run(session.sessionId, `echo token-${index}`)))
+    expect(results.map((result) => result.waitReason)).toEqual(results.map(() => 'stdin_read'))
+    expect(results.map((result, index) => result.viewport)).toEqual(results.map((_, index) => `echo token-${index}\ntoken-${index}\ndsh> `))
+    await Promise.all(opened.map((session) => stack!.terminals.kill(stack!.agent, session.sessionId)))
+    expect(opened.filter((session) => isAlive(session.pid as number))).toEqual([])
+  })
+})
