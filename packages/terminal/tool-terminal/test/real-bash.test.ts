@@ -1,0 +1,153 @@
+import { Context, type Fiber } from '@deepseek-ai/cordis'
+import * as agentPlugin from 'dsh-agent'
+import type { Agent } from 'dsh-agent'
+import * as jobsPlugin from 'dsh-jobs'
+import * as terminalPlugin from 'dsh-terminal'
+import * as toolTerminalPlugin from 'dsh-tool-terminal'
+import * as toolsPlugin from 'dsh-tools'
+import type { ToolResult } from 'dsh-tools'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { alive, childProcesses, commandName, terminalForegroundGroup } from './processes'
+import { bashPlugin, subprocessLocalPlugin, toolJobsPlugin } from './workspace'
+
+// The whole lifecycle on a real bash through ctx.tools.execute. The prompt is the backend's
+// controlled `dsh> `; a send's viewport is the echoed command line, its output and the next prompt.
+
+const PROMPT = 'dsh> '
+const READY = (exit: number) => `[wait: stdin_read]\n[exit: ${exit}]\n[session: running]`
+
+let root: Context
+let agent: Agent
+const fibers: Fiber[] = []
+let counter = 0
+
+async function call(name: string, args: unknown = {}, signal?: AbortSignal): Promise<ToolResult> {
+  return root.tools.execute({ callId: `real-${++counter}`, name, arguments: args, agent, ...(signal ? { signal } : {}) })
+}
+
+function text(result: ToolResult): string {
+  return result.content.map((block) => block.text).join('\n')
+}
+
+beforeAll(async () => {
+  root = new Context()
+  fibers.push(await root.plugin(agentPlugin))
+  fibers.push(await root.plugin(toolsPlugin))
+  fibers.push(await root.plugin(jobsPlugin, {}))
+  fibers.push(await root.plugin(toolJobsPlugin, {}))
+  fibers.push(await root.plugin(subprocessLocalPlugin, {}))
+  fibers.push(await root.plugin(terminalPlugin))
+  fibers.push(await root.plugin(bashPlugin, { idleSilenceMs: 5000, timeoutMs: 20000 }))
+  fibers.push(await root.plugin(toolTerminalPlugin, {}))
+  agent = await root.agents.create()
+})
+
+afterAll(async () => {
+  await agent?.dispose()
+  for (const fiber of fibers.reverse()) await fiber.dispose()
+  expect(childProcesses()).toEqual([])
+})
+
+describe('dsh-tool-terminal on a real bash', () => {
+  let pid = 0
+
+  it('opens a session and keeps cd and export between sends', async () => {
+    const opened = await call('terminal_open', { type: 'shell', name: 'main', cwd: '/tmp' })
+    expect(text(opened)).toBe(`started terminal session pty-1 (main) [type: shell]\n${PROMPT}`)
+    pid = opened.meta?.pid as number
+    expect(alive(pid)).toBe(true)
+
+    const setState = await call('terminal_send', { sessionId: 'pty-1', text: 'cd /usr && export DSH_TOOL_PROBE=kept' })
+    expect(text(setState)).toBe(`cd /usr && export DSH_TOOL_PROBE=kept\n${PROMPT}\n${READY(0)}`)
+    const probe = await call('terminal_send', { sessionId: 'pty-1', text: 'pwd; echo "$DSH_TOOL_PROBE"' })
+    expect(text(probe)).toBe(`pwd; echo "$DSH_TOOL_PROBE"\n/usr\nkept\n${PROMPT}\n${READY(0)}`)
+    expect(probe.presentation.card).toEqual({ type: 'terminal', sessionId: 'pty-1' })
+  })
+
+  it('reports the exit status of the last command and sends partial lines with submit false', async () => {
+    const failed = await call('terminal_send', { sessionId: 'pty-1', text: 'false' })
+    expect(text(failed)).toBe(`false\n${PROMPT}\n${READY(1)}`)
+    expect(failed.meta).toMatchObject({ waitReason: 'stdin_read', exitCode: 1, sessionStatus: { kind: 'running' } })
+
+    const partial = await call('terminal_send', { sessionId: 'pty-1', text: 'echo sp', submit: false })
+    expect(partial.meta?.waitReason).not.toBe('session_exit')
+    const rest = await call('terminal_send', { sessionId: 'pty-1', text: 'lit' })
+    expect(text(rest)).toContain('\nsplit\n')
+  })
+
+  it('reads scrollback pages with line numbers', async () => {
+    await call('terminal_send', { sessionId: 'pty-1', text: 'printf "r1\\nr2\\n"' })
+    const page = await call('terminal_read', { sessionId: 'pty-1', count: 3 })
+    const total = page.meta?.totalLines as number
+    expect(text(page)).toBe(`r1\nr2\n${PROMPT}\n[lines: ${total - 2}-${total} of ${total}]`)
+    const older = await call('terminal_read', { sessionId: 'pty-1', offset: 3, count: 1 })
+    expect(text(older)).toBe(`${PROMPT}printf "r1\\nr2\\n"\n[lines: ${total - 3}-${total - 3} of ${total}]`)
+  })
+
+  it('a background send is interrupted by terminal_signal and reports exit 130', async () => {
+    const started = await call('terminal_send', { sessionId: 'pty-1', text: 'sleep 30', run_in_background: true })
+    expect(text(started)).toBe('started background job pty-send-1')
+    const busy = await call('terminal_send', { sessionId: 'pty-1', text: 'echo no' })
+    expect(text(busy)).toBe('Error: PTY session pty-1 already has an active send')
+    await waitForForeground(pid)
+    const signalled = await call('terminal_signal', { sessionId: 'pty-1', signal: 'SIGINT' })
+    expect(text(signalled)).toMatch(/^delivered SIGINT to foreground process group \d+$/)
+    expect(signalled.meta?.targetPgid).not.toBe(pid)
+    const output = text(await call('job_output', { jobId: 'pty-send-1', wait: true }))
+    expect(output).toBe(`sleep 30\n\n${PROMPT}\n[status: completed, wait: stdin_read, exit: 130, session: running]`)
+  })
+
+  it('job_kill interrupts a background send with SIGINT and the job ends killed', async () => {
+    await call('terminal_send', { sessionId: 'pty-1', text: 'sleep 31', run_in_background: true })
+    await waitForForeground(pid)
+    expect(text(await call('job_kill', { jobId: 'pty-send-2' }))).toBe('requested cancellation of job pty-send-2')
+    const output = text(await call('job_output', { jobId: 'pty-send-2', wait: true }))
+    expect(output).toBe(`sleep 31\n\n${PROMPT}\n[status: killed, interrupted with SIGINT; wait: stdin_read, exit: 130, session: running]`)
+    const after = await call('terminal_send', { sessionId: 'pty-1', text: 'echo alive' })
+    expect(text(after)).toBe(`echo alive\nalive\n${PROMPT}\n${READY(0)}`)
+  })
+
+  it('a cancelled foreground send interrupts the command and returns promptly as an error', async () => {
+    const controller = new AbortController()
+    const started = performance.now()
+    const pending = call('terminal_send', { sessionId: 'pty-1', text: 'sleep 32' }, controller.signal)
+    await waitForForeground(pid)
+    controller.abort()
+    const cancelled = await pending
+    expect(cancelled.error?.code).toBe('CANCELLED')
+    expect(performance.now() - started).toBeLessThan(5000)
+    const after = await call('terminal_send', { sessionId: 'pty-1', text: 'echo $?' })
+    expect(text(after)).toBe(`echo $?\n130\n${PROMPT}\n${READY(0)}`)
+  })
+
+  it('lists, closes and forgets the session, leaving no process behind', async () => {
+    expect(text(await call('terminal_list'))).toBe(`pty-1 (main) [shell] running pid=${pid}`)
+    expect(text(await call('terminal_close', { sessionId: 'pty-1' }))).toBe('closed terminal session pty-1')
+    expect(alive(pid)).toBe(false)
+    expect(text(await call('terminal_list'))).toBe('(no terminal sessions)')
+    expect(text(await call('terminal_send', { sessionId: 'pty-1', text: 'ls' }))).toBe('Error: unknown PTY session pty-1')
+  })
+
+  it('an exiting shell reports session_exit and its status', async () => {
+    await call('terminal_open', { type: 'shell' })
+    const exited = await call('terminal_send', { sessionId: 'pty-2', text: 'exit 3' })
+    expect(text(exited).endsWith('\n[wait: session_exit]\n[session: exited code=3 signal=null]')).toBe(true)
+    expect(exited.meta).toMatchObject({ waitReason: 'session_exit', sessionStatus: { kind: 'exited', exitCode: 3, signal: null } })
+    expect(text(await call('terminal_list'))).toMatch(/^pty-2 \[shell\] exited code=3 signal=null pid=\d+$/)
+    expect(text(await call('terminal_close', { sessionId: 'pty-2' }))).toBe('closed terminal session pty-2')
+  })
+})
+
+/**
+ * Wait until `sleep` owns the shell's terminal, polling /proc. Waiting for the exec, not just the
+ * fork, matters: a SIGINT that lands between fork and exec hits a child still running bash's code.
+ */
+async function waitForForeground(shellPid: number): Promise<void> {
+  const deadline = Date.now() + 5000
+  while (Date.now() < deadline) {
+    const group = terminalForegroundGroup(shellPid)
+    if (group > 0 && group !== shellPid && commandName(group) === 'sleep') return
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  throw new Error(`shell ${shellPid} never started sleep in the foreground`)
+}
