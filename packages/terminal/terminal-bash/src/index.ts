@@ -12,7 +12,8 @@ export {
   ShellBackendError,
   type ShellBackendErrorCode,
 } from './errors'
-export type { SendPhase } from './readiness/send-operation'
+// The phases a send goes through (for diagnostics of a live send).
+export type { SendPhase } from './readiness/send-contract'
 export { DEFAULT_READ_LINES, ENTER, ShellSession } from './session/shell-session'
 export {
   createPromptNonce,

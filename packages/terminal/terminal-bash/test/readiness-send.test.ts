@@ -197,6 +197,21 @@ describe('tier B: a proven new stdin wait', () => {
     expect(await op.done).toMatchObject({ viewport: '1+1\n2\n>>> ', waitReason: 'stdin_read' })
   })
 
+  it('the prompt that was on the line before the write does not announce a new wait', async () => {
+    const { fake, session } = await openFake()
+    disturb(fake, '>>> ')
+    fake.foreground = childWaiting(5000, 7)
+    const op = session.startSend({ text: '1+1', submit: true })
+    await tick(0)
+    // The REPL already answered and waits again, but its output is still in the kernel.
+    fake.foreground = childWaiting(5000, 9)
+    await tick(20)
+    expect(await isSettled(op.done)).toBe(false)
+    fake.emit('1+1\r\n2\r\n>>> ')
+    await tick(5)
+    expect(await op.done).toMatchObject({ viewport: '1+1\n2\n>>> ', waitReason: 'stdin_read' })
+  })
+
   it('output arriving while a proof drains keeps the send open and is included', async () => {
     const { fake, session } = await openFake()
     const op = session.startSend({ text: 'python3 -q', submit: true })

@@ -74,7 +74,6 @@ describe('a persistent shell', () => {
   it('runs a 10 KB single-line command', async () => {
     const payload = 'x'.repeat(10_000)
     const result = await stack.run(id, `printf %s '${payload}' | wc -c`)
-    if (!result.viewport.endsWith('dsh> ')) console.log('TENKB', JSON.stringify({ ...result, viewport: result.viewport.slice(-300) }), JSON.stringify(stack.terminals.read(stack.agent, id, { count: 5 }).text.slice(-300)))
     expect(result.waitReason).toBe('stdin_read')
     expect(result.viewport.split('\n').slice(-2)).toEqual(['10000', 'dsh> '])
   })

@@ -19,7 +19,10 @@ export interface StreamView {
   readonly promptReady: boolean
   /** Session output arrivals so far. */
   readonly arrivals: number
-  /** The cursor's line has text (a program waiting for input almost always shows a prompt there). */
+  /**
+   * The cursor's line has text that arrived after the write (a program waiting for input almost
+   * always shows a prompt there; the prompt that was there before the write announces nothing).
+   */
   readonly lineHasText: boolean
 }
 

@@ -1,76 +1,18 @@
 import type { ForegroundFacts } from 'dsh-subprocess'
-import type { TerminalSendOperation, TerminalSendRead, TerminalSendResult, TerminalSessionStatus, TerminalWaitReason } from 'dsh-terminal'
+import type { TerminalSendOperation, TerminalSendRead, TerminalSendResult, TerminalWaitReason } from 'dsh-terminal'
 import { type SanitizedChunk, SendOutputBuffer } from '../output/index'
-import type { TerminalStream } from '../session/terminal-stream'
 import { type ProbeSample, type ReadinessProof, ReadinessEvidence } from './evidence'
 import { ForegroundProber } from './foreground-prober'
+import { isIdleAtPrompt, isSingleLine, type SendHost, type SendOptions, type SendPhase } from './send-contract'
 import { after, afterPollPhase, type Cancel, now, soon } from './timers'
 
-/**
- * Where a send is. `inspecting`: sampling the foreground before writing; `writing`: input handed to
- * the provider; `waiting`: collecting evidence; `cancelling`: interrupt requested; `settled`: final.
- * Phases only move forward, and every asynchronous continuation re-checks the phase it expects.
- */
-export type SendPhase = 'inspecting' | 'writing' | 'waiting' | 'cancelling' | 'settled'
+export type { SendHost, SendOptions, SendPhase, SendTiming } from './send-contract'
 
 /** How long a cancel waits for any effect of its SIGINT before delivering it once more. */
 const REPEAT_SIGINT_MS = 100
 
 /** Backoff step of the first timed probe when the prompt is trusted (8 ms: a quick command ends first). */
 const TRUSTED_FIRST_STEP = 4
-
-/** What a send needs from its session: the handle's operations, the output stream and status. */
-export interface SendHost {
-  /** The provider's one-pass foreground inspection. */
-  inspectForeground(): Promise<ForegroundFacts | undefined>
-  /** Hand bytes to the PTY. */
-  write(data: string): Promise<void>
-  /** Deliver a real signal to the foreground group resolved at that moment. */
-  signalForeground(signal: NodeJS.Signals): Promise<number>
-  /** The session's output pipeline. */
-  readonly stream: TerminalStream
-  /** Top-level process status now. */
-  status(): TerminalSessionStatus
-  /** True once the top-level process was seen to exit. */
-  exited(): boolean
-  /** True once the session started closing (no more signals). */
-  closing(): boolean
-  /** Called synchronously when the send settles, so the session can drop it. */
-  settled(operation: SendOperation): void
-}
-
-/** The timing rules of one send (the validated config fields). */
-export interface SendTiming {
-  /** Absolute bound from the start of the send. */
-  readonly timeoutMs: number
-  /** Silence after which the send settles as `inferred_idle`. */
-  readonly idleSilenceMs: number
-  /** Extra silence owed once a prompt marker was seen. */
-  readonly handoffGraceMs: number
-  /** Longest gap between probes; also how long weakly announced evidence must stand still. */
-  readonly pollIntervalMs: number
-  /** How long a cancelled send waits after its SIGINT for exact readiness. */
-  readonly cancelGraceMs: number
-}
-
-/** How one send is started. */
-export interface SendOptions {
-  /** Bytes to write (text plus Enter); `undefined` writes nothing (startup, or an empty send). */
-  readonly input: string | undefined
-  /** Startup: zero-output silence never counts, and a stdin wait counts only after output. */
-  readonly startup?: boolean
-  /** The caller's cancellation. */
-  readonly signal?: AbortSignal | undefined
-  /** Timing rules. */
-  readonly timing: SendTiming
-  /** UTF-8 bytes of output kept between reads (and in the final viewport). */
-  readonly maxBytes: number
-  /**
-   * The shell is known to sit idle at its prompt (the previous send ended on it; nothing arrived,
-   * was written or signalled since): its latest sample, used instead of a pre-write inspection.
-   */
-  readonly idle?: ForegroundFacts | undefined
-}
 
 /**
  * One send and every phase it goes through, as one object: pre-write inspection, the write, event-
@@ -94,6 +36,7 @@ export class SendOperation implements TerminalSendOperation {
   #buffer: SendOutputBuffer | undefined
   #write: Promise<void> | undefined
   #startArrivals = 0
+  #announceAfter = 0
   #silenceFrom = 0
   #timeout: Cancel | undefined
   #silence: Cancel | undefined
@@ -146,6 +89,7 @@ export class SendOperation implements TerminalSendOperation {
   start(): void {
     const { signal, timing } = this.#options
     this.#startArrivals = this.#host.stream.arrivals
+    this.#announceAfter = this.#startArrivals
     this.#timeout = after(timing.timeoutMs, () => this.#settle('timeout'))
     if (this.#host.exited()) return this.#settle('session_exit')
     if (signal) {
@@ -247,6 +191,7 @@ export class SendOperation implements TerminalSendOperation {
     stream.resetPrompt()
     this.#openBuffer()
     this.#silenceFrom = now()
+    this.#announceAfter = stream.arrivals
     const write = this.#host.write(this.#options.input as string)
     this.#write = write
     write.then(
@@ -300,7 +245,9 @@ export class SendOperation implements TerminalSendOperation {
     if (this.#phase !== 'waiting' && this.#phase !== 'cancelling') return false
     this.#noteShell(sample.facts)
     const stream = this.#host.stream
-    const proof = this.#evidence.judge(sample, { promptReady: stream.promptReady, arrivals: stream.arrivals, lineHasText: stream.line.length > 0 })
+    // Only text that arrived after the write (or the interrupt) announces a wait; an old prompt does not.
+    const lineHasText = stream.line.length > 0 && sample.arrivalsAtStart > this.#announceAfter
+    const proof = this.#evidence.judge(sample, { promptReady: stream.promptReady, arrivals: stream.arrivals, lineHasText })
     if (proof) this.#beginDrain(proof, sample.arrivalsAtStart)
     return this.#evidence.wantsFollowUp
   }
@@ -371,6 +318,7 @@ export class SendOperation implements TerminalSendOperation {
     if (host.exited() || host.closing()) return this.#settle('session_exit')
     if (this.#phase !== 'settled') {
       host.stream.resetPrompt()
+      this.#announceAfter = host.stream.arrivals
       this.#evidence.rebase(this.#rules(before, true, undefined))
     }
     // The grace runs from the moment the signal is requested, so a slow delivery cannot stretch `done`.
@@ -434,15 +382,4 @@ export class SendOperation implements TerminalSendOperation {
   #releaseIfIdle(): void {
     if (this.#phase === 'settled' && !this.#cancelling) this.#resolveReleased()
   }
-}
-
-/** Before the write the shell was at its own prompt, in front and proven blocked reading. */
-function isIdleAtPrompt(facts: ForegroundFacts | undefined, promptReady: boolean): boolean {
-  return promptReady && facts !== undefined && facts.isShellGroup && facts.stdinWaitProven
-}
-
-/** Input that ends at most one command line: no line break before the final Enter. */
-function isSingleLine(input: string): boolean {
-  const body = input.endsWith('\r') ? input.slice(0, -1) : input
-  return !/[\r\n]/.test(body)
 }

@@ -1,0 +1,74 @@
+import type { ForegroundFacts } from 'dsh-subprocess'
+import type { TerminalSessionStatus } from 'dsh-terminal'
+import type { TerminalStream } from '../session/terminal-stream'
+
+/**
+ * Where a send is. `inspecting`: sampling the foreground before writing; `writing`: input handed to
+ * the provider; `waiting`: collecting evidence; `cancelling`: interrupt requested; `settled`: final.
+ * Phases only move forward, and every asynchronous continuation re-checks the phase it expects.
+ */
+export type SendPhase = 'inspecting' | 'writing' | 'waiting' | 'cancelling' | 'settled'
+
+/** What a send needs from its session: the handle's operations, the output stream and status. */
+export interface SendHost {
+  /** The provider's one-pass foreground inspection. */
+  inspectForeground(): Promise<ForegroundFacts | undefined>
+  /** Hand bytes to the PTY. */
+  write(data: string): Promise<void>
+  /** Deliver a real signal to the foreground group resolved at that moment. */
+  signalForeground(signal: NodeJS.Signals): Promise<number>
+  /** The session's output pipeline. */
+  readonly stream: TerminalStream
+  /** Top-level process status now. */
+  status(): TerminalSessionStatus
+  /** True once the top-level process was seen to exit. */
+  exited(): boolean
+  /** True once the session started closing (no more signals). */
+  closing(): boolean
+  /** Called synchronously when the send settles, so the session can drop it. */
+  settled(operation: { readonly idleFacts: ForegroundFacts | undefined }): void
+}
+
+/** The timing rules of one send (the validated config fields). */
+export interface SendTiming {
+  /** Absolute bound from the start of the send. */
+  readonly timeoutMs: number
+  /** Silence after which the send settles as `inferred_idle`. */
+  readonly idleSilenceMs: number
+  /** Extra silence owed once a prompt marker was seen. */
+  readonly handoffGraceMs: number
+  /** Longest gap between probes; also how long weakly announced evidence must stand still. */
+  readonly pollIntervalMs: number
+  /** How long a cancelled send waits after its SIGINT for exact readiness. */
+  readonly cancelGraceMs: number
+}
+
+/** How one send is started. */
+export interface SendOptions {
+  /** Bytes to write (text plus Enter); `undefined` writes nothing (startup, or an empty send). */
+  readonly input: string | undefined
+  /** Startup: zero-output silence never counts, and a stdin wait counts only after output. */
+  readonly startup?: boolean
+  /** The caller's cancellation. */
+  readonly signal?: AbortSignal | undefined
+  /** Timing rules. */
+  readonly timing: SendTiming
+  /** UTF-8 bytes of output kept between reads (and in the final viewport). */
+  readonly maxBytes: number
+  /**
+   * The shell is known to sit idle at its prompt (the previous send ended on it; nothing arrived,
+   * was written or signalled since): its latest sample, used instead of a pre-write inspection.
+   */
+  readonly idle?: ForegroundFacts | undefined
+}
+
+/** Before the write the shell was at its own prompt, in front and proven blocked reading. */
+export function isIdleAtPrompt(facts: ForegroundFacts | undefined, promptReady: boolean): boolean {
+  return promptReady && facts !== undefined && facts.isShellGroup && facts.stdinWaitProven
+}
+
+/** Input that ends at most one command line: no line break before the final Enter. */
+export function isSingleLine(input: string): boolean {
+  const body = input.endsWith('\r') ? input.slice(0, -1) : input
+  return !/[\r\n]/.test(body)
+}
