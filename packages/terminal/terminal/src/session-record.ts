@@ -71,7 +71,7 @@ export class SessionRecord implements SessionIdentity {
 
   /**
    * Reserve the session and start one send, synchronously. The reservation is dropped only after
-   * both `done` and the backend's optional `released` have settled.
+   * both `done` and the backend's optional `released` have settled; the handle's `done` settles after that.
    */
   startSend(request: TerminalSendRequest): TerminalSendHandle {
     if (this.#fence) throw refuse.closing(this.id)
@@ -89,7 +89,8 @@ export class SessionRecord implements SessionIdentity {
       if (this.#send === reservation) this.#send = undefined
     })
     return {
-      done: op.done,
+      // Settle only once the reservation is gone, so a caller that awaited `done` may send again at once.
+      done: released.then(() => op.done),
       readOutput: () => op.readOutput(),
       cancel: () => op.cancel(),
       released,

@@ -108,7 +108,10 @@ export interface TerminalSendOperation {
   released?: Promise<void>
 }
 
-/** A send as the service hands it out: `released` settles when the session accepts the next send. */
+/**
+ * A send as the service hands it out. Its `done` settles only after the reservation was dropped,
+ * so a caller that awaited `done` can start the next send immediately.
+ */
 export interface TerminalSendHandle extends TerminalSendOperation {
   /** Resolves (never rejects) once the reservation is dropped: `done` and the backend's `released` settled. */
   released: Promise<void>

@@ -40,7 +40,7 @@ describe('send reservation', () => {
       truncated: false,
       exitCode: 0,
     })
-    await first.released
+    // done settles only after the reservation was dropped: the next send is accepted at once
     const second = h.terminals.startSend(alice, sessionId, { text: 'ls', submit: false })
     expect(session.sends.map((send) => send.request)).toEqual([
       { text: 'sleep 1', submit: true },
@@ -66,16 +66,17 @@ describe('send reservation', () => {
     const first = h.terminals.startSend(alice, sessionId, { text: 'python3', submit: true })
     expect(first.cancel()).toBe(true)
     session.sends[0]!.finish('^C')
-    await first.done
-    await flush()
-    // the cancelling SIGINT has not been delivered yet: no successor may become its target
-    expect(thrown(() => h.terminals.startSend(alice, sessionId, { text: 'next', submit: true }))).toMatchObject({ code: 'SEND_ACTIVE' })
+    let settled = false
+    void first.done.then(() => (settled = true))
     let released = false
     void first.released.then(() => (released = true))
     await flush()
-    expect(released).toBe(false)
+    // the cancelling SIGINT has not been delivered yet: no successor may become its target,
+    // and the handle's done waits for the reservation too
+    expect(thrown(() => h.terminals.startSend(alice, sessionId, { text: 'next', submit: true }))).toMatchObject({ code: 'SEND_ACTIVE' })
+    expect({ settled, released }).toEqual({ settled: false, released: false })
     signalled.resolve()
-    await first.released
+    await first.done
     expect(thrown(() => h.terminals.startSend(alice, sessionId, { text: 'next', submit: true }))).toBe('allowed')
   })
 
