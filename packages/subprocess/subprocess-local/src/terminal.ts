@@ -59,6 +59,8 @@ export class LocalTerminal implements SubprocessTerminalHandle {
   readonly #onTerminated: (terminal: LocalTerminal) => void
   readonly #unguard: () => void
   #shell: ProcessIdentity
+  /** The group pinned as the shell's; undefined means the top-level process's own group. */
+  #shellGroup: number | undefined
   #exit: TerminalExit | undefined
   #sequence = 0
   #closing: Promise<void> | undefined
@@ -144,7 +146,8 @@ export class LocalTerminal implements SubprocessTerminalHandle {
         const checked = this.#tracker.list()
         this.#tracker.retain(checked, await this.#inspector.alive(checked))
       }
-      return facts
+      const pinned = this.#shellGroup
+      return facts && pinned !== undefined ? { ...facts, isShellGroup: facts.processGroupId === pinned } : facts
     } catch {
       return undefined
     }
@@ -156,7 +159,7 @@ export class LocalTerminal implements SubprocessTerminalHandle {
     if (!record || record.zombie || !ownsTerminal(record)) {
       throw new SubprocessError('NO_FOREGROUND_GROUP', `cannot resolve the foreground process group of terminal ${this.pid}; it has exited`)
     }
-    if (signal === 'SIGKILL' && record.tpgid === record.pgid) {
+    if (signal === 'SIGKILL' && (record.tpgid === record.pgid || record.tpgid === this.#shellGroup)) {
       throw new SubprocessError('REFUSED_SHELL_KILL', 'refusing to SIGKILL the terminal shell; terminate the terminal session instead')
     }
     try {
@@ -165,6 +168,14 @@ export class LocalTerminal implements SubprocessTerminalHandle {
       throw new SubprocessError('NO_FOREGROUND_GROUP', `foreground process group ${record.tpgid} of terminal ${this.pid} is gone`, { cause: error })
     }
     return record.tpgid
+  }
+
+  pinShellGroup(processGroupId: number): void {
+    if (!Number.isSafeInteger(processGroupId) || processGroupId <= 0) {
+      throw new SubprocessError('INVALID_SPEC', `a shell process group must be a positive integer, got ${String(processGroupId)}`)
+    }
+    if (this.#exit || this.#terminated) return
+    this.#shellGroup = processGroupId
   }
 
   terminate(): Promise<void> {

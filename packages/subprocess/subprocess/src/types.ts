@@ -89,7 +89,12 @@ export interface ForegroundFacts {
   readonly sequence: number
   /** The terminal's foreground process group (`tpgid`). */
   readonly processGroupId: number
-  /** True when the foreground group is the top-level process's own group (the shell is in front). */
+  /**
+   * True when the foreground group is the shell's group (the shell is in front): the group pinned
+   * with {@link SubprocessTerminalHandle.pinShellGroup}, else the top-level process's own group.
+   * The two differ when the shell runs under a wrapper (a sandbox launcher such as bwrap): the
+   * top-level process is then the wrapper, and an interactive shell leads a group of its own.
+   */
   readonly isShellGroup: boolean
   /** False where the platform cannot prove stdin waits (macOS, unsupported CPU): then nothing is proven. */
   readonly stdinWaitSupported: boolean
@@ -138,9 +143,21 @@ export interface SubprocessTerminalHandle {
   /**
    * Deliver a real signal to the foreground group resolved at this moment; resolves its pgid.
    * Rejects with `NO_FOREGROUND_GROUP` when it cannot be resolved and with `REFUSED_SHELL_KILL`
-   * for SIGKILL aimed at the top-level process's own group.
+   * for SIGKILL aimed at the shell's group (see {@link SubprocessTerminalHandle.pinShellGroup})
+   * or at the top-level process's own group: either would end the session, which is
+   * `terminate()`'s job.
    */
   signalForeground(signal: NodeJS.Signals): Promise<number>
+  /**
+   * Declare which process group is the shell's, for the rest of this handle's life. Until then the
+   * shell's group is taken to be the top-level process's own group, which is right only when the
+   * shell *is* the top-level process. A consumer that knows the shell sits idle in front (it is at
+   * its startup prompt and nothing was typed yet) pins the foreground group it inspected at that
+   * moment; from then on `ForegroundFacts.isShellGroup` and the SIGKILL refusal use that group.
+   * Pinning again replaces the group; after exit it is a no-op. Throws `INVALID_SPEC` for a value
+   * that is not a positive integer.
+   */
+  pinShellGroup(processGroupId: number): void
   /**
    * Tear the whole session down and resolve once it is quiescent and the exit was observed.
    * Idempotent and shared while in flight; rejects with `CLEANUP_FAILED` (listing the surviving

@@ -98,6 +98,8 @@ export class FakeTerminal implements SubprocessTerminalHandle {
   /** When set, signals wait for the test. */
   holdSignals = false
   readonly heldSignals: Deferred[] = []
+  /** Every group pinned as the shell's, in order; once pinned, `isShellGroup` compares with the last. */
+  readonly pins: number[] = []
   terminateCalls = 0
   /** Set to make the next terminate() calls fail. */
   failTerminate: Error | undefined
@@ -165,7 +167,7 @@ export class FakeTerminal implements SubprocessTerminalHandle {
     return {
       sequence,
       processGroupId: fg.pgid,
-      isShellGroup: fg.shell,
+      isShellGroup: this.#shellGroup(fg),
       stdinWaitSupported: !this.noExactTier,
       stdinWaitProven: waits.length > 0,
       complete: !this.noExactTier,
@@ -182,10 +184,21 @@ export class FakeTerminal implements SubprocessTerminalHandle {
     }
     const fg = this.foreground
     if (this.exit || !fg) throw new SubprocessError('NO_FOREGROUND_GROUP', 'cannot resolve the foreground process group')
-    if (signal === 'SIGKILL' && fg.shell) throw new SubprocessError('REFUSED_SHELL_KILL', 'refusing to SIGKILL the terminal shell; terminate the terminal session instead')
+    if (signal === 'SIGKILL' && (fg.shell || this.#shellGroup(fg))) throw new SubprocessError('REFUSED_SHELL_KILL', 'refusing to SIGKILL the terminal shell; terminate the terminal session instead')
     this.signals.push({ signal, pgid: fg.pgid })
     this.events.push(`${signal} ${fg.pgid}`)
     return fg.pgid
+  }
+
+  pinShellGroup(processGroupId: number): void {
+    if (!Number.isSafeInteger(processGroupId) || processGroupId <= 0) throw new SubprocessError('INVALID_SPEC', 'bad group')
+    if (!this.exit) this.pins.push(processGroupId)
+  }
+
+  /** Whether `fg` is the shell's group: the pinned group once one was pinned, else what the test said. */
+  #shellGroup(fg: FakeForeground): boolean {
+    const pinned = this.pins.at(-1)
+    return pinned === undefined ? fg.shell : fg.pgid === pinned
   }
 
   /** The shell exits: the exit is observed, then `done` resolves. */
