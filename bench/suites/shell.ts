@@ -6,6 +6,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { Context, type Fiber } from '@deepseek-ai/cordis'
 import * as agentPlugin from '../../packages/agent/src/index'
+import * as policyPlugin from '../../packages/sandbox/sandbox-policy/src/index'
 import * as localPlugin from '../../packages/subprocess/subprocess-local/src/index'
 import * as bashPlugin from '../../packages/terminal/terminal-bash/src/index'
 import * as terminalPlugin from '../../packages/terminal/terminal/src/index'
@@ -99,6 +100,8 @@ async function mount() {
   const fibers: Fiber[] = []
   fibers.push(await root.plugin(agentPlugin))
   fibers.push(await root.plugin(localPlugin, {}))
+  // Unconfined, like the raw floor: the backend's own cost is what this suite measures.
+  fibers.push(await root.plugin(policyPlugin, { mode: 'danger-full-access', workspaceRoot: tmpdir() }))
   fibers.push(await root.plugin(terminalPlugin))
   fibers.push(await root.plugin(bashPlugin, CONFIG))
   const agent = await root.agents.create()

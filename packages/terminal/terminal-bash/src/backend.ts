@@ -1,8 +1,11 @@
+import type { Sandbox } from 'dsh-sandbox'
+import type { SandboxPolicyService } from 'dsh-sandbox-policy'
 import type { SubprocessRuntime } from 'dsh-subprocess'
-import { type TerminalBackend, TerminalBackendCleanupError, type TerminalBackendSpawnSpec } from 'dsh-terminal'
+import { type TerminalBackend, TerminalBackendCleanupError, type TerminalBackendSpawnSpec, type TerminalSessionService } from 'dsh-terminal'
 import type { ShellBackendConfig } from './config'
-import { ShellSession } from './session/shell-session'
 import { createPromptNonce } from './prompt-protocol'
+import { fenceOwner } from './sandbox/mode-fence'
+import { ShellSession } from './session/shell-session'
 import { resolveShellLaunch } from './shell-launch'
 
 /** Backend type under which the shell registers on `ctx.terminals`. */
@@ -11,17 +14,27 @@ export const SHELL_BACKEND_TYPE = 'shell'
 /** Reason given to a session closed because its own startup failed or was cancelled. */
 export const STARTUP_ROLLBACK_REASON = 'PTY shell startup failed'
 
-/** What the backend needs: the mounted subprocess provider and the validated config. */
+/** What the backend needs: the mounted providers, the sandbox policy and the validated config. */
 export interface ShellBackendOptions {
   /** Allocates terminals (`ctx.subprocess`). */
   readonly subprocess: Pick<SubprocessRuntime, 'spawnTerminal'>
   /** Validated plugin configuration. */
   readonly config: ShellBackendConfig
+  /** The owner's sandbox mode, the workspace root, cwd rules and the mode-change fence (`ctx.sandboxPolicy`). */
+  readonly sandboxPolicy: Pick<SandboxPolicyService, 'resolve' | 'resolveCwd' | 'onModeChange'>
+  /** The registry the sessions live in (`ctx.terminals`): the fence asks it whether an owner has activity. */
+  readonly terminals: Pick<TerminalSessionService, 'hasOwnerActivity'>
+  /**
+   * Reads the sandbox provider of the same context at spawn (`() => ctx.get('sandbox')`); only a
+   * confined mode needs one. Omitted means none is mounted.
+   */
+  readonly sandbox?: () => Pick<Sandbox, 'confine'> | undefined
 }
 
 /**
- * The `shell` backend: starts a controlled bash in a PTY and waits until it is ready. A failed or
- * cancelled startup tears the private session down before rejecting, so nothing leaks.
+ * The `shell` backend: starts a controlled bash in a PTY, inside the owner's sandbox, and waits
+ * until it is ready. A failed or cancelled startup tears the private session down before
+ * rejecting, so nothing leaks.
  */
 export class ShellBackend implements TerminalBackend {
   /** Always `shell`. */
@@ -34,15 +47,24 @@ export class ShellBackend implements TerminalBackend {
   }
 
   /**
-   * Validate the cwd, spawn the shell and run startup. Cancellation rejects with exactly
-   * `spec.signal.reason`; a rollback that itself fails rejects with `TerminalBackendCleanupError`.
+   * Fence the owner's sandbox mode, resolve its policy once, resolve the cwd and the (confined)
+   * argv, spawn the shell and run startup. Cancellation rejects with exactly `spec.signal.reason`;
+   * a rollback that itself fails rejects with `TerminalBackendCleanupError`.
    */
   async spawn(spec: TerminalBackendSpawnSpec): Promise<ShellSession> {
-    const { config, subprocess } = this.#options
-    const { signal } = spec
+    const { config, subprocess, sandboxPolicy, terminals, sandbox } = this.#options
+    const { signal, owner } = spec
     signal.throwIfAborted()
+    // Synchronously, before anything is awaited: this spawn is already the owner's activity, so
+    // from here on no mode change can commit until the session is closed.
+    fenceOwner(sandboxPolicy, terminals, owner)
+    const policy = sandboxPolicy.resolve(owner)
     const nonce = createPromptNonce()
-    const launch = await resolveShellLaunch(config, { sessionId: spec.sessionId, ownerId: spec.owner.id, cwd: spec.cwd, nonce })
+    const launch = await resolveShellLaunch(
+      config,
+      { sessionId: spec.sessionId, ownerId: owner.id, cwd: spec.cwd, nonce },
+      { policy, resolveCwd: (resolved, cwd) => sandboxPolicy.resolveCwd(resolved, cwd), sandbox: sandbox ?? noSandbox },
+    )
     signal.throwIfAborted()
     let handle
     try {
@@ -73,4 +95,8 @@ export class ShellBackend implements TerminalBackend {
       throw failure
     }
   }
+}
+
+function noSandbox(): undefined {
+  return undefined
 }

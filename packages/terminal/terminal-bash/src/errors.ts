@@ -1,5 +1,12 @@
 /** Every code a {@link ShellBackendError} can carry, as a runtime list for routing and docs. */
-export const SHELL_BACKEND_ERROR_CODES = ['INVALID_CWD', 'STARTUP_TIMEOUT', 'STARTUP_EXITED', 'SESSION_CLOSED'] as const
+export const SHELL_BACKEND_ERROR_CODES = [
+  'INVALID_CWD',
+  'SANDBOX_REQUIRED',
+  'SANDBOX_INVALID_ARGV',
+  'STARTUP_TIMEOUT',
+  'STARTUP_EXITED',
+  'SESSION_CLOSED',
+] as const
 
 /** Stable code of a shell backend failure; route on this, never on the message. */
 export type ShellBackendErrorCode = (typeof SHELL_BACKEND_ERROR_CODES)[number]
@@ -31,6 +38,14 @@ export const shellFailure = {
   notDirectory: (path: string) => new ShellBackendError('INVALID_CWD', `PTY working directory ${JSON.stringify(path)} is not a directory`),
   unreadableCwd: (path: string, cause: unknown) =>
     new ShellBackendError('INVALID_CWD', `PTY working directory ${JSON.stringify(path)} cannot be used: ${describe(cause)}`, { cause }),
+  sandboxRequired: (mode: string) =>
+    new ShellBackendError(
+      'SANDBOX_REQUIRED',
+      `sandbox mode ${mode} needs a ctx.sandbox provider in this context (mount dsh-sandbox-local); the shell was not started. ` +
+        'A deployment that wants no confinement sets the mode danger-full-access explicitly',
+    ),
+  sandboxInvalidArgv: (mode: string) =>
+    new ShellBackendError('SANDBOX_INVALID_ARGV', `the sandbox provider returned no command to run for mode ${mode}; the shell was not started`),
   startupTimeout: () => new ShellBackendError('STARTUP_TIMEOUT', 'PTY shell did not reach readiness before startup timeout'),
   startupExited: (exit: unknown) => new ShellBackendError('STARTUP_EXITED', 'PTY shell exited during startup', { cause: exit }),
   closed: () => new ShellBackendError('SESSION_CLOSED', 'PTY session is closed'),

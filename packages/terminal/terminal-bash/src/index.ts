@@ -1,8 +1,11 @@
 import type { Context } from '@deepseek-ai/cordis'
+import type { Sandbox } from 'dsh-sandbox'
+import type {} from 'dsh-sandbox-policy'
 import type {} from 'dsh-subprocess'
 import type {} from 'dsh-terminal'
 import { ShellBackend } from './backend'
 import { parseConfig, type ShellBackendConfigInput } from './config'
+import { fenceAllOwners } from './sandbox/mode-fence'
 
 export { SHELL_BACKEND_TYPE, ShellBackend, type ShellBackendOptions, STARTUP_ROLLBACK_REASON } from './backend'
 export { Config, MAX_TERMINAL_SIZE, MAX_TIMER_MS, parseConfig, type ShellBackendConfig, type ShellBackendConfigInput } from './config'
@@ -14,6 +17,8 @@ export {
 } from './errors'
 // The phases a send goes through (for diagnostics of a live send).
 export type { SendPhase } from './readiness/send-contract'
+export { confineShellArgv, resolveShellCwd, type ShellBoundary } from './sandbox/boundary'
+export { fenceAllOwners, fenceOwner, MODE_FENCE_KEY, MODE_FENCE_MESSAGE } from './sandbox/mode-fence'
 export { DEFAULT_READ_LINES, ENTER, ShellSession } from './session/shell-session'
 export {
   createPromptNonce,
@@ -36,11 +41,23 @@ export {
 /** Plugin name used in a cordis.yml. */
 export const name = 'dsh-terminal-bash'
 
-/** The backend registers on `ctx.terminals` and allocates PTYs through `ctx.subprocess`. */
-export const inject = ['terminals', 'subprocess']
+/**
+ * The backend registers on `ctx.terminals`, allocates PTYs through `ctx.subprocess` and starts every
+ * shell under the owner's `ctx.sandboxPolicy`. `ctx.sandbox` is optional: it is read at spawn, and
+ * only a confined mode needs it.
+ */
+export const inject = ['terminals', 'subprocess', 'sandboxPolicy']
 
-/** Register the `shell` backend; it is unregistered when this plugin unloads (sessions stay with `ctx.terminals`). */
+/**
+ * Register the `shell` backend and the all-owner mode fence; both go when this plugin unloads
+ * (sessions stay with `ctx.terminals`, and their owner-bound fences with `ctx.sandboxPolicy`).
+ */
 export function apply(ctx: Context, input: ShellBackendConfigInput): void {
   const config = parseConfig(input)
-  ctx.terminals.registerBackend(new ShellBackend({ subprocess: ctx.subprocess, config }))
+  // Capture the services, not this context: the owner-bound fences outlive this plugin.
+  const terminals = ctx.terminals
+  const sandboxPolicy = ctx.sandboxPolicy
+  fenceAllOwners(sandboxPolicy, terminals)
+  const sandbox = () => ctx.get('sandbox') as Sandbox | undefined
+  terminals.registerBackend(new ShellBackend({ subprocess: ctx.subprocess, config, sandboxPolicy, terminals, sandbox }))
 }

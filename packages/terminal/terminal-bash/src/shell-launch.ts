@@ -1,8 +1,8 @@
-import { stat } from 'node:fs/promises'
-import { resolve } from 'node:path'
 import type { ShellBackendConfig } from './config'
-import { shellFailure } from './errors'
 import { NONCE_VARIABLE, SHELL_CONTINUATION_PROMPT, SHELL_PROMPT, SHELL_PROMPT_COMMAND } from './prompt-protocol'
+import { confineShellArgv, resolveShellCwd, type ShellBoundary } from './sandbox/boundary'
+
+export { resolveWorkingDirectory } from './sandbox/boundary'
 
 /** Default executable of the bash dialect (resolved on the terminal's PATH by the provider). */
 export const DEFAULT_SHELL_PATH = 'bash'
@@ -16,7 +16,7 @@ export interface ShellLaunchRequest {
   readonly sessionId: string
   /** Id of the owning agent. */
   readonly ownerId: string
-  /** Requested working directory; relative paths resolve against the host's cwd. */
+  /** Requested working directory; default the workspace root, relative paths resolve against it. */
   readonly cwd?: string | undefined
   /** This session's marker nonce (see `createPromptNonce`). */
   readonly nonce: number
@@ -24,23 +24,24 @@ export interface ShellLaunchRequest {
 
 /** Everything `spawnTerminal` needs besides size, grace and cancellation. */
 export interface ShellLaunch {
-  /** Final argv, after defaults (and, later, sandbox wrapping). */
+  /** Final argv: the shell and its arguments, wrapped once by the sandbox under a confined mode. */
   readonly argv: readonly string[]
-  /** Absolute, existing working directory. */
+  /** Canonical, existing working directory (inside the workspace under a confined mode). */
   readonly cwd: string
   /** Overrides applied on top of the provider's scrubbed inherited environment. */
   readonly env: Readonly<Record<string, string | undefined>>
 }
 
 /**
- * Resolve how one shell starts. This is the single place where the argv is decided: sandbox
- * wrapping of the whole shell will be inserted here, so nothing else may build an argv.
+ * Resolve how one shell starts under `boundary`. This is the single place where the argv is
+ * decided: the working directory is resolved by the policy, then the whole shell is wrapped once by
+ * the sandbox (`danger-full-access`: not at all). Nothing else may build or wrap an argv.
  */
-export async function resolveShellLaunch(config: ShellBackendConfig, request: ShellLaunchRequest): Promise<ShellLaunch> {
-  const cwd = await resolveWorkingDirectory(request.cwd)
+export async function resolveShellLaunch(config: ShellBackendConfig, request: ShellLaunchRequest, boundary: ShellBoundary): Promise<ShellLaunch> {
+  const cwd = await resolveShellCwd(boundary, request.cwd)
   const shellPath = config.shellPath === '' ? DEFAULT_SHELL_PATH : config.shellPath
   const shellArgs = config.shellArgs.length === 0 ? DEFAULT_SHELL_ARGS : config.shellArgs
-  const argv = [shellPath, ...shellArgs]
+  const argv = await confineShellArgv([shellPath, ...shellArgs], boundary, cwd)
   return { argv, cwd, env: shellEnvironment(request) }
 }
 
@@ -65,19 +66,4 @@ export function shellEnvironment(request: Pick<ShellLaunchRequest, 'sessionId' |
     DSH_TERMINAL_SESSION_ID: request.sessionId,
     DSH_TERMINAL_OWNER: request.ownerId,
   }
-}
-
-/** The working directory as an absolute path that exists and is a directory, else `INVALID_CWD`. */
-export async function resolveWorkingDirectory(cwd: string | undefined): Promise<string> {
-  if (cwd === '') throw shellFailure.emptyCwd()
-  const path = resolve(process.cwd(), cwd ?? '.')
-  let info
-  try {
-    info = await stat(path)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw shellFailure.missingCwd(path)
-    throw shellFailure.unreadableCwd(path, error)
-  }
-  if (!info.isDirectory()) throw shellFailure.notDirectory(path)
-  return path
 }

@@ -24,7 +24,7 @@ async function failure(promise: Promise<unknown>): Promise<unknown> {
 describe('dsh-terminal-bash plugin', () => {
   it('has the plugin shape and registers the shell backend while loaded', async () => {
     expect(bashPlugin.name).toBe('dsh-terminal-bash')
-    expect(bashPlugin.inject).toEqual(['terminals', 'subprocess'])
+    expect(bashPlugin.inject).toEqual(['terminals', 'subprocess', 'sandboxPolicy'])
     stack = await startFakeStack()
     expect(stack.terminals.listBackends()).toEqual(['shell'])
     await stack.backendFiber.dispose()

@@ -12,7 +12,7 @@ import * as toolTerminalPlugin from 'dsh-tool-terminal'
 import * as toolsPlugin from 'dsh-tools'
 import { afterEach, describe, expect, it } from 'vitest'
 import { alive, childProcesses } from './processes'
-import { bashPlugin, subprocessLocalPlugin, toolJobsPlugin } from './workspace'
+import { bashPlugin, sandboxPolicyPlugin, subprocessLocalPlugin, toolJobsPlugin } from './workspace'
 
 /** Cordis fiber states we check (a const enum upstream, so not importable at runtime). */
 const FIBER_PENDING = 0
@@ -25,6 +25,7 @@ const PACKAGES: Record<string, unknown> = {
   'dsh-jobs': jobsPlugin,
   'dsh-tool-jobs': toolJobsPlugin,
   'dsh-subprocess-local': subprocessLocalPlugin,
+  'dsh-sandbox-policy': sandboxPolicyPlugin,
   'dsh-terminal': terminalPlugin,
   'dsh-terminal-bash': bashPlugin,
   'dsh-tool-terminal': toolTerminalPlugin,
@@ -42,6 +43,11 @@ const COMPOSITION = `
   name: dsh-tool-jobs
 - id: subprocess
   name: dsh-subprocess-local
+# Unconfined: these tests are about the tools (dsh-terminal-bash tests the sandboxed shell).
+- id: sandbox-policy
+  name: dsh-sandbox-policy
+  config:
+    mode: danger-full-access
 - id: terminals
   name: dsh-terminal
 - id: bash
@@ -126,7 +132,7 @@ afterEach(async () => {
 })
 
 describe('the real composition from a cordis.yml', () => {
-  it('mounts all eight plugins, and cd and export persist between two sends', async () => {
+  it('mounts all nine plugins, and cd and export persist between two sends', async () => {
     const root = await start(COMPOSITION)
     expect(root.tools.list().map((tool) => tool.name)).toEqual([
       'job_kill',

@@ -8,7 +8,7 @@ import * as toolsPlugin from 'dsh-tools'
 import type { ToolResult } from 'dsh-tools'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { alive, childProcesses, commandName, terminalForegroundGroup } from './processes'
-import { bashPlugin, subprocessLocalPlugin, toolJobsPlugin } from './workspace'
+import { bashPlugin, sandboxPolicyPlugin, subprocessLocalPlugin, toolJobsPlugin } from './workspace'
 
 // The whole lifecycle on a real bash through ctx.tools.execute. The prompt is the backend's
 // controlled `dsh> `; a send's viewport is the echoed command line, its output and the next prompt.
@@ -36,6 +36,8 @@ beforeAll(async () => {
   fibers.push(await root.plugin(jobsPlugin, {}))
   fibers.push(await root.plugin(toolJobsPlugin, {}))
   fibers.push(await root.plugin(subprocessLocalPlugin, {}))
+  // Unconfined: these tests are about the tools (dsh-terminal-bash tests the sandboxed shell).
+  fibers.push(await root.plugin(sandboxPolicyPlugin, { mode: 'danger-full-access' }))
   fibers.push(await root.plugin(terminalPlugin))
   fibers.push(await root.plugin(bashPlugin, { idleSilenceMs: 5000, timeoutMs: 20000 }))
   fibers.push(await root.plugin(toolTerminalPlugin, {}))

@@ -3,4 +3,5 @@
 // dependencies (dsh-terminal, dsh-tools, …) through its own package, so module instances are shared.
 export * as toolJobsPlugin from '../../../jobs/tool-jobs/src/index'
 export * as bashPlugin from '../../terminal-bash/src/index'
+export * as sandboxPolicyPlugin from '../../../sandbox/sandbox-policy/src/index'
 export * as subprocessLocalPlugin from '../../../subprocess/subprocess-local/src/index'

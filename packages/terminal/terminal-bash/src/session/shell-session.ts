@@ -87,8 +87,10 @@ export class ShellSession implements TerminalBackendSession {
 
   /**
    * Startup is an empty send: it settles on the controlled prompt (or, for a shell without the
-   * marker, a proven stdin wait or silence after some output). Rejects with `STARTUP_TIMEOUT`,
-   * `STARTUP_EXITED`, or exactly `signal.reason`; the caller closes the session on rejection.
+   * marker, a proven stdin wait or silence after some output). On the controlled prompt the shell's
+   * process group is then pinned (`SubprocessTerminalHandle.pinShellGroup`). Rejects with
+   * `STARTUP_TIMEOUT`, `STARTUP_EXITED`, or exactly `signal.reason`; the caller closes the session
+   * on rejection.
    */
   async startup(signal: AbortSignal): Promise<void> {
     signal.throwIfAborted()
@@ -107,6 +109,7 @@ export class ShellSession implements TerminalBackendSession {
         case 'stdin_read':
         case 'inferred_idle':
           this.#motd = result.viewport
+          await this.#pinShellGroup(operation)
           return
         case 'timeout':
           throw shellFailure.startupTimeout()
@@ -115,6 +118,31 @@ export class ShellSession implements TerminalBackendSession {
       }
     } finally {
       detach?.()
+    }
+  }
+
+  /**
+   * Tell the provider which process group is the shell's. Right after startup settled on the
+   * controlled prompt nothing was typed yet, so the group in front is the shell's own. That is the
+   * top-level process's group when bash is the top-level process, but not under a sandbox launcher
+   * (`bwrap → bwrap → bash`), where bash leads a group of its own; without the pin the prompt tier
+   * would never see "the shell in front" and SIGKILL to the idle shell would not be refused.
+   * A startup that ended on the prompt with the shell already recognised reuses that sample; else
+   * the foreground is inspected now. Without the controlled prompt (a configured shell that prints
+   * no marker) nothing is pinned and the provider's default stays.
+   */
+  async #pinShellGroup(operation: SendOperation): Promise<void> {
+    if (!this.#stream.promptReady) return
+    const known = operation.idleFacts
+    if (known) return this.#handle.pinShellGroup(known.processGroupId)
+    const arrivals = this.#stream.arrivals
+    const facts = await this.#handle.inspectForeground()
+    if (!facts) return
+    this.#handle.pinShellGroup(facts.processGroupId)
+    // That sample, seen through the pin, is the shell idle at its prompt: the first send may use it
+    // as its pre-write facts, exactly as after a send that ended on the prompt.
+    if (facts.stdinWaitProven && arrivals === this.#stream.arrivals && this.#stream.promptReady) {
+      this.#idle = { facts: { ...facts, isShellGroup: true }, arrivals }
     }
   }
 

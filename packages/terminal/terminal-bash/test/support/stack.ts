@@ -2,6 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { Context, type Fiber } from '@deepseek-ai/cordis'
 import * as agentPlugin from 'dsh-agent'
 import type { Agent } from 'dsh-agent'
+import * as sandboxPlugin from 'dsh-sandbox-local'
+import * as policyPlugin from 'dsh-sandbox-policy'
 import * as localPlugin from 'dsh-subprocess-local'
 import * as terminalPlugin from 'dsh-terminal'
 import type { TerminalSendHandle, TerminalSendResult, TerminalSessionId, TerminalSessionService, TerminalSpawnResult } from 'dsh-terminal'
@@ -14,7 +16,15 @@ import type { ShellBackendConfigInput } from '../../src/index'
  */
 export const PATIENT: ShellBackendConfigInput = { idleSilenceMs: 20_000, timeoutMs: 25_000, disposeGraceMs: 1_000 }
 
-/** The real composition (agents, node-pty provider, registry, this backend) and one agent. */
+/** Sandbox configuration of a real stack. */
+export interface StackSandbox {
+  /** `dsh-sandbox-policy` config; default `danger-full-access` (the shell starts unconfined). */
+  readonly policy?: { mode?: 'read-only' | 'workspace-write' | 'danger-full-access'; workspaceRoot?: string }
+  /** `dsh-sandbox-local` config, or omitted to mount no `ctx.sandbox`. */
+  readonly sandbox?: { bwrapPath?: string; legacyTiocsti?: 'warn' | 'refuse' }
+}
+
+/** The real composition (agents, node-pty provider, sandbox policy and provider, registry, this backend) and one agent. */
 export interface Stack {
   readonly root: Context
   readonly agent: Agent
@@ -29,12 +39,14 @@ export interface Stack {
   dispose(): Promise<void>
 }
 
-/** Mount the real stack with this backend's config. */
-export async function startStack(config: ShellBackendConfigInput = PATIENT): Promise<Stack> {
+/** Mount the real stack with this backend's config; unconfined unless `sandboxing` says otherwise. */
+export async function startStack(config: ShellBackendConfigInput = PATIENT, sandboxing: StackSandbox = {}): Promise<Stack> {
   const root = new Context()
   const fibers: Fiber[] = []
   fibers.push(await root.plugin(agentPlugin))
   fibers.push(await root.plugin(localPlugin))
+  fibers.push(await root.plugin(policyPlugin, { mode: 'danger-full-access', ...sandboxing.policy }))
+  if (sandboxing.sandbox) fibers.push(await root.plugin(sandboxPlugin, sandboxing.sandbox))
   fibers.push(await root.plugin(terminalPlugin))
   fibers.push(await root.plugin(bashPlugin, config))
   const agent = await root.agents.create()
@@ -68,6 +80,62 @@ export function isAlive(pid: number): boolean {
     return state !== 'Z' && state !== 'X'
   } catch {
     return false
+  }
+}
+
+/** A process identity that survives pid reuse: pid plus its start time (field 22 of its stat). */
+export interface ProcessIdentity {
+  readonly pid: number
+  readonly started: string
+}
+
+/** The identity of a live process, or undefined. */
+export function identify(pid: number): ProcessIdentity | undefined {
+  const fields = statFields(pid)
+  return fields && fields[0] !== 'Z' && fields[0] !== 'X' ? { pid, started: fields[19] as string } : undefined
+}
+
+/** True while exactly this process (same pid and start time) exists and is not a zombie. */
+export function stillRunning(identity: ProcessIdentity): boolean {
+  return identify(identity.pid)?.started === identity.started
+}
+
+/** Every live descendant of `pid` (from the host's /proc), parents before children. */
+export function descendants(pid: number): ProcessIdentity[] {
+  const found: ProcessIdentity[] = []
+  const queue = [pid]
+  while (queue.length > 0) {
+    const parent = queue.shift() as number
+    let children: number[] = []
+    try {
+      children = readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
+    } catch {
+      // the parent is gone
+    }
+    for (const child of children) {
+      const identity = identify(child)
+      if (identity) found.push(identity)
+      queue.push(child)
+    }
+  }
+  return found
+}
+
+/** The command name (`comm`) of a process, or undefined. */
+export function processName(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim()
+  } catch {
+    return undefined
+  }
+}
+
+function statFields(pid: number): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  } catch {
+    return undefined
   }
 }
 

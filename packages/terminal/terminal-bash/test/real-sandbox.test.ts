@@ -1,0 +1,183 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { mkdir, mkdtemp, realpath, rm, symlink } from 'node:fs/promises'
+import { homedir, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { probeBwrap } from 'dsh-sandbox-local'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import {
+  descendants,
+  foregroundGroup,
+  identify,
+  PATIENT,
+  type ProcessIdentity,
+  processName,
+  type StackSandbox,
+  startStack,
+  type Stack,
+  stillRunning,
+  until,
+} from './support/stack'
+
+/** Why real-bwrap tests cannot run here; on CI bwrap is installed, so there it must work. */
+const bwrapUnavailable = await probeBwrap('bwrap').then(
+  () => undefined,
+  (error: unknown) => (error instanceof Error ? error.message : String(error)),
+)
+if (bwrapUnavailable !== undefined && process.env.CI) throw new Error(`bubblewrap must work on CI: ${bwrapUnavailable}`)
+
+let workspace = ''
+let elsewhere = ''
+let stack: Stack | undefined
+
+beforeAll(async () => {
+  // The workspace lives under /tmp (bound over the sandbox's private /tmp); the other directory
+  // is outside both, so only the sandbox stands between a shell and it.
+  workspace = await realpath(await mkdtemp(join(tmpdir(), 'dsh-bash-sandbox-')))
+  elsewhere = await realpath(await mkdtemp('/var/tmp/dsh-bash-elsewhere-'))
+})
+
+afterEach(async () => {
+  await stack?.dispose()
+  stack = undefined
+})
+
+afterAll(async () => {
+  await rm(workspace, { recursive: true, force: true })
+  await rm(elsewhere, { recursive: true, force: true })
+})
+
+function confined(mode: 'read-only' | 'workspace-write' | 'danger-full-access', bwrapPath = 'bwrap'): StackSandbox {
+  return { policy: { mode, workspaceRoot: workspace }, sandbox: { bwrapPath } }
+}
+
+async function open(mode: 'read-only' | 'workspace-write' | 'danger-full-access') {
+  stack = await startStack(PATIENT, confined(mode))
+  const opened = await stack.open()
+  return { ...opened, pid: opened.pid as number }
+}
+
+/** Run a command line and return its exit status (the marker's) and what it printed. */
+async function status(id: Parameters<Stack['run']>[0], line: string): Promise<{ exitCode: number | undefined; viewport: string }> {
+  const result = await stack!.run(id, line)
+  expect(result.waitReason).toBe('stdin_read')
+  return { exitCode: result.exitCode, viewport: result.viewport }
+}
+
+describe.skipIf(bwrapUnavailable !== undefined)('a shell in the owner sandbox (real bwrap)', () => {
+  it('workspace-write: the workspace is writable; /etc, $HOME and any other directory are not', async () => {
+    const { sessionId, pid } = await open('workspace-write')
+    expect(processName(pid)).toBe('bwrap')
+    expect(await status(sessionId, 'pwd')).toMatchObject({ exitCode: 0, viewport: expect.stringContaining(`\n${workspace}\n`) })
+    expect((await status(sessionId, 'echo inside > inside.txt')).exitCode).toBe(0)
+    expect(readFileSync(join(workspace, 'inside.txt'), 'utf8')).toBe('inside\n')
+    for (const target of ['/etc/dsh-sandbox-probe', join(homedir(), 'dsh-sandbox-probe'), join(elsewhere, 'probe.txt')]) {
+      const denied = await status(sessionId, `echo no > '${target}'`)
+      expect(denied.exitCode).not.toBe(0)
+      expect(denied.viewport).toContain('Read-only file system')
+      expect(existsSync(target)).toBe(false)
+    }
+  })
+
+  it('read-only: writing in the workspace fails', async () => {
+    const { sessionId } = await open('read-only')
+    const denied = await status(sessionId, 'echo no > ro.txt')
+    expect(denied.exitCode).not.toBe(0)
+    expect(denied.viewport).toContain('Read-only file system')
+    expect(existsSync(join(workspace, 'ro.txt'))).toBe(false)
+  })
+
+  it('danger-full-access: the shell starts unwrapped and may write anywhere it could', async () => {
+    const { sessionId, pid } = await open('danger-full-access')
+    expect(processName(pid)).toBe('bash')
+    expect((await status(sessionId, 'echo outside > outside.txt')).exitCode).toBe(0)
+    expect(readFileSync(join(workspace, 'outside.txt'), 'utf8')).toBe('outside\n')
+    expect((await status(sessionId, `echo outside > '${join(elsewhere, 'full.txt')}'`)).exitCode).toBe(0)
+    expect(readFileSync(join(elsewhere, 'full.txt'), 'utf8')).toBe('outside\n')
+  })
+
+  it('the prompt settles exactly inside the sandbox: the shell group was pinned at startup', async () => {
+    const { sessionId, pid } = await open('workspace-write')
+    // bwrap (node-pty's pid) → bwrap (namespace init) → bash, which leads its own group.
+    const idle = foregroundGroup(pid) as number
+    expect(idle).not.toBe(pid)
+    expect(processName(idle)).toBe('bash')
+    for (let round = 0; round < 5; round++) {
+      expect(await stack!.run(sessionId, `echo round-$((${round} + 1))`)).toMatchObject({
+        waitReason: 'stdin_read',
+        exitCode: 0,
+        viewport: `echo round-$((${round} + 1))\nround-${round + 1}\ndsh> `,
+      })
+    }
+  })
+
+  it('python3, tty and job control (&, fg, SIGINT) work inside the sandbox', async () => {
+    const { sessionId, pid } = await open('workspace-write')
+    const tty = await status(sessionId, 'tty')
+    expect(tty.exitCode).toBe(0)
+    expect(tty.viewport).not.toContain('not a tty')
+    const python = await stack!.run(sessionId, 'python3 -q')
+    expect(python).toMatchObject({ waitReason: 'stdin_read', viewport: expect.stringContaining('>>> ') })
+    expect((await stack!.run(sessionId, '6 * 7')).viewport).toContain('42')
+    expect(await stack!.run(sessionId, 'exit()')).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 })
+
+    expect((await status(sessionId, 'sleep 10 &')).viewport).toMatch(/\[1\] \d+/)
+    const idle = foregroundGroup(pid)
+    const fg = stack!.send(sessionId, 'fg')
+    await until(() => processName(foregroundGroup(pid) ?? 0) === 'sleep', 'sleep to take the foreground')
+    const signalled = await stack!.terminals.signal(stack!.agent, sessionId, 'SIGINT')
+    expect(signalled.targetPgid).not.toBe(idle)
+    expect(await fg.done).toMatchObject({ waitReason: 'stdin_read', exitCode: 130 })
+    await fg.released
+    expect(foregroundGroup(pid)).toBe(idle)
+    expect((await status(sessionId, 'jobs')).viewport).not.toContain('sleep')
+  })
+
+  it('refuses SIGKILL aimed at the idle shell inside the sandbox, and the shell lives on', async () => {
+    const { sessionId, pid } = await open('workspace-write')
+    const shell = identify(foregroundGroup(pid) as number) as ProcessIdentity
+    await expect(stack!.terminals.signal(stack!.agent, sessionId, 'SIGKILL')).rejects.toMatchObject({ code: 'REFUSED_SHELL_KILL' })
+    expect(stillRunning(shell)).toBe(true)
+    expect((await status(sessionId, 'echo alive')).viewport).toContain('alive\n')
+  })
+
+  it('close leaves nothing running: the namespace, a disowned job and a setsid daemon are gone when it resolves', async () => {
+    const { sessionId, pid } = await open('workspace-write')
+    await status(sessionId, 'sleep 1000 & disown; setsid sleep 1001 </dev/null >/dev/null 2>&1 & echo started')
+    await until(() => descendants(pid).filter((member) => processName(member.pid) === 'sleep').length === 2, 'both sleepers')
+    const members = [identify(pid) as ProcessIdentity, ...descendants(pid)]
+    expect(members.map((member) => processName(member.pid))).toEqual(expect.arrayContaining(['bwrap', 'bash', 'sleep']))
+    expect(await stack!.terminals.kill(stack!.agent, sessionId)).toBe(true)
+    expect(members.filter(stillRunning)).toEqual([])
+  })
+
+  it('a missing bwrap fails closed with the error that names the fix, and nothing starts', async () => {
+    stack = await startStack(PATIENT, confined('workspace-write', join(workspace, 'no-such-bwrap')))
+    await expect(stack.open()).rejects.toMatchObject({ name: 'SandboxError', code: 'SANDBOX_UNAVAILABLE', message: expect.stringContaining('install bubblewrap') })
+    expect(stack.terminals.list(stack.agent)).toEqual([])
+    expect(stack.terminals.hasOwnerActivity(stack.agent)).toBe(false)
+  })
+
+  it('a cwd outside the workspace is refused under a confined mode (also through a symlink) and allowed unconfined', async () => {
+    await mkdir(join(workspace, 'sub'), { recursive: true })
+    await symlink(elsewhere, join(workspace, 'escape')).catch(() => undefined)
+    stack = await startStack(PATIENT, confined('workspace-write'))
+    for (const cwd of [elsewhere, join(workspace, 'escape'), '..']) {
+      await expect(stack.open({ cwd })).rejects.toMatchObject({ code: 'CWD_OUTSIDE_WORKSPACE' })
+    }
+    const inside = await stack.open({ cwd: 'sub' })
+    expect((await status(inside.sessionId, 'pwd')).viewport).toContain(`\n${join(workspace, 'sub')}\n`)
+    await stack.dispose()
+    stack = await startStack(PATIENT, confined('danger-full-access'))
+    const outside = await stack.open({ cwd: elsewhere })
+    expect((await status(outside.sessionId, 'pwd')).viewport).toContain(`\n${elsewhere}\n`)
+  })
+
+  it('the mode cannot change under an open sandboxed session', async () => {
+    const { sessionId } = await open('workspace-write')
+    const policy = stack!.root.sandboxPolicy
+    expect(() => policy.setSessionMode(stack!.agent, 'danger-full-access')).toThrow(expect.objectContaining({ code: 'MODE_CHANGE_VETOED' }))
+    expect(policy.setSessionMode(stack!.agent, 'workspace-write')).toBe('workspace-write')
+    await stack!.terminals.kill(stack!.agent, sessionId)
+    expect(policy.setSessionMode(stack!.agent, 'danger-full-access')).toBe('danger-full-access')
+  })
+})

@@ -1,0 +1,86 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { parseConfig } from '../src/config'
+import { ShellSession } from '../src/session/shell-session'
+import { childBlocked, type FakeForeground, FakeTerminal, NONCE, prompt, SHELL_PID } from './support/fake-terminal'
+import { FAKE_CONFIG, tick } from './support/fake-session'
+
+beforeEach(() => {
+  vi.useFakeTimers()
+})
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+/** Where bash's own group is under a sandbox launcher: not the top-level pid. */
+const WRAPPED_SHELL = 7777
+
+/** bash idle at its prompt under a wrapper: in front, waiting on the terminal, but not the top-level group. */
+function wrappedShellWaiting(switches = 10): FakeForeground {
+  return { pgid: WRAPPED_SHELL, shell: false, threads: [{ pid: WRAPPED_SHELL, state: 'stdin-wait', switches, syscall: 270 }] }
+}
+
+async function start(fake: FakeTerminal, settleMs = 100): Promise<ShellSession> {
+  const session = new ShellSession(fake, parseConfig(FAKE_CONFIG), NONCE)
+  fake.emit(prompt(0))
+  const started = session.startup(new AbortController().signal)
+  await tick(settleMs)
+  await started
+  return session
+}
+
+describe('the shell group is pinned once startup settled on the controlled prompt', () => {
+  it('a plain shell: the startup sample that recognised the shell is reused', async () => {
+    const fake = new FakeTerminal()
+    await start(fake)
+    expect(fake.pins).toEqual([SHELL_PID])
+  })
+
+  it('a wrapped shell: the group in front at the startup prompt is pinned, and the marker then counts', async () => {
+    const fake = new FakeTerminal()
+    fake.foreground = wrappedShellWaiting()
+    const session = await start(fake)
+    expect(fake.pins).toEqual([WRAPPED_SHELL])
+
+    const send = session.startSend({ text: 'echo hi', submit: true })
+    await tick(1)
+    fake.foreground = wrappedShellWaiting(11)
+    fake.emit(`echo hi\r\nhi\r\n${prompt(0)}`)
+    await tick(5)
+    expect(await send.done).toMatchObject({ waitReason: 'stdin_read', exitCode: 0, viewport: 'echo hi\nhi\ndsh> ' })
+  })
+
+  it('without the exact tier the marker is the only evidence: pinned, a wrapped prompt settles at once', async () => {
+    const fake = new FakeTerminal()
+    fake.noExactTier = true
+    fake.foreground = wrappedShellWaiting()
+    // Startup itself, before the pin, can only settle by silence (idleSilenceMs + handoffGraceMs).
+    const session = await start(fake, 4_000)
+    expect(fake.pins).toEqual([WRAPPED_SHELL])
+    const send = session.startSend({ text: 'true', submit: true })
+    await tick(1)
+    fake.emit(`true\r\n${prompt(0)}`)
+    await tick(5)
+    // Unpinned, nothing would recognise this prompt and the send would wait for idleSilenceMs.
+    expect(await send.done).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 })
+  })
+
+  it('SIGKILL aimed at the pinned shell is refused; a job in front may be killed', async () => {
+    const fake = new FakeTerminal()
+    fake.foreground = wrappedShellWaiting()
+    const session = await start(fake)
+    await expect(session.signal('SIGKILL')).rejects.toMatchObject({ code: 'REFUSED_SHELL_KILL' })
+    fake.foreground = childBlocked(5000)
+    expect(await session.signal('SIGKILL')).toEqual({ delivered: true, targetPgid: 5000 })
+  })
+
+  it('a shell without the controlled prompt pins nothing: the provider default stays', async () => {
+    const fake = new FakeTerminal()
+    fake.foreground = childBlocked(SHELL_PID)
+    const session = new ShellSession(fake, parseConfig(FAKE_CONFIG), NONCE)
+    fake.emit('$ ')
+    const started = session.startup(new AbortController().signal)
+    await tick(3_100)
+    await started
+    expect(fake.pins).toEqual([])
+  })
+})
