@@ -150,6 +150,14 @@ describe.skipIf(bwrapUnavailable !== undefined)('a shell in the owner sandbox (r
     expect(members.filter(stillRunning)).toEqual([])
   })
 
+  it('the shell exiting ends the sandbox: session_exit with the shell status', async () => {
+    const { sessionId, pid } = await open('workspace-write')
+    const members = descendants(pid)
+    expect(await stack!.run(sessionId, 'exit 3')).toMatchObject({ waitReason: 'session_exit', sessionStatus: { kind: 'exited', exitCode: 3, signal: null } })
+    await stack!.terminals.kill(stack!.agent, sessionId)
+    expect(members.filter(stillRunning)).toEqual([])
+  })
+
   it('a missing bwrap fails closed with the error that names the fix, and nothing starts', async () => {
     stack = await startStack(PATIENT, confined('workspace-write', join(workspace, 'no-such-bwrap')))
     await expect(stack.open()).rejects.toMatchObject({ name: 'SandboxError', code: 'SANDBOX_UNAVAILABLE', message: expect.stringContaining('install bubblewrap') })
