@@ -1,7 +1,6 @@
 // The shell backend (dsh-terminal-bash through ctx.terminals and the node-pty provider) against a raw
 // node-pty floor: a bash whose PROMPT_COMMAND prints the same OSC 133;D marker, read event-driven.
 import { execFileSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { Context, type Fiber } from '@deepseek-ai/cordis'
@@ -12,6 +11,7 @@ import * as bashPlugin from '../../packages/terminal/terminal-bash/src/index'
 import * as terminalPlugin from '../../packages/terminal/terminal/src/index'
 import type { TerminalSendResult, TerminalSessionId } from '../../packages/terminal/terminal/src/index'
 import { collect, timed, until } from '../lib/measure'
+import { children, treeReady } from '../lib/process-tree'
 import type { BenchRow } from '../lib/types'
 
 interface RawPty {
@@ -127,29 +127,6 @@ function exact(result: TerminalSendResult, output: string, what: string): void {
   if (result.waitReason !== 'stdin_read' || !result.viewport.includes(output)) {
     throw new Error(`bench: ${what} did not settle exactly: ${JSON.stringify({ ...result, viewport: result.viewport.slice(-200) })}`)
   }
-}
-
-function children(pid: number): number[] {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
-  } catch {
-    return []
-  }
-}
-
-async function treeReady(pid: number): Promise<number[]> {
-  return until(() => {
-    const kids = children(pid)
-    if (kids.length < 20) return undefined
-    const sleeping = kids.every((kid) => {
-      try {
-        return readFileSync(`/proc/${kid}/comm`, 'utf8').trim() === 'sleep'
-      } catch {
-        return false
-      }
-    })
-    return sleeping ? kids : undefined
-  }, 'the 20-process tree')
 }
 
 /** Microsecond samples of `count` round trips of `run`. */

@@ -8,6 +8,7 @@ import { Context } from '@deepseek-ai/cordis'
 import type { SubprocessTerminalHandle } from '../../packages/subprocess/subprocess/src/index'
 import * as local from '../../packages/subprocess/subprocess-local/src/index'
 import { collect, timed, until } from '../lib/measure'
+import { children, treeReady } from '../lib/process-tree'
 import type { BenchRow } from '../lib/types'
 
 /** The slice of node-pty the floor uses (its typings are an ambient module the bench cannot import by path). */
@@ -64,30 +65,6 @@ async function providerShell(ctx: Context): Promise<{ handle: SubprocessTerminal
   })
   await until(() => text.endsWith(PROMPT), 'provider prompt')
   return { handle, text: () => text }
-}
-
-function children(pid: number): number[] {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
-  } catch {
-    return []
-  }
-}
-
-/** Wait until the 20-process tree is complete and every member runs `sleep` (the TERM-ignorer exec'd). */
-async function treeReady(pid: number): Promise<number[]> {
-  return until(() => {
-    const kids = children(pid)
-    if (kids.length < 20) return undefined
-    const allSleeping = kids.every((kid) => {
-      try {
-        return readFileSync(`/proc/${kid}/comm`, 'utf8').trim() === 'sleep'
-      } catch {
-        return false
-      }
-    })
-    return allSleeping ? kids : undefined
-  }, 'the 20-process tree')
 }
 
 const WARMUP = 20
