@@ -25,7 +25,8 @@ describe('cancellation', () => {
     expect(fake.signals).toEqual([{ signal: 'SIGINT', pgid: SHELL_PID }])
     fake.emit(`^C\r\n${prompt(130)}`)
     fake.foreground = shellWaiting(99)
-    await tick(5)
+    // After a signal the prompt counts once it held still for pollIntervalMs.
+    await tick(55)
     expect(await op.done).toMatchObject({ viewport: '^C\ndsh> ', waitReason: 'stdin_read', exitCode: 130 })
     await op.released
     expect(fake.writes).toEqual([])
@@ -56,7 +57,8 @@ describe('cancellation', () => {
     expect(fake.events).toEqual(['write "sleep 60\\r"', 'SIGINT 5000'])
     fake.foreground = shellWaiting(12)
     fake.emit(`sleep 60\r\n^C\r\n${prompt(130)}`)
-    await tick(5)
+    // After a signal the prompt counts once it held still for pollIntervalMs.
+    await tick(55)
     expect(await op.done).toMatchObject({ waitReason: 'stdin_read', exitCode: 130 })
   })
 
@@ -77,7 +79,8 @@ describe('cancellation', () => {
     ])
     fake.foreground = shellWaiting(80)
     fake.emit(`^C\r\n${prompt(130)}`)
-    await tick(5)
+    // After a signal the prompt counts once it held still for pollIntervalMs.
+    await tick(55)
     expect(await op.done).toMatchObject({ waitReason: 'stdin_read', exitCode: 130 })
   })
 

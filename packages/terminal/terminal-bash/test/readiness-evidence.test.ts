@@ -18,32 +18,55 @@ function evidence(before: ForegroundFacts | undefined, rules: Partial<EvidenceRu
 const quiet = (arrivals = 3, lineHasText = true) => ({ promptReady: false, arrivals, lineHasText })
 const sample = (f: ForegroundFacts | undefined, startedAt = 0, arrivalsAtStart = 3) => ({ facts: f, startedAt, arrivalsAtStart })
 
+const atPrompt = (arrivals = 3) => ({ promptReady: true, arrivals, lineHasText: true })
+
 describe('readiness evidence: prompt tier (A)', () => {
-  it('counts the prompt only with the shell in front and blocked reading', () => {
-    const e = evidence(undefined)
-    expect(e.judge(sample(facts(shellWaiting())), { promptReady: true, arrivals: 3, lineHasText: true })).toBe('prompt')
-    expect(e.judge(sample(facts(childBlocked())), { promptReady: true, arrivals: 3, lineHasText: true })).toBeUndefined()
+  it('with nothing written, counts the prompt at once with the shell in front and blocked reading', () => {
+    const e = evidence(undefined, { requireNewWait: false })
+    expect(e.judge(sample(facts(shellWaiting())), atPrompt())).toBe('prompt')
+    expect(e.judge(sample(facts(childBlocked())), atPrompt())).toBeUndefined()
+  })
+
+  it('after a write, counts the prompt once the shell’s wait held still for stillMs', () => {
+    const e = evidence(undefined, { stillMs: 50 })
+    expect(e.judge(sample(facts(shellWaiting(30)), 0), atPrompt())).toBeUndefined()
+    expect(e.followUpMs).toBe(50)
+    expect(e.judge(sample(facts(shellWaiting(30)), 20), atPrompt())).toBeUndefined()
+    // The follow-up lands exactly when the hold can be complete.
+    expect(e.followUpMs).toBe(30)
+    expect(e.judge(sample(facts(shellWaiting(30)), 50), atPrompt())).toBe('prompt')
+    expect(e.judge(sample(facts(childBlocked())), atPrompt())).toBeUndefined()
+  })
+
+  it('an owed prompt whose shell then wakes (it reads our input) restarts the hold', () => {
+    const e = evidence(undefined, { stillMs: 50 })
+    expect(e.judge(sample(facts(shellWaiting(30)), 0), atPrompt())).toBeUndefined()
+    // Same output, but the waiting thread ran: it is no longer the same wait.
+    expect(e.judge(sample(facts(shellWaiting(31)), 50), atPrompt())).toBeUndefined()
+    expect(e.judge(sample(facts(shellWaiting(31)), 99), atPrompt())).toBeUndefined()
+    expect(e.judge(sample(facts(shellWaiting(31)), 100), atPrompt())).toBe('prompt')
   })
 
   it('waits for the shell to block, and falls back after pollInterval of stillness if it never provably does', () => {
-    const e = evidence(undefined, { stillMs: 50 })
-    expect(e.judge(sample(facts(shellRunning()), 0), { promptReady: true, arrivals: 3, lineHasText: true })).toBeUndefined()
-    expect(e.wantsFollowUp).toBe(true)
-    expect(e.judge(sample(facts(shellRunning()), 20), { promptReady: true, arrivals: 3, lineHasText: true })).toBeUndefined()
-    expect(e.wantsFollowUp).toBe(false)
-    expect(e.judge(sample(facts(shellRunning()), 50), { promptReady: true, arrivals: 3, lineHasText: true })).toBe('prompt')
+    const e = evidence(undefined, { requireNewWait: false, stillMs: 50 })
+    expect(e.judge(sample(facts(shellRunning()), 0), atPrompt())).toBeUndefined()
+    expect(e.followUpMs).toBe(50)
+    expect(e.judge(sample(facts(shellRunning()), 20), atPrompt())).toBeUndefined()
+    expect(e.judge(sample(facts(shellRunning()), 50), atPrompt())).toBe('prompt')
   })
 
   it('restarts the fallback clock when output arrived in between', () => {
     const e = evidence(undefined, { stillMs: 50 })
-    e.judge(sample(facts(shellRunning()), 0, 3), { promptReady: true, arrivals: 3, lineHasText: true })
-    expect(e.judge(sample(facts(shellRunning()), 60, 4), { promptReady: true, arrivals: 4, lineHasText: true })).toBeUndefined()
-    expect(e.judge(sample(facts(shellRunning()), 110, 4), { promptReady: true, arrivals: 4, lineHasText: true })).toBe('prompt')
+    e.judge(sample(facts(shellRunning()), 0, 3), atPrompt(3))
+    expect(e.judge(sample(facts(shellRunning()), 60, 4), atPrompt(4))).toBeUndefined()
+    expect(e.judge(sample(facts(shellRunning()), 110, 4), atPrompt(4))).toBe('prompt')
   })
 
-  it('without an exact tier (macOS) the shell in front is enough', () => {
-    const e = evidence(undefined)
-    expect(e.judge(sample(facts(shellRunning(), { noExactTier: true })), { promptReady: true, arrivals: 3, lineHasText: true })).toBe('prompt')
+  it('without an exact tier (macOS) the shell in front is enough, held still after a write', () => {
+    expect(evidence(undefined, { requireNewWait: false }).judge(sample(facts(shellRunning(), { noExactTier: true })), atPrompt())).toBe('prompt')
+    const e = evidence(undefined, { stillMs: 50 })
+    expect(e.judge(sample(facts(shellRunning(), { noExactTier: true }), 0), atPrompt())).toBeUndefined()
+    expect(e.judge(sample(facts(shellRunning(), { noExactTier: true }), 50), atPrompt())).toBe('prompt')
   })
 })
 
@@ -92,7 +115,7 @@ describe('readiness evidence: stdin tier (B)', () => {
     const before = facts(shellWaiting(10))
     const e = evidence(before)
     expect(e.judge(sample(facts(shellWaiting(11)), 0, 3), quiet(3))).toBeUndefined()
-    expect(e.wantsFollowUp).toBe(true)
+    expect(e.followUpMs).toBe(1)
     // It ran again (readline consuming more input): the candidate moves on.
     expect(e.judge(sample(facts(shellWaiting(12)), 1, 3), quiet(3))).toBeUndefined()
     // Output arrived between two otherwise identical samples: still no proof.

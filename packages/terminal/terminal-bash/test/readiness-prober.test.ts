@@ -11,11 +11,12 @@ interface Rig {
   samples: ProbeSample[]
   arrivals: number
   held: Deferred<ForegroundFacts | undefined>[] | undefined
-  followUp: boolean
+  /** What onSample answers: the delay of a requested follow-up probe. */
+  followUp: number | undefined
 }
 
 function rig(maxDelayMs = 50): Rig {
-  const r: Rig = { starts: [], samples: [], arrivals: 0, held: undefined, followUp: false } as unknown as Rig
+  const r: Rig = { starts: [], samples: [], arrivals: 0, held: undefined, followUp: undefined } as unknown as Rig
   r.prober = new ForegroundProber(
     {
       inspect: () => {
@@ -113,16 +114,20 @@ describe('foreground prober', () => {
     r.prober.stop()
   })
 
-  it('a follow-up request probes again after one millisecond', async () => {
+  it('a follow-up request probes again exactly that long after the sample started', async () => {
     const r = rig(50)
     r.prober.start()
     await vi.advanceTimersByTimeAsync(40)
-    r.followUp = true
+    r.followUp = 1
     const count = r.starts.length
     await vi.advanceTimersByTimeAsync(40)
+    r.followUp = 7
+    const next = r.starts.length
+    await vi.advanceTimersByTimeAsync(40)
     r.prober.stop()
-    const late = r.starts.slice(count).map((t) => Math.round(t - t0))
-    expect(late.slice(1, 3).map((t, i) => t - (late[i] as number))).toEqual([1, 1])
+    const gaps = (from: number) => r.starts.slice(from).map((t, i, all) => (i === 0 ? 0 : Math.round(t - (all[i - 1] as number)))).slice(2, 4)
+    expect(gaps(count)).toEqual([1, 1])
+    expect(gaps(next)).toEqual([7, 7])
   })
 
   it('a result that started before a pause is dropped even if probing restarted', async () => {

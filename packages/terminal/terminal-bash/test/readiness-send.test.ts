@@ -89,7 +89,10 @@ describe('tier A: the controlled prompt', () => {
     expect(await isSettled(op.done)).toBe(false)
     fake.emit(`echo b\r\nb\r\n${prompt(0)}`)
     fake.foreground = shellWaiting(20)
-    await tick(5)
+    // After a write the shell may still owe a prompt: this one counts once it held still for pollIntervalMs.
+    await tick(45)
+    expect(await isSettled(op.done)).toBe(false)
+    await tick(10)
     expect(await op.done).toMatchObject({ viewport: 'echo a\na\ndsh> echo b\nb\ndsh> ', waitReason: 'stdin_read' })
   })
 
@@ -110,9 +113,30 @@ describe('tier A: the controlled prompt', () => {
     expect(await isSettled(op.done)).toBe(false)
     fake.foreground = shellWaiting(30)
     fake.emit(prompt(0))
-    await tick(5)
+    await tick(55)
     const result = await op.done
     expect(result.viewport).toBe('echo next\ndsh> echo next\nnext\ndsh> ')
+  })
+
+  it('a late prompt with the shell blocked reading does not settle if the shell then reads our input', async () => {
+    const { fake, session } = await openFake()
+    disturb(fake)
+    // A command the shell still owes a prompt for (interrupted, or left running by a timed-out send).
+    fake.foreground = childBlocked()
+    const op = session.startSend({ text: 'echo next', submit: true })
+    await tick(0)
+    // The owed prompt arrives and bash blocks reading before our input reached the terminal.
+    fake.foreground = shellWaiting(30)
+    fake.emit(prompt(130))
+    await tick(20)
+    expect(await isSettled(op.done)).toBe(false)
+    // The input lands: bash woke (its wait changed) before any of its output arrived.
+    fake.foreground = shellWaiting(31)
+    await tick(40)
+    expect(await isSettled(op.done)).toBe(false)
+    fake.emit(`echo next\r\nnext\r\n${prompt(0)}`)
+    await tick(55)
+    expect(await op.done).toMatchObject({ viewport: 'dsh> echo next\nnext\ndsh> ', exitCode: 0, waitReason: 'stdin_read' })
   })
 
   it('a prompt followed by more output on its line never settles', async () => {

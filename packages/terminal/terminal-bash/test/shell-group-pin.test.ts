@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { parseConfig } from '../src/config'
 import { ShellSession } from '../src/session/shell-session'
 import { childBlocked, type FakeForeground, FakeTerminal, NONCE, prompt, SHELL_PID } from './support/fake-terminal'
-import { FAKE_CONFIG, tick } from './support/fake-session'
+import { FAKE_CONFIG, isSettled, tick } from './support/fake-session'
 
 beforeEach(() => {
   vi.useFakeTimers()
@@ -49,7 +49,7 @@ describe('the shell group is pinned once startup settled on the controlled promp
     expect(await send.done).toMatchObject({ waitReason: 'stdin_read', exitCode: 0, viewport: 'echo hi\nhi\ndsh> ' })
   })
 
-  it('without the exact tier the marker is the only evidence: pinned, a wrapped prompt settles at once', async () => {
+  it('without the exact tier the marker is the only evidence: pinned, a wrapped prompt settles once it held still', async () => {
     const fake = new FakeTerminal()
     fake.noExactTier = true
     fake.foreground = wrappedShellWaiting()
@@ -59,7 +59,10 @@ describe('the shell group is pinned once startup settled on the controlled promp
     const send = session.startSend({ text: 'true', submit: true })
     await tick(1)
     fake.emit(`true\r\n${prompt(0)}`)
-    await tick(5)
+    // Nothing proves the shell idle before the write here, so its prompt must hold still for pollIntervalMs.
+    await tick(45)
+    expect(await isSettled(send.done)).toBe(false)
+    await tick(10)
     // Unpinned, nothing would recognise this prompt and the send would wait for idleSilenceMs.
     expect(await send.done).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 })
   })

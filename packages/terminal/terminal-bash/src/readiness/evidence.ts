@@ -30,7 +30,10 @@ export interface StreamView {
 export interface EvidenceRules {
   /** Foreground facts sampled right before the input was written (or the signal was sent). */
   readonly before: ForegroundFacts | undefined
-  /** True when input was written: only a wait that began after `before` proves anything. */
+  /**
+   * True when input was written (or a signal sent): only a wait that began after `before` proves
+   * anything, and a prompt counts only once it held still — it may be one the shell still owed.
+   */
   readonly requireNewWait: boolean
   /** When set, a stdin wait counts only once arrivals exceed this value (startup prints a prompt first). */
   readonly outputAfter?: number | undefined
@@ -54,30 +57,32 @@ export interface EvidenceRules {
  */
 export class ReadinessEvidence {
   #rules: EvidenceRules
-  #promptSince: number | undefined
-  #promptArrivals = -1
-  #candidate: { signature: string; arrivals: number; since: number } | undefined
-  #followUp = false
+  #prompt: HeldWait | undefined
+  #candidate: HeldWait | undefined
+  #followUpMs: number | undefined
 
   /** Starts with the rules of one send. */
   constructor(rules: EvidenceRules) {
     this.#rules = rules
   }
 
-  /** True right after a judgement opened a candidate that a prompt follow-up probe could confirm. */
-  get wantsFollowUp(): boolean {
-    return this.#followUp
+  /**
+   * Set right after a judgement opened a candidate: how soon (ms after that sample started) a
+   * follow-up probe could confirm it. `undefined` leaves the next probe to the backoff.
+   */
+  get followUpMs(): number | undefined {
+    return this.#followUpMs
   }
 
   /** True while a candidate proof waits for confirmation; output that arrives now deserves a prompt probe. */
   get pending(): boolean {
-    return this.#candidate !== undefined || this.#promptSince !== undefined
+    return this.#candidate !== undefined || this.#prompt !== undefined
   }
 
   /** Replace the rules (after a cancelling SIGINT: only waits newer than the signal count). */
   rebase(rules: EvidenceRules): void {
     this.#rules = rules
-    this.#promptSince = undefined
+    this.#prompt = undefined
     this.#candidate = undefined
   }
 
@@ -86,17 +91,17 @@ export class ReadinessEvidence {
    * be stale, and the burst that arrived schedules a fresh probe anyway.
    */
   judge(sample: ProbeSample, view: StreamView): ReadinessProof | undefined {
-    this.#followUp = false
+    this.#followUpMs = undefined
     const { facts } = sample
     const before = this.#rules.before
     const stale = facts !== undefined && before !== undefined && facts.sequence <= before.sequence
     if (facts === undefined || stale || view.arrivals !== sample.arrivalsAtStart) {
-      this.#promptSince = undefined
+      this.#prompt = undefined
       this.#candidate = undefined
       return undefined
     }
     if (view.promptReady && facts.isShellGroup) return this.#judgePrompt(sample, facts)
-    this.#promptSince = undefined
+    this.#prompt = undefined
     return this.#judgeStdin(sample, facts, view)
   }
 
@@ -104,17 +109,32 @@ export class ReadinessEvidence {
    * Tier A: marker, exact prompt tail and the shell in front. Where stdin waits are provable the
    * shell must also be blocked reading: readline blocks only once its input queue is empty, so a
    * prompt printed before typed-ahead or multi-line input was consumed does not count.
+   * After a write or a signal the prompt may be one the shell owed from before (a command that was
+   * still running, or interrupted): it then reads our input and prints another. So the prompt must
+   * hold still for `stillMs` — no output, and the shell's wait unchanged (its thread did not run) —
+   * before it counts. A send that found the shell idle at its prompt never comes here: its marker
+   * can only follow its own input.
    */
   #judgePrompt(sample: ProbeSample, facts: ForegroundFacts): ReadinessProof | undefined {
     this.#candidate = undefined
-    if (!facts.stdinWaitSupported || facts.stdinWaitProven) return 'prompt'
-    if (this.#promptSince === undefined || this.#promptArrivals !== sample.arrivalsAtStart) {
-      this.#promptSince = sample.startedAt
-      this.#promptArrivals = sample.arrivalsAtStart
-      this.#followUp = true
+    const blocked = facts.stdinWaitSupported && facts.stdinWaitProven
+    if (!this.#rules.requireNewWait && (blocked || !facts.stdinWaitSupported)) return 'prompt'
+    const signature = blocked ? waitSignature(facts.waits) : ''
+    const held = this.#prompt
+    if (held === undefined || held.arrivals !== sample.arrivalsAtStart || held.signature !== signature) {
+      this.#prompt = { signature, arrivals: sample.arrivalsAtStart, since: sample.startedAt }
+      this.#followUpMs = this.#rules.stillMs
       return undefined
     }
-    return sample.startedAt - this.#promptSince >= this.#rules.stillMs ? 'prompt' : undefined
+    return this.#heldLongEnough(held, sample) ? 'prompt' : undefined
+  }
+
+  /** True once `held` stood still for `stillMs`; otherwise asks for the probe that can tell. */
+  #heldLongEnough(held: HeldWait, sample: ProbeSample): boolean {
+    const remaining = held.since + this.#rules.stillMs - sample.startedAt
+    if (remaining <= 0) return true
+    this.#followUpMs = remaining
+    return false
   }
 
   /**
@@ -148,14 +168,23 @@ export class ReadinessEvidence {
     const signature = waitSignature(facts.waits)
     const candidate = this.#candidate
     if (candidate && candidate.signature === signature && candidate.arrivals === sample.arrivalsAtStart) {
-      const held = sample.startedAt - candidate.since
-      return view.lineHasText || held >= rules.stillMs ? 'stdin' : undefined
+      return view.lineHasText || this.#heldLongEnough(candidate, sample) ? 'stdin' : undefined
     }
     this.#candidate = { signature, arrivals: sample.arrivalsAtStart, since: sample.startedAt }
-    this.#followUp = true
+    this.#followUpMs = FOLLOW_UP_MS
     return undefined
   }
 }
+
+/** Evidence that must stay the same to count: a wait signature, seen at `arrivals`, since `since`. */
+interface HeldWait {
+  readonly signature: string
+  readonly arrivals: number
+  readonly since: number
+}
+
+/** A stdin candidate is re-checked this soon: a shell still consuming input shows a changed wait at once. */
+const FOLLOW_UP_MS = 1
 
 /** Waits of event loops, whose interest list holds more than the terminal (libuv always has its own fds). */
 const EVENT_LOOP_WAITS: ReadonlySet<string> = new Set(['epoll_wait', 'epoll_pwait', 'epoll_pwait2'])

@@ -8,15 +8,15 @@ export interface ProbeTarget {
   inspect(): Promise<ForegroundFacts | undefined>
   /** Session output arrivals so far. */
   arrivals(): number
-  /** Judge a finished sample; return true to ask for a quick follow-up probe. Not called once stopped. */
-  onSample(sample: ProbeSample): boolean
+  /**
+   * Judge a finished sample; return a delay (ms after that sample started) to ask for a follow-up
+   * probe then instead of on the backoff. Not called once stopped.
+   */
+  onSample(sample: ProbeSample): number | undefined
 }
 
 /** A quiet gap this long (or as long as the current backoff) makes the next output a new burst. */
 const BURST_GAP_MS = 10
-
-/** Delay of a follow-up probe that confirms a candidate (a stable wait, a prompt not yet blocked). */
-const FOLLOW_UP_MS = 1
 
 /**
  * Schedules foreground inspections for one send: right after each output burst (in the check phase,
@@ -168,7 +168,7 @@ export class ForegroundProber {
       this.#schedule(now())
     } else {
       // Output that arrived meanwhile is probed on the backoff schedule, so a flood stays spaced out.
-      this.#schedule(startedAt + (followUp ? FOLLOW_UP_MS : this.#delay()))
+      this.#schedule(startedAt + (followUp ?? this.#delay()))
     }
   }
 }

@@ -241,15 +241,15 @@ export class SendOperation implements TerminalSendOperation {
     return false
   }
 
-  #onSample(sample: ProbeSample): boolean {
-    if (this.#phase !== 'waiting' && this.#phase !== 'cancelling') return false
+  #onSample(sample: ProbeSample): number | undefined {
+    if (this.#phase !== 'waiting' && this.#phase !== 'cancelling') return undefined
     this.#noteShell(sample.facts)
     const stream = this.#host.stream
     // Only text that arrived after the write (or the interrupt) announces a wait; an old prompt does not.
     const lineHasText = stream.line.length > 0 && sample.arrivalsAtStart > this.#announceAfter
     const proof = this.#evidence.judge(sample, { promptReady: stream.promptReady, arrivals: stream.arrivals, lineHasText })
     if (proof) this.#beginDrain(proof, sample.arrivalsAtStart)
-    return this.#evidence.wantsFollowUp
+    return this.#evidence.followUpMs
   }
 
   /**
