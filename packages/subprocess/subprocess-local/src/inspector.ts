@@ -48,6 +48,12 @@ export interface MemberScope {
   readonly terminalDevice?: number | undefined
   /** Clock tick at which the shell was first seen gone; later-started session members are not adopted. */
   readonly shellGoneTick?: number | undefined
+  /**
+   * Top-level pids of the host's other terminals whose exit was not reported yet: the host forked
+   * them itself, so they are never this session's orphans, and a thorough scan skips them unread
+   * (with many sessions open they are most of the host's children).
+   */
+  readonly otherTerminals?: ReadonlySet<number> | undefined
 }
 
 /** Result of a member scan. */

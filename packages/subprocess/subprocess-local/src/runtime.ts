@@ -53,6 +53,7 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
       exitCleanup: this.config.exitCleanup,
       report: (error) => this.ctx.logger('subprocess').warn('terminal output listener threw: %s', describe(error)),
       onTerminated: (done) => this.terminals.delete(done),
+      otherTerminals: (self) => this.livePidsExcept(self),
     })
     this.terminals.add(terminal)
     await terminal.settle()
@@ -61,6 +62,13 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
       throwIfAborted(spec.signal)
     }
     return terminal
+  }
+
+  /** Top-level pids of the terminals other than `self` whose exit was not reported: their pids cannot have been reused. */
+  private livePidsExcept(self: LocalTerminal): Set<number> {
+    const pids = new Set<number>()
+    for (const terminal of this.terminals) if (terminal !== self && terminal.exit === undefined) pids.add(terminal.pid)
+    return pids
   }
 
   /** Terminate every live terminal; rejects with an AggregateError if any teardown failed. */

@@ -24,6 +24,8 @@ export interface TeardownTarget {
   readonly exited: Promise<unknown>
   /** Signal delivery (`process.kill` in production). */
   readonly send: SignalSender
+  /** Top-level pids of the host's other live terminals, which scans skip (see `MemberScope`). */
+  readonly otherTerminals?: () => ReadonlySet<number>
 }
 
 /**
@@ -124,6 +126,7 @@ function scope(target: TeardownTarget): MemberScope {
     thorough: true,
     terminalDevice: target.ptyOpen() ? target.tracker.terminalDevice : undefined,
     shellGoneTick: target.tracker.shellGoneTick,
+    otherTerminals: target.otherTerminals?.(),
   }
 }
 

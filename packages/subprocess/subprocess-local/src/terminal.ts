@@ -34,10 +34,12 @@ export interface LocalTerminalOptions {
   readonly report: (error: unknown) => void
   /** Called once teardown succeeded. */
   readonly onTerminated: (terminal: LocalTerminal) => void
+  /** Top-level pids of the host's other terminals whose exit was not reported yet (skipped by teardown scans). */
+  readonly otherTerminals?: (terminal: LocalTerminal) => ReadonlySet<number>
 }
 
 /** How long a fresh child gets to become a session leader with the PTY as its controlling terminal. */
-const SETTLE_TIMEOUT_MS = 2000
+const OWNERSHIP_TIMEOUT_MS = 2000
 
 /** Tracked descendants beyond which an inspection also drops the ones that are gone (bounded memory). */
 const PRUNE_ABOVE = 64
@@ -57,6 +59,7 @@ export class LocalTerminal implements SubprocessTerminalHandle {
   readonly #graceMs: number
   readonly #killWaitMs: number
   readonly #onTerminated: (terminal: LocalTerminal) => void
+  readonly #otherTerminals: (terminal: LocalTerminal) => ReadonlySet<number>
   readonly #unguard: () => void
   #shell: ProcessIdentity
   /** The group pinned as the shell's; undefined means the top-level process's own group. */
@@ -64,6 +67,7 @@ export class LocalTerminal implements SubprocessTerminalHandle {
   #exit: TerminalExit | undefined
   #sequence = 0
   #closing: Promise<void> | undefined
+  #ownership: Promise<void> | undefined
   #terminated = false
 
   /**
@@ -80,6 +84,7 @@ export class LocalTerminal implements SubprocessTerminalHandle {
     this.#killWaitMs = options.killWaitMs
     this.#tracker = new Tracker(pty.pid)
     this.#onTerminated = options.onTerminated
+    this.#otherTerminals = options.otherTerminals ?? (() => new Set())
     this.#output = new OutputChannel({
       backlogBytes: options.backlogBytes,
       pause: () => pty.pause(),
@@ -97,19 +102,31 @@ export class LocalTerminal implements SubprocessTerminalHandle {
   }
 
   /**
-   * Learn the child's start identity, then wait until it ran `setsid()` and acquired the PTY as its
-   * controlling terminal (or died). Until then its stat still shows the host's session and
-   * terminal, and a foreground signal resolved from it could hit the host's own process group.
+   * Learn the child's start identity, so that its pid can never be mistaken for a later process.
+   * Whether it already owns the PTY is left to the first signal or inspection (see `#owned`): a
+   * spawn does not pay for that wait, and a shell has long taken the PTY by its first prompt.
    */
   async settle(): Promise<void> {
-    const deadline = performance.now() + SETTLE_TIMEOUT_MS
-    let delay = 0
-    for (;;) {
-      const record = await this.#inspector.identify(this.pid)
-      if (record && this.#shell.started === '') this.#shell = { pid: this.pid, started: record.started }
+    const record = await this.#inspector.identify(this.pid)
+    if (record) this.#shell = { pid: this.pid, started: record.started }
+  }
+
+  /**
+   * Resolves once the child ran `setsid()` and acquired the PTY as its controlling terminal (or
+   * died, or `OWNERSHIP_TIMEOUT_MS` passed). Until then its stat still shows the host's session and
+   * terminal, and a foreground group resolved from it could be the host's own.
+   */
+  #owned(): Promise<void> {
+    this.#ownership ??= this.#awaitOwnership()
+    return this.#ownership
+  }
+
+  async #awaitOwnership(): Promise<void> {
+    const deadline = performance.now() + OWNERSHIP_TIMEOUT_MS
+    for (let delay = 0; ; delay = Math.min(Math.max(delay * 2, 1), 10)) {
+      const record = await this.#inspector.record(this.#shell)
       if (!record || record.zombie || ownsTerminal(record) || performance.now() > deadline) return
       await (delay === 0 ? nextMacrotask() : sleep(delay))
-      delay = Math.min(Math.max(delay * 2, 1), 10)
     }
   }
 
@@ -141,6 +158,7 @@ export class LocalTerminal implements SubprocessTerminalHandle {
     const sequence = ++this.#sequence
     if (this.#exit || this.#terminated) return undefined
     try {
+      await this.#owned()
       const facts = await this.#inspector.foreground(this.#shell, sequence, (records) => this.#tracker.remember(records))
       if (this.#tracker.size > PRUNE_ABOVE) {
         const checked = this.#tracker.list()
@@ -155,6 +173,7 @@ export class LocalTerminal implements SubprocessTerminalHandle {
 
   async signalForeground(signal: NodeJS.Signals): Promise<number> {
     if (!(signal in constants.signals)) throw new SubprocessError('INVALID_SPEC', `unknown signal ${String(signal)}`)
+    if (!this.#exit && !this.#terminated) await this.#owned()
     const record = this.#exit || this.#terminated ? undefined : await this.#inspector.record(this.#shell)
     if (!record || record.zombie || !ownsTerminal(record)) {
       throw new SubprocessError('NO_FOREGROUND_GROUP', `cannot resolve the foreground process group of terminal ${this.pid}; it has exited`)
@@ -204,6 +223,7 @@ export class LocalTerminal implements SubprocessTerminalHandle {
       ptyOpen: () => this.#exit === undefined,
       exited: this.done,
       send: sendSignal,
+      otherTerminals: () => this.#otherTerminals(this),
     }
   }
 }

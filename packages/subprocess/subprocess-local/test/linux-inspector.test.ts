@@ -162,6 +162,21 @@ describe('LinuxInspector.members (fixtures)', () => {
     expect(scan.shellGoneTick).toBeUndefined()
   })
 
+  it('skips the other terminals’ top-level processes unread, and still adopts orphans reparented to us', async () => {
+    // 700: a session member reparented to our own process (as when the host is a subreaper).
+    const proc = tree().process({ pid: 700, ppid: SELF, pgid: 700, sid: 100, tty: PTS0, start: 1500 })
+    const read: string[] = []
+    const text = proc.text.bind(proc)
+    proc.text = (path) => (read.push(path), text(path))
+    const scan = await inspector(proc).members({ shell: SHELL, tracked: [], thorough: true, terminalDevice: PTS0, otherTerminals: new Set([600]) })
+    expect(pids(scan.members).sort()).toEqual([200, 201, 300, 301, 400, 700])
+    expect(read.filter((path) => path.startsWith('/proc/600/'))).toEqual([])
+    // Without the hint the other terminal is read (and rejected: another terminal, another session).
+    read.length = 0
+    await inspector(proc).members({ shell: SHELL, tracked: [], thorough: true, terminalDevice: PTS0 })
+    expect(read).toContain('/proc/600/stat')
+  })
+
   it('does not adopt holders once the PTY is closed', async () => {
     const scan = await inspector(tree()).members({ shell: SHELL, tracked: [], thorough: true })
     expect(pids(scan.members)).not.toContain(400)

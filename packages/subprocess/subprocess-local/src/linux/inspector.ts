@@ -132,7 +132,7 @@ export class LinuxInspector implements ProcessInspector {
       for (const reaper of reapers) visited.add(reaper.pid)
       const candidates = this.#childrenFiles ? reapers.flatMap((reaper) => tree.children(reaper)) : tree.allPids()
       for (const pid of candidates) {
-        if (visited.has(pid)) continue
+        if (visited.has(pid) || scope.otherTerminals?.has(pid)) continue
         const record = tree.record(pid)
         if (record && this.#adoptable(record, scope, shellPresent, shellGoneTick)) yield* tree.walk(record, visited, found)
         yield
