@@ -103,7 +103,7 @@ export class LocalTerminal implements SubprocessTerminalHandle {
 
   /**
    * Learn the child's start identity, so that its pid can never be mistaken for a later process.
-   * Whether it already owns the PTY is left to the first signal or inspection (see `#owned`): a
+   * Whether it already owns the PTY is checked by the first signal or inspection instead: a
    * spawn does not pay for that wait, and a shell has long taken the PTY by its first prompt.
    */
   async settle(): Promise<void> {
