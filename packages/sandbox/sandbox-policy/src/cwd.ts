@@ -16,12 +16,16 @@ export function isWithin(root: string, path: string): boolean {
 export async function resolveSandboxCwd(policy: ResolvedSandboxPolicy, cwd?: string): Promise<string> {
   const requested = cwd === undefined || cwd === '' ? policy.workspaceRoot : resolve(policy.workspaceRoot, cwd)
   let real: string
+  let directory: boolean
   try {
-    real = await realpath(requested)
+    // stat follows the same links realpath resolves: one round of file-system calls, not two.
+    const [canonical, info] = await Promise.all([realpath(requested), stat(requested)])
+    real = canonical
+    directory = info.isDirectory()
   } catch (error) {
     throw new SandboxPolicyError('INVALID_CWD', `working directory ${requested} does not exist`, { cause: error })
   }
-  if (!(await stat(real)).isDirectory()) {
+  if (!directory) {
     throw new SandboxPolicyError('INVALID_CWD', `working directory ${requested} is not a directory`)
   }
   if (policy.mode !== 'danger-full-access' && !isWithin(policy.workspaceRoot, real)) {

@@ -32,11 +32,13 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
     validateSpawnSpec(spec)
     const inspector = inspectorFor(process.platform)
     throwIfAborted(spec.signal)
-    const cwd = await stat(spec.cwd).catch(() => undefined)
-    if (!cwd?.isDirectory()) throw new SubprocessError('INVALID_SPEC', `cwd is not an existing directory: ${spec.cwd}`)
     const env = scrubEnvironment(process.env, spec.env)
     const [program = '', ...args] = spec.argv
-    const file = await resolveExecutable(program, env.PATH, spec.cwd)
+    // Both checks at once; a missing cwd is reported first, whatever the program lookup found.
+    const [cwd, found] = await Promise.allSettled([stat(spec.cwd), resolveExecutable(program, env.PATH, spec.cwd)])
+    if (cwd.status === 'rejected' || !cwd.value.isDirectory()) throw new SubprocessError('INVALID_SPEC', `cwd is not an existing directory: ${spec.cwd}`)
+    if (found.status === 'rejected') throw found.reason
+    const file = found.value
     throwIfAborted(spec.signal)
     let pty: ReturnType<typeof spawn>
     try {

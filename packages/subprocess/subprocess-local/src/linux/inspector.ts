@@ -130,7 +130,7 @@ export class LinuxInspector implements ProcessInspector {
       if (!shellPresent && shellGoneTick === undefined) shellGoneTick = newlyGone = uptimeTicks(this.#source)
       const reapers = ancestorsOf(tree, this.#selfPid)
       for (const reaper of reapers) visited.add(reaper.pid)
-      const candidates = this.#childrenFiles ? reapers.flatMap((reaper) => tree.children(reaper)) : tree.allPids()
+      const candidates = this.#childrenFiles ? reapers.flatMap((reaper) => tree.adoptedChildren(reaper)) : tree.allPids()
       for (const pid of candidates) {
         if (visited.has(pid) || scope.otherTerminals?.has(pid)) continue
         const record = tree.record(pid)

@@ -29,15 +29,17 @@ export class ProcessTree {
   children(parent: ProcessRecord): number[] {
     if (!this.#childrenFiles) return this.#index().get(parent.pid) ?? []
     const tids = parent.threads > 1 ? (this.#source.list(`/proc/${parent.pid}/task`) ?? [String(parent.pid)]) : [String(parent.pid)]
-    const children: number[] = []
-    for (const tid of tids) {
-      const text = this.#source.text(`/proc/${parent.pid}/task/${tid}/children`)
-      for (const token of text?.trim().split(/\s+/) ?? []) {
-        const pid = Number(token)
-        if (token !== '' && Number.isSafeInteger(pid) && pid > 0) children.push(pid)
-      }
-    }
-    return children
+    return tids.flatMap((tid) => parseChildren(this.#source.text(`/proc/${parent.pid}/task/${tid}/children`)))
+  }
+
+  /**
+   * Children a reaper may have adopted. The kernel hands an orphan to the first live thread of the
+   * reaper — its leader unless the leader already exited — so only that thread's children file is
+   * read (a busy host and pid 1 have many threads; the orphans are all in one place).
+   */
+  adoptedChildren(reaper: ProcessRecord): number[] {
+    if (!this.#childrenFiles || reaper.threads <= 1 || reaper.zombie) return this.children(reaper)
+    return parseChildren(this.#source.text(`/proc/${reaper.pid}/task/${reaper.pid}/children`))
   }
 
   /** Every pid in /proc (used only without children files, for orphan candidates). */
@@ -77,6 +79,16 @@ export class ProcessTree {
     this.#byParent = byParent
     return byParent
   }
+}
+
+/** The pids listed in a `children` file (space-separated; missing or empty means none). */
+function parseChildren(text: string | undefined): number[] {
+  const children: number[] = []
+  for (const token of text?.trim().split(/\s+/) ?? []) {
+    const pid = Number(token)
+    if (token !== '' && Number.isSafeInteger(pid) && pid > 0) children.push(pid)
+  }
+  return children
 }
 
 /** Our own process and its ancestors up to pid 1: where the orphans of a session get reparented. */

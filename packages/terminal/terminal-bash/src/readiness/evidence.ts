@@ -120,12 +120,16 @@ export class ReadinessEvidence {
     const blocked = facts.stdinWaitSupported && facts.stdinWaitProven
     if (!this.#rules.requireNewWait && (blocked || !facts.stdinWaitSupported)) return 'prompt'
     const signature = blocked ? waitSignature(facts.waits) : ''
+    // A shell that can be proven blocked but is not yet usually blocks a moment after its prompt.
+    const blockSoon = facts.stdinWaitSupported && !blocked
     const held = this.#prompt
     if (held === undefined || held.arrivals !== sample.arrivalsAtStart || held.signature !== signature) {
       this.#prompt = { signature, arrivals: sample.arrivalsAtStart, since: sample.startedAt }
-      this.#followUpMs = this.#rules.stillMs
+      this.#followUpMs = blockSoon ? FOLLOW_UP_MS : this.#rules.stillMs
       return undefined
     }
+    // Meanwhile keep probing on the backoff; a held wait is confirmed by one probe when its time is up.
+    if (blockSoon) return sample.startedAt - held.since >= this.#rules.stillMs ? 'prompt' : undefined
     return this.#heldLongEnough(held, sample) ? 'prompt' : undefined
   }
 

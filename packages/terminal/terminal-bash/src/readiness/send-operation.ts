@@ -124,6 +124,7 @@ export class SendOperation implements TerminalSendOperation {
     if (this.#promptArrived()) return
     // A quiet gap counts from the write at the earliest: the echo right after it is not a new burst.
     const gap = Math.min(gapMs, now() - this.#silenceFrom)
+    if (this.#phase === 'waiting' && !this.#prober.running) this.#prober.start()
     this.#prober.noteOutput(gap, this.#evidence.pending)
     if (this.#phase === 'waiting' && !this.#silence) this.#armSilence()
   }
@@ -221,7 +222,7 @@ export class SendOperation implements TerminalSendOperation {
     this.#phase = 'waiting'
     this.#armSilence()
     // With a trusted prompt the marker is the expected end; probes are for what else may happen.
-    this.#prober.start(this.#trustPrompt ? TRUSTED_FIRST_STEP : 1)
+    if (!this.#awaitingFirstOutput()) this.#prober.start(this.#trustPrompt ? TRUSTED_FIRST_STEP : 1)
     this.#promptArrived()
   }
 
@@ -274,6 +275,14 @@ export class SendOperation implements TerminalSendOperation {
       this.#prober.start()
     }
     this.#drain = proof === 'prompt' ? soon(check) : afterPollPhase(check)
+  }
+
+  /**
+   * Startup before the shell printed anything: nothing can count yet (a stdin wait needs output
+   * first, a prompt is output), and inspecting a process that is still in `execve` only slows it.
+   */
+  #awaitingFirstOutput(): boolean {
+    return this.#options.startup === true && this.#host.stream.arrivals === this.#startArrivals
   }
 
   #silenceDeadline(): number {
