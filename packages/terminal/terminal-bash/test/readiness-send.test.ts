@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { childBlocked, childWaiting, marker, prompt, shellRunning, shellWaiting } from './support/fake-terminal'
-import { disturb, isSettled, openFake, tick } from './support/fake-session'
+import { parseConfig } from '../src/config'
+import { ShellSession } from '../src/session/shell-session'
+import { childBlocked, childWaiting, FakeTerminal, marker, NONCE, prompt, shellRunning, shellWaiting } from './support/fake-terminal'
+import { disturb, FAKE_CONFIG, isSettled, openFake, tick } from './support/fake-session'
 
 beforeEach(() => {
   vi.useFakeTimers()
@@ -14,6 +16,22 @@ describe('startup', () => {
     const { session } = await openFake()
     expect(session.motd).toBe('welcome\ndsh> ')
     expect(session.status()).toEqual({ kind: 'running' })
+  })
+
+  it('does not inspect a shell that printed nothing yet, and settles once its prompt arrived', async () => {
+    const fake = new FakeTerminal()
+    fake.foreground = shellRunning()
+    const session = new ShellSession(fake, parseConfig(FAKE_CONFIG), NONCE)
+    const started = session.startup(new AbortController().signal)
+    await tick(200)
+    // Nothing can count before output (a stdin wait needs it, a prompt is output): no probe ran.
+    expect(fake.inspections).toBe(0)
+    fake.foreground = shellWaiting()
+    fake.emit(`welcome\r\n${prompt(0)}`)
+    await tick(5)
+    await started
+    expect(fake.inspections).toBeGreaterThan(0)
+    expect(session.motd).toBe('welcome\ndsh> ')
   })
 })
 
