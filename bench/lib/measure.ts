@@ -13,6 +13,28 @@ export async function collect(count: number, iteration: () => Promise<number>, w
   return samples
 }
 
+/**
+ * Like {@link collect} for two contenders at once, alternating them sample by sample (the floor
+ * first each round), so drift in the host's load or our own heap hits both alike.
+ */
+export async function collectInterleaved(
+  count: number,
+  floor: () => Promise<number>,
+  contender: () => Promise<number>,
+  warmup = 1,
+): Promise<{ floor: number[]; contender: number[] }> {
+  for (let i = 0; i < warmup; i++) {
+    await floor()
+    await contender()
+  }
+  const samples = { floor: [] as number[], contender: [] as number[] }
+  for (let i = 0; i < count; i++) {
+    samples.floor.push(await floor())
+    samples.contender.push(await contender())
+  }
+  return samples
+}
+
 /** Poll `probe` until it is truthy or `timeoutMs` passed (then throw). Benches never sleep blindly. */
 export async function until<T>(probe: () => T | undefined | false, what: string, timeoutMs = 10_000): Promise<T> {
   const deadline = performance.now() + timeoutMs

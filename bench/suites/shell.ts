@@ -10,7 +10,7 @@ import * as localPlugin from '../../packages/subprocess/subprocess-local/src/ind
 import * as bashPlugin from '../../packages/terminal/terminal-bash/src/index'
 import * as terminalPlugin from '../../packages/terminal/terminal/src/index'
 import type { TerminalSendResult, TerminalSessionId } from '../../packages/terminal/terminal/src/index'
-import { collect, timed, until } from '../lib/measure'
+import { collect, collectInterleaved, timed, until } from '../lib/measure'
 import { children, treeReady } from '../lib/process-tree'
 import type { BenchRow } from '../lib/types'
 
@@ -129,6 +129,12 @@ function exact(result: TerminalSendResult, output: string, what: string): void {
   }
 }
 
+/** Microsecond samples of `count` round trips each of a floor and a contender, alternating. */
+async function roundTripPairs(count: number, floor: () => Promise<unknown>, contender: () => Promise<unknown>) {
+  const micros = (run: () => Promise<unknown>) => async () => (await timed(run)) * 1000
+  return collectInterleaved(count, micros(floor), micros(contender), 20)
+}
+
 /** Microsecond samples of `count` round trips of `run`. */
 async function roundTrips(count: number, run: () => Promise<unknown>): Promise<number[]> {
   return collect(count, async () => (await timed(run)) * 1000, 20)
@@ -165,20 +171,17 @@ export async function shell(): Promise<BenchRow[]> {
 
     const raw = await RawShell.open()
     const id = await stack.open()
-    rows.push({ figure: 'raw: `true` round trip', unit: 'µs', samples: await roundTrips(300, () => raw.run('true')) })
-    rows.push({
-      figure: 'shell: `true` round trip',
-      unit: 'µs',
-      floor: 'raw: `true` round trip',
-      samples: await roundTrips(300, async () => exact(await stack.run(id, 'true'), 'dsh> ', '`true`')),
-    })
-    rows.push({ figure: 'raw: `echo` round trip', unit: 'µs', samples: await roundTrips(200, () => raw.run('echo bench-echo')) })
-    rows.push({
-      figure: 'shell: `echo` round trip',
-      unit: 'µs',
-      floor: 'raw: `echo` round trip',
-      samples: await roundTrips(200, async () => exact(await stack.run(id, 'echo bench-echo'), 'bench-echo\n', '`echo`')),
-    })
+    // Floor and backend alternate send by send, so drift in the host's load hits both alike.
+    const trueTrips = await roundTripPairs(300, () => raw.run('true'), async () => exact(await stack.run(id, 'true'), 'dsh> ', '`true`'))
+    rows.push({ figure: 'raw: `true` round trip', unit: 'µs', samples: trueTrips.floor })
+    rows.push({ figure: 'shell: `true` round trip', unit: 'µs', floor: 'raw: `true` round trip', samples: trueTrips.contender })
+    const echoTrips = await roundTripPairs(
+      200,
+      () => raw.run('echo bench-echo'),
+      async () => exact(await stack.run(id, 'echo bench-echo'), 'bench-echo\n', '`echo`'),
+    )
+    rows.push({ figure: 'raw: `echo` round trip', unit: 'µs', samples: echoTrips.floor })
+    rows.push({ figure: 'shell: `echo` round trip', unit: 'µs', floor: 'raw: `echo` round trip', samples: echoTrips.contender })
 
     // Python: the floor gets a marker in sys.ps1; the backend has nothing but the stdin-wait proof.
     const ps1 = "import sys; sys.ps1 = '\\x1b]133;D;0\\x07dsh> '"
@@ -273,10 +276,10 @@ export async function shell(): Promise<BenchRow[]> {
       }, 1),
     })
 
-    rows.push({
-      figure: 'raw: 50 × (open + echo + close), concurrent',
-      unit: 'ms',
-      samples: await collect(3, () =>
+    // Heavy and sensitive to drift (load, our heap growing): floor and backend alternate per sample.
+    const concurrent = await collectInterleaved(
+      5,
+      () =>
         timed(() =>
           Promise.all(
             Array.from({ length: 50 }, async (_, index) => {
@@ -285,14 +288,8 @@ export async function shell(): Promise<BenchRow[]> {
               await shell.close()
             }),
           ),
-        ), 1),
-    })
-    rows.push({
-      figure: 'shell: 50 × (open + echo + close), concurrent',
-      unit: 'ms',
-      floor: 'raw: 50 × (open + echo + close), concurrent',
-      note: 'every echo must settle as stdin_read with its own output, or the bench fails',
-      samples: await collect(3, () =>
+        ),
+      () =>
         timed(() =>
           Promise.all(
             Array.from({ length: 50 }, async (_, index) => {
@@ -301,7 +298,15 @@ export async function shell(): Promise<BenchRow[]> {
               await stack.close(session)
             }),
           ),
-        ), 1),
+        ),
+    )
+    rows.push({ figure: 'raw: 50 × (open + echo + close), concurrent', unit: 'ms', samples: concurrent.floor })
+    rows.push({
+      figure: 'shell: 50 × (open + echo + close), concurrent',
+      unit: 'ms',
+      floor: 'raw: 50 × (open + echo + close), concurrent',
+      note: 'every echo must settle as stdin_read with its own output, or the bench fails; floor and shell alternate per sample',
+      samples: concurrent.contender,
     })
   } finally {
     await stack.dispose()
