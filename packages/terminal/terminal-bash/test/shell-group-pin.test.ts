@@ -49,7 +49,7 @@ describe('the shell group is pinned once startup settled on the controlled promp
     expect(await send.done).toMatchObject({ waitReason: 'stdin_read', exitCode: 0, viewport: 'echo hi\nhi\ndsh> ' })
   })
 
-  it('without the exact tier the marker is the only evidence: pinned, a wrapped prompt settles once it held still', async () => {
+  it('without the exact tier the marker is the only evidence: pinned, a wrapped prompt settles at once', async () => {
     const fake = new FakeTerminal()
     fake.noExactTier = true
     fake.foreground = wrappedShellWaiting()
@@ -59,12 +59,24 @@ describe('the shell group is pinned once startup settled on the controlled promp
     const send = session.startSend({ text: 'true', submit: true })
     await tick(1)
     fake.emit(`true\r\n${prompt(0)}`)
-    // Nothing proves the shell idle before the write here, so its prompt must hold still for pollIntervalMs.
-    await tick(45)
-    expect(await isSettled(send.done)).toBe(false)
-    await tick(10)
+    await tick(5)
     // Unpinned, nothing would recognise this prompt and the send would wait for idleSilenceMs.
     expect(await send.done).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 })
+    // After other output the shell is no longer known idle: its next prompt must hold still for
+    // pollIntervalMs (it may be one the shell still owed); the send after that is trusted again.
+    fake.emit('[1]+  Done  sleep 1\r\n')
+    const untrusted = session.startSend({ text: 'true', submit: true })
+    await tick(1)
+    fake.emit(`true\r\n${prompt(0)}`)
+    await tick(45)
+    expect(await isSettled(untrusted.done)).toBe(false)
+    await tick(10)
+    expect(await untrusted.done).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 })
+    const trusted = session.startSend({ text: 'true', submit: true })
+    await tick(1)
+    fake.emit(`true\r\n${prompt(0)}`)
+    await tick(5)
+    expect(await trusted.done).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 })
   })
 
   it('SIGKILL aimed at the pinned shell is refused; a job in front may be killed', async () => {

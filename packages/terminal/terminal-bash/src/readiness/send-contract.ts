@@ -62,7 +62,19 @@ export interface SendOptions {
   readonly idle?: ForegroundFacts | undefined
 }
 
-/** Before the write the shell was at its own prompt, in front and proven blocked reading. */
+/**
+ * The shell in front and, as far as the platform can tell, waiting: proven blocked reading, or on
+ * a platform that cannot prove waits (macOS). A prompt that ended a send with such a sample — held
+ * still, or trusted in turn — leaves the shell known idle for the next send.
+ */
+export function isShellWaiting(facts: ForegroundFacts | undefined): facts is ForegroundFacts {
+  return facts !== undefined && facts.isShellGroup && (facts.stdinWaitProven || !facts.stdinWaitSupported)
+}
+
+/**
+ * Before the write the shell was at its own prompt, in front and proven blocked reading. A fresh
+ * inspection without that proof (macOS) does not make the shell idle: it may still have input queued.
+ */
 export function isIdleAtPrompt(facts: ForegroundFacts | undefined, promptReady: boolean): boolean {
   return promptReady && facts !== undefined && facts.isShellGroup && facts.stdinWaitProven
 }

@@ -3,7 +3,7 @@ import type { TerminalSendOperation, TerminalSendRead, TerminalSendResult, Termi
 import { type SanitizedChunk, SendOutputBuffer } from '../output/index'
 import { type ProbeSample, type ReadinessProof, ReadinessEvidence } from './evidence'
 import { ForegroundProber } from './foreground-prober'
-import { isIdleAtPrompt, isSingleLine, type SendHost, type SendOptions, type SendPhase } from './send-contract'
+import { isIdleAtPrompt, isShellWaiting, isSingleLine, type SendHost, type SendOptions, type SendPhase } from './send-contract'
 import { after, afterPollPhase, type Cancel, now, soon } from './timers'
 
 export type { SendHost, SendOptions, SendPhase, SendTiming } from './send-contract'
@@ -364,7 +364,7 @@ export class SendOperation implements TerminalSendOperation {
   }
 
   #noteShell(facts: ForegroundFacts | undefined): void {
-    if (facts?.isShellGroup && facts.stdinWaitProven) this.#lastShellFacts = facts
+    if (isShellWaiting(facts)) this.#lastShellFacts = facts
   }
 
   #stopAll(): void {

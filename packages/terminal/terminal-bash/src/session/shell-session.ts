@@ -141,7 +141,9 @@ export class ShellSession implements TerminalBackendSession {
     this.#handle.pinShellGroup(facts.processGroupId)
     // That sample, seen through the pin, is the shell idle at its prompt: the first send may use it
     // as its pre-write facts, exactly as after a send that ended on the prompt.
-    if (facts.stdinWaitProven && arrivals === this.#stream.arrivals && this.#stream.promptReady) {
+    // (Where waits cannot be proven, the shell in front at its prompt is all there is to know.)
+    const waiting = facts.stdinWaitProven || !facts.stdinWaitSupported
+    if (waiting && arrivals === this.#stream.arrivals && this.#stream.promptReady) {
       this.#idle = { facts: { ...facts, isShellGroup: true }, arrivals }
     }
   }
