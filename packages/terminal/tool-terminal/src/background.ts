@@ -1,6 +1,7 @@
 import type { Agent } from 'dsh-agent'
 import type { JobContext, JobHandle, JobOutcome, StartJobOptions } from 'dsh-jobs'
 import type { TerminalSendHandle, TerminalSendRequest, TerminalSessionId, TerminalSessionService } from 'dsh-terminal'
+import type { BackgroundHolders } from './busy-sessions'
 import { backgroundDetail } from './render/texts'
 
 /** Job kind of a background send: its ids read `pty-send-<n>`. */
@@ -19,6 +20,8 @@ export interface BackgroundSendOptions {
   sessionId: TerminalSessionId
   request: Omit<TerminalSendRequest, 'signal'>
   outputLimitBytes: number
+  /** Told which job holds the session until its send ends. */
+  holders?: BackgroundHolders
 }
 
 /**
@@ -28,13 +31,20 @@ export interface BackgroundSendOptions {
  */
 export function startBackgroundSend(options: BackgroundSendOptions): string {
   const { jobs, terminals, owner, sessionId, request } = options
-  return jobs.start({
+  let settled: Promise<unknown> | undefined
+  const jobId = jobs.start({
     kind: BACKGROUND_JOB_KIND,
     label: `${sessionId}: ${request.text}`,
     owner,
     outputLimitBytes: options.outputLimitBytes,
-    run: (job) => sendAsJob(terminals.startSend(owner, sessionId, { text: request.text, submit: request.submit }), job),
+    run: (job) => {
+      const send = terminals.startSend(owner, sessionId, { text: request.text, submit: request.submit })
+      settled = send.released
+      return sendAsJob(send, job)
+    },
   })
+  if (settled) options.holders?.hold(sessionId, jobId, settled)
+  return jobId
 }
 
 /**

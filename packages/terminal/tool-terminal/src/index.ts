@@ -3,6 +3,7 @@ import type {} from 'dsh-jobs'
 import type {} from 'dsh-terminal'
 import type {} from 'dsh-tools'
 import type { z } from 'zod'
+import { BackgroundHolders } from './busy-sessions'
 import { Config } from './config'
 import { terminalGuidance } from './guidance'
 import { closeTool } from './tools/close'
@@ -14,6 +15,7 @@ import { sendTool } from './tools/send'
 import { signalTool } from './tools/signal'
 
 export { BACKGROUND_JOB_KIND, startBackgroundSend, type BackgroundSendOptions, type JobStarter } from './background'
+export { BackgroundHolders, explainBusy } from './busy-sessions'
 export { Config, DEFAULT_RESULT_BYTES, MAX_RESULT_BYTES, MIN_RESULT_BYTES, type TerminalToolsConfig } from './config'
 export { jobsUnavailable, sendCancelled, terminalToolError, type TerminalToolErrorCode } from './errors'
 export { GUIDANCE_ID, terminalGuidance } from './guidance'
@@ -42,7 +44,7 @@ export const TOOL_FACTORIES = [openTool, sendTool, readTool, signalTool, closeTo
 /** Register the six tools and the system-prompt guidance; both go away when the plugin unloads. */
 export function apply(ctx: Context, options: z.input<typeof Config>): void {
   const config = Config.parse(options)
-  const deps: ToolDeps = { ctx, config }
+  const deps: ToolDeps = { ctx, config, holders: new BackgroundHolders() }
   for (const factory of TOOL_FACTORIES) ctx.tools.register(factory(deps))
   ctx.tools.registerGuidance(terminalGuidance(config.enableRunInBackground))
 }

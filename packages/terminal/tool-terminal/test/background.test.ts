@@ -97,6 +97,22 @@ describe('background sends through ctx.jobs', () => {
     expect(h.text(final)).toBe('(no new output)\n[status: failed, PTY write failed: EIO]')
   })
 
+  it('a send refused because a background job holds the session names that job, until the job ends', async () => {
+    const h = await setup()
+    await h.call('terminal_open', { type: 'shell' })
+    const session = h.backend.session('pty-1')
+    session.replies.push('hang')
+    await h.call('terminal_send', { sessionId: 'pty-1', text: 'make', run_in_background: true })
+    const busy = await h.call('terminal_send', { sessionId: 'pty-1', text: 'ls' })
+    expect([h.text(busy), busy.error?.code]).toEqual(['Error: PTY session pty-1 is busy: background job pty-send-1 is still running a send on it. Follow it with job_output or stop it with job_kill, then send again.', 'SEND_ACTIVE'])
+    const busyInBackground = await h.call('terminal_send', { sessionId: 'pty-1', text: 'ls', run_in_background: true })
+    expect(h.text(busyInBackground)).toBe('Error: PTY session pty-1 is busy: background job pty-send-1 is still running a send on it. Follow it with job_output or stop it with job_kill, then send again.')
+    session.sends[0]!.finish()
+    await h.call('job_output', { jobId: 'pty-send-1', wait: true })
+    await flush()
+    expect(h.text(await h.call('terminal_send', { sessionId: 'pty-1', text: 'ls' }))).toBe('out:ls\n[wait: stdin_read]\n[exit: 0]\n[session: running]')
+  })
+
   it('a refused send leaves no job behind: SEND_ACTIVE, unknown and foreign sessions', async () => {
     const h = await setup()
     await h.call('terminal_open', { type: 'shell' })
@@ -105,7 +121,7 @@ describe('background sends through ctx.jobs', () => {
     const foreground = h.call('terminal_send', { sessionId: 'pty-1', text: 'sleep 1' })
     await flush()
     const active = await h.call('terminal_send', { sessionId: 'pty-1', text: 'x', run_in_background: true })
-    expect([h.text(active), active.error?.code]).toEqual(['Error: PTY session pty-1 already has an active send', 'SEND_ACTIVE'])
+    expect([h.text(active), active.error?.code]).toEqual(['Error: PTY session pty-1 is busy: an earlier send on it has not finished (another terminal_send still waiting, or one being interrupted). Wait for it, then send again; terminal_signal SIGINT interrupts what runs in front.', 'SEND_ACTIVE'])
     const unknown = await h.call('terminal_send', { sessionId: 'pty-7', text: 'x', run_in_background: true })
     expect(unknown.error?.code).toBe('NO_SESSION')
     const other = await h.root.agents.create()

@@ -71,7 +71,7 @@ describe('error paths: every refusal is one bounded "Error: …" text with a sta
     const first = h.call('terminal_send', { sessionId: 'pty-1', text: 'sleep 100' })
     await flush()
     const second = await h.call('terminal_send', { sessionId: 'pty-1', text: 'echo late' })
-    expect(h.text(second)).toBe('Error: PTY session pty-1 already has an active send')
+    expect(h.text(second)).toBe('Error: PTY session pty-1 is busy: an earlier send on it has not finished (another terminal_send still waiting, or one being interrupted). Wait for it, then send again; terminal_signal SIGINT interrupts what runs in front.')
     expect(second.error?.code).toBe('SEND_ACTIVE')
     expect(session.sends.map((send) => send.request.text)).toEqual(['sleep 100'])
     session.sends[0]!.finish({ viewport: 'woke' })

@@ -3,6 +3,7 @@ import type { TerminalSendHandle, TerminalSendResult, TerminalSessionId } from '
 import { defineTool, truncateUtf8Head, type ToolOutput } from 'dsh-tools'
 import { z } from 'zod'
 import { startBackgroundSend, type JobStarter } from '../background'
+import { explainBusy } from '../busy-sessions'
 import { jobsUnavailable, sendCancelled } from '../errors'
 import { backgroundText, sendLayout } from '../render/texts'
 import { finalizeWith, fittedOutput, sessionIdParam, toSessionId, type ToolDeps } from './shared'
@@ -74,29 +75,32 @@ export function sendTool(deps: ToolDeps) {
   })
 }
 
-function sendInBackground({ ctx, config }: ToolDeps, owner: Agent, sessionId: TerminalSessionId, args: SendArgs): ToolOutput {
+function sendInBackground({ ctx, config, holders }: ToolDeps, owner: Agent, sessionId: TerminalSessionId, args: SendArgs): ToolOutput {
   // Optional service, read at call time: the plugin never requires dsh-jobs to be mounted.
   const jobs = ctx.get('jobs') as JobStarter | undefined
   if (!jobs) throw jobsUnavailable()
-  const jobId = startBackgroundSend({
-    jobs,
-    terminals: ctx.terminals,
-    owner,
-    sessionId,
-    request: { text: args.text, submit: args.submit },
-    outputLimitBytes: config.maxResultBytes,
-  })
+  const jobId = explainBusy(holders, sessionId, () =>
+    startBackgroundSend({
+      jobs,
+      terminals: ctx.terminals,
+      owner,
+      sessionId,
+      request: { text: args.text, submit: args.submit },
+      outputLimitBytes: config.maxResultBytes,
+      holders,
+    }),
+  )
   return fittedOutput({ body: backgroundText(jobId) }, config.maxResultBytes, { sessionId, jobId, background: true })
 }
 
 async function sendInForeground(
-  { ctx, config }: ToolDeps,
+  { ctx, config, holders }: ToolDeps,
   owner: Agent,
   sessionId: TerminalSessionId,
   args: SendArgs,
   signal: AbortSignal,
 ): Promise<ToolOutput> {
-  const handle = ctx.terminals.startSend(owner, sessionId, { text: args.text, submit: args.submit, signal })
+  const handle = explainBusy(holders, sessionId, () => ctx.terminals.startSend(owner, sessionId, { text: args.text, submit: args.submit, signal }))
   const result = await settleOrCancel(handle, signal, sessionId)
   const meta: Record<string, unknown> = {
     sessionId,

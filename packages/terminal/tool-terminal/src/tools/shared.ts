@@ -2,13 +2,16 @@ import type { Context } from '@deepseek-ai/cordis'
 import { asTerminalSessionId, type TerminalSessionId } from 'dsh-terminal'
 import type { ToolContent, ToolOutput } from 'dsh-tools'
 import { z } from 'zod'
+import type { BackgroundHolders } from '../busy-sessions'
 import type { TerminalToolsConfig } from '../config'
 import { boundContent, fitResult, type ResultLayout } from '../render/bound'
 
-/** What every tool factory needs: the plugin context (services read at call time) and the config. */
+/** What every tool factory needs: the plugin context (services read at call time), the config and shared state. */
 export interface ToolDeps {
   ctx: Context
   config: TerminalToolsConfig
+  /** Which background job holds which session (one per plugin instance). */
+  holders: BackgroundHolders
 }
 
 /** The `sessionId` parameter shared by five tools: a non-empty id issued by terminal_open. */
