@@ -57,8 +57,10 @@ export function shellEnvironment(request: Pick<ShellLaunchRequest, 'sessionId' |
     MANPAGER: 'cat',
     GIT_EDITOR: ':',
     GIT_TERMINAL_PROMPT: '0',
-    // An agent's commands do not belong in the user's ~/.bash_history.
+    // An agent's commands do not belong in the user's ~/.bash_history, nor its node REPL input in
+    // ~/.node_repl_history (under a confined mode node would also complain it cannot write there).
     HISTFILE: '',
+    NODE_REPL_HISTORY: '',
     PS1: SHELL_PROMPT,
     PS2: SHELL_CONTINUATION_PROMPT,
     PROMPT_COMMAND: SHELL_PROMPT_COMMAND,

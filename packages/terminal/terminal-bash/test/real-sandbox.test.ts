@@ -112,6 +112,16 @@ describe.skipIf(bwrapUnavailable !== undefined)('a shell in the owner sandbox (r
     }
   })
 
+  it('the node REPL starts clean: it writes no history file outside the workspace', async () => {
+    const { sessionId } = await open('workspace-write')
+    const started = await stack!.run(sessionId, 'node')
+    expect(started.waitReason).toBe('stdin_read')
+    // Without NODE_REPL_HISTORY='' node would try ~/.node_repl_history, read-only here, and say so.
+    expect(started.viewport).not.toMatch(/history/i)
+    expect((await stack!.run(sessionId, '6*7')).viewport).toContain('42')
+    expect(await stack!.run(sessionId, '.exit')).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 })
+  })
+
   it('python3, tty and job control (&, fg, SIGINT) work inside the sandbox', async () => {
     const { sessionId, pid } = await open('workspace-write')
     const tty = await status(sessionId, 'tty')

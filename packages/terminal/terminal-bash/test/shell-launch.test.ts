@@ -37,6 +37,7 @@ describe('shell launch', () => {
       GIT_EDITOR: ':',
       GIT_TERMINAL_PROMPT: '0',
       HISTFILE: '',
+      NODE_REPL_HISTORY: '',
       PS1: 'dsh> ',
       PS2: '> ',
       PROMPT_COMMAND: SHELL_PROMPT_COMMAND,
