@@ -51,7 +51,8 @@ export interface MemberScope {
   /**
    * Top-level pids of the host's other terminals whose exit was not reported yet: the host forked
    * them itself, so they are never this session's orphans, and a thorough scan skips them unread
-   * (with many sessions open they are most of the host's children).
+   * (with many sessions open they are most of the host's children). Only a pid reaped and reused
+   * between node-pty's wait and its exit report could hide an orphan here; that window is accepted.
    */
   readonly otherTerminals?: ReadonlySet<number> | undefined
 }

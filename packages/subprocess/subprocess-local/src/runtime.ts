@@ -66,7 +66,11 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
     return terminal
   }
 
-  /** Top-level pids of the terminals other than `self` whose exit was not reported: their pids cannot have been reused. */
+  /**
+   * Top-level pids of the terminals other than `self` whose exit was not reported. Such a pid names
+   * our own child unless node-pty reaped it in the moment before reporting the exit and the kernel
+   * reused it for an orphan reparented to us; that window is accepted (see `MemberScope.otherTerminals`).
+   */
   private livePidsExcept(self: LocalTerminal): Set<number> {
     const pids = new Set<number>()
     for (const terminal of this.terminals) if (terminal !== self && terminal.exit === undefined) pids.add(terminal.pid)

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { TerminalCleanupError } from 'dsh-subprocess'
 import type { MemberScope, ProcessIdentity, ProcessInspector, ProcessRecord } from './inspector'
+import { ownsTerminal } from './ownership'
 import type { Tracker } from './tracker'
 
 /** Delivers a signal to one pid; must not throw for a process that is already gone. */
@@ -35,7 +36,9 @@ export interface TeardownTarget {
  */
 export async function teardown(target: TeardownTarget): Promise<void> {
   const shellRecord = await target.inspector.record(target.shell)
-  if (shellRecord?.ttyNr) target.tracker.terminalDevice ??= shellRecord.ttyNr
+  // Only a child that already ran setsid() names the PTY; before that its stat shows the host's
+  // terminal, and adopting that terminal's holders would stop the host's own processes.
+  if (shellRecord?.ttyNr && ownsTerminal(shellRecord)) target.tracker.terminalDevice ??= shellRecord.ttyNr
   const suspects = new Map<number, ProcessIdentity>()
   await stopMembers(target, suspects)
   const shellSurvived = await stopShell(target)

@@ -22,6 +22,8 @@ class FakeWorld implements ProcessInspector {
   readonly stdinWaitSupported = false
   readonly table = new Map<number, FakeProcess>()
   readonly log: string[] = []
+  /** Every scope teardown scanned with. */
+  readonly scopes: MemberScope[] = []
   undying = new Set<number>()
 
   add(process: FakeProcess): this {
@@ -52,6 +54,7 @@ class FakeWorld implements ProcessInspector {
     return undefined
   }
   async members(scope: MemberScope): Promise<MemberScan> {
+    this.scopes.push(scope)
     return this.membersSync(scope)
   }
   membersSync(scope: MemberScope): MemberScan {
@@ -93,6 +96,19 @@ function target(world: FakeWorld, graceMs = 50): TeardownTarget {
 const bashDisposition = { termIgnored: true, hupIgnored: false }
 
 describe('teardown (fake process table)', () => {
+  it('sweeps for holders of the PTY only once the child owns it, never of the host’s terminal', async () => {
+    // Closed right after spawn, before setsid(): the child's stat still shows the host's terminal (99).
+    const early = new FakeWorld().add({ record: rec(1, 0, { sid: 77, pgid: 77, tpgid: 77, ttyNr: 99 }), disposition: bashDisposition })
+    const tracker = new Tracker(1)
+    await teardown({ ...target(early), tracker })
+    expect(tracker.terminalDevice).toBeUndefined()
+    expect(early.scopes.map((scope) => scope.terminalDevice)).toEqual([undefined, undefined])
+    // A session leader owning its PTY (device 136) names it.
+    const owning = new FakeWorld().add({ record: rec(1, 0, { ttyNr: 136 }), disposition: bashDisposition })
+    await teardown(target(owning))
+    expect(owning.scopes[0]?.terminalDevice).toBe(136)
+  })
+
   it('signals children before parents, then HUPs an interactive shell', async () => {
     const world = new FakeWorld()
       .add({ record: rec(1, 0), disposition: bashDisposition })
