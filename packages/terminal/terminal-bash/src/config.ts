@@ -39,7 +39,7 @@ export const Config = z
     timeoutMs: timer(30_000),
     /** How long teardown lets a process that handles SIGTERM use before SIGKILL. */
     disposeGraceMs: timer(3_000),
-    /** How long a cancelled send waits after its SIGINT for the prompt or a stdin wait before it settles. */
+    /** How long a cancelled send waits after its SIGINT for the prompt or a stdin wait before it settles; at least 2 × `pollIntervalMs`. */
     cancelGraceMs: timer(500),
     /** Shell executable, resolved on the terminal's PATH; empty means `bash`. */
     shellPath: z.string().default(''),
@@ -52,6 +52,13 @@ export const Config = z
         code: 'custom',
         path: ['handoffGraceMs'],
         message: `handoffGraceMs (${config.handoffGraceMs}) must be at least pollIntervalMs (${config.pollIntervalMs})`,
+      })
+    }
+    if (config.cancelGraceMs < 2 * config.pollIntervalMs) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cancelGraceMs'],
+        message: `cancelGraceMs (${config.cancelGraceMs}) must be at least twice pollIntervalMs (${config.pollIntervalMs}): the prompt after a cancelling SIGINT must hold still for pollIntervalMs before it counts`,
       })
     }
     if (config.maxReadBytes > config.scrollbackMaxBytes) {

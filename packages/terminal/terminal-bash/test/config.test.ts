@@ -50,6 +50,17 @@ describe('config', () => {
     expect(parseConfig({ pollIntervalMs: 100, handoffGraceMs: 100 }).handoffGraceMs).toBe(100)
   })
 
+  it('requires cancelGraceMs ≥ 2 × pollIntervalMs (the prompt after a cancel must hold still first)', () => {
+    const result = Config.safeParse({ pollIntervalMs: 100, handoffGraceMs: 500, cancelGraceMs: 199 })
+    expect(result.error?.issues.map((issue) => [issue.path.join('.'), issue.message])).toEqual([
+      [
+        'cancelGraceMs',
+        'cancelGraceMs (199) must be at least twice pollIntervalMs (100): the prompt after a cancelling SIGINT must hold still for pollIntervalMs before it counts',
+      ],
+    ])
+    expect(parseConfig({ pollIntervalMs: 100, cancelGraceMs: 200 }).cancelGraceMs).toBe(200)
+  })
+
   it('requires maxReadBytes ≤ scrollbackMaxBytes', () => {
     const result = Config.safeParse({ scrollbackMaxBytes: 1_000, maxReadBytes: 1_001 })
     expect(result.error?.issues.map((issue) => issue.path.join('.'))).toEqual(['maxReadBytes'])

@@ -67,8 +67,13 @@ describe('readiness evidence: prompt tier (A)', () => {
     expect(e.judge(sample(facts(shellRunning()), 110, 4), atPrompt(4))).toBe('prompt')
   })
 
-  it('without an exact tier (macOS) the shell in front is enough, held still after a write', () => {
-    expect(evidence(undefined, { requireNewWait: false }).judge(sample(facts(shellRunning(), { noExactTier: true })), atPrompt())).toBe('prompt')
+  it('without an exact tier (macOS) the shell in front is enough at startup, and held still otherwise', () => {
+    const unproven = () => facts(shellRunning(), { noExactTier: true })
+    expect(evidence(undefined, { requireNewWait: false, nothingTyped: true }).judge(sample(unproven()), atPrompt())).toBe('prompt')
+    // A send that only waits may meet a prompt owed from earlier input, as a send that writes may.
+    const waitOnly = evidence(undefined, { requireNewWait: false, stillMs: 50 })
+    expect(waitOnly.judge(sample(unproven(), 0), atPrompt())).toBeUndefined()
+    expect(waitOnly.judge(sample(unproven(), 50), atPrompt())).toBe('prompt')
     const e = evidence(undefined, { stillMs: 50 })
     expect(e.judge(sample(facts(shellRunning(), { noExactTier: true }), 0), atPrompt())).toBeUndefined()
     expect(e.judge(sample(facts(shellRunning(), { noExactTier: true }), 50), atPrompt())).toBe('prompt')

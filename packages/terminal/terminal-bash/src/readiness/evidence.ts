@@ -35,6 +35,11 @@ export interface EvidenceRules {
    * anything, and a prompt counts only once it held still — it may be one the shell still owed.
    */
   readonly requireNewWait: boolean
+  /**
+   * Nothing was ever written to this shell (startup): no prompt can be owed, so where waits cannot
+   * be proven the shell in front at its prompt counts at once. Any other unproven prompt holds still.
+   */
+  readonly nothingTyped?: boolean
   /** When set, a stdin wait counts only once arrivals exceed this value (startup prints a prompt first). */
   readonly outputAfter?: number | undefined
   /**
@@ -113,12 +118,15 @@ export class ReadinessEvidence {
    * still running, or interrupted): it then reads our input and prints another. So the prompt must
    * hold still for `stillMs` — no output, and the shell's wait unchanged (its thread did not run) —
    * before it counts. A send that found the shell idle at its prompt never comes here: its marker
-   * can only follow its own input.
+   * can only follow its own input. With nothing written since the sample before, a proven block is
+   * enough (readline blocks only with nothing queued); an unproven prompt counts at once only at
+   * startup, before anything was ever typed.
    */
   #judgePrompt(sample: ProbeSample, facts: ForegroundFacts): ReadinessProof | undefined {
     this.#candidate = undefined
     const blocked = facts.stdinWaitSupported && facts.stdinWaitProven
-    if (!this.#rules.requireNewWait && (blocked || !facts.stdinWaitSupported)) return 'prompt'
+    if (!this.#rules.requireNewWait && blocked) return 'prompt'
+    if (this.#rules.nothingTyped && !facts.stdinWaitSupported) return 'prompt'
     const signature = blocked ? waitSignature(facts.waits) : ''
     // A shell that can be proven blocked but is not yet usually blocks a moment after its prompt.
     const blockSoon = facts.stdinWaitSupported && !blocked

@@ -46,11 +46,6 @@ export class ForegroundProber {
     this.#maxDelayMs = maxDelayMs
   }
 
-  /** True between {@link ForegroundProber.start} and the next pause or stop. */
-  get running(): boolean {
-    return this.#running
-  }
-
   /** Number of inspections started so far (for tests and diagnostics). */
   get probes(): number {
     return this.#probes

@@ -43,6 +43,8 @@ export class SendOperation implements TerminalSendOperation {
   #grace: Cancel | undefined
   #drain: Cancel | undefined
   #trustPrompt = false
+  /** Startup holds its first probe until the shell printed something (see `#awaitingFirstOutput`). */
+  #probingDeferred = false
   #lastShellFacts: ForegroundFacts | undefined
   #endedOnPrompt = false
   #cancelling: Promise<void> | undefined
@@ -121,10 +123,13 @@ export class SendOperation implements TerminalSendOperation {
     if (!buffer || this.#phase === 'settled') return
     buffer.append(chunk)
     if (this.#phase !== 'waiting' && this.#phase !== 'cancelling') return
+    if (this.#probingDeferred) {
+      this.#probingDeferred = false
+      this.#prober.start()
+    }
     if (this.#promptArrived()) return
     // A quiet gap counts from the write at the earliest: the echo right after it is not a new burst.
     const gap = Math.min(gapMs, now() - this.#silenceFrom)
-    if (this.#phase === 'waiting' && !this.#prober.running) this.#prober.start()
     this.#prober.noteOutput(gap, this.#evidence.pending)
     if (this.#phase === 'waiting' && !this.#silence) this.#armSilence()
   }
@@ -170,6 +175,7 @@ export class SendOperation implements TerminalSendOperation {
     return {
       before,
       requireNewWait,
+      nothingTyped: this.#options.startup === true && !requireNewWait,
       outputAfter: this.#options.startup ? this.#startArrivals : undefined,
       shellOutputAfter,
       stillMs: this.#options.timing.pollIntervalMs,
@@ -222,7 +228,8 @@ export class SendOperation implements TerminalSendOperation {
     this.#phase = 'waiting'
     this.#armSilence()
     // With a trusted prompt the marker is the expected end; probes are for what else may happen.
-    if (!this.#awaitingFirstOutput()) this.#prober.start(this.#trustPrompt ? TRUSTED_FIRST_STEP : 1)
+    this.#probingDeferred = this.#awaitingFirstOutput()
+    if (!this.#probingDeferred) this.#prober.start(this.#trustPrompt ? TRUSTED_FIRST_STEP : 1)
     this.#promptArrived()
   }
 
