@@ -20,8 +20,8 @@ export interface BackgroundSendOptions {
   sessionId: TerminalSessionId
   request: Omit<TerminalSendRequest, 'signal'>
   outputLimitBytes: number
-  /** Told which job holds the session until its send ends. */
-  holders?: BackgroundHolders
+  /** Told which job holds the session until its send ends, so a refused send can name it. */
+  holders: BackgroundHolders
 }
 
 /**
@@ -43,7 +43,7 @@ export function startBackgroundSend(options: BackgroundSendOptions): string {
       return sendAsJob(send, job)
     },
   })
-  if (settled) options.holders?.hold(sessionId, jobId, settled)
+  if (settled) options.holders.hold(sessionId, jobId, settled)
   return jobId
 }
 

@@ -34,7 +34,7 @@ export function explainBusy<T>(holders: BackgroundHolders, sessionId: TerminalSe
     if ((error as { code?: unknown } | undefined)?.code !== 'SEND_ACTIVE') throw error
     const jobId = holders.holder(sessionId)
     const message = jobId
-      ? `PTY session ${sessionId} is busy: background job ${jobId} is still running a send on it. ` +
+      ? `PTY session ${sessionId} is busy: background job ${jobId} holds it until its send ends (it may be running or being interrupted). ` +
         `Follow it with job_output or stop it with job_kill, then send again.`
       : `PTY session ${sessionId} is busy: an earlier send on it has not finished (another terminal_send still waiting, ` +
         `or one being interrupted). Wait for it, then send again; terminal_signal SIGINT interrupts what runs in front.`

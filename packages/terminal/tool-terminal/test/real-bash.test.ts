@@ -90,7 +90,7 @@ describe('dsh-tool-terminal on a real bash', () => {
     const started = await call('terminal_send', { sessionId: 'pty-1', text: 'sleep 30', run_in_background: true })
     expect(text(started)).toBe('started background job pty-send-1')
     const busy = await call('terminal_send', { sessionId: 'pty-1', text: 'echo no' })
-    expect(text(busy)).toBe('Error: PTY session pty-1 is busy: background job pty-send-1 is still running a send on it. Follow it with job_output or stop it with job_kill, then send again.')
+    expect(text(busy)).toBe('Error: PTY session pty-1 is busy: background job pty-send-1 holds it until its send ends (it may be running or being interrupted). Follow it with job_output or stop it with job_kill, then send again.')
     await waitForForeground(pid)
     const signalled = await call('terminal_signal', { sessionId: 'pty-1', signal: 'SIGINT' })
     expect(text(signalled)).toMatch(/^delivered SIGINT to foreground process group \d+$/)
