@@ -14,8 +14,9 @@ export async function collect(count: number, iteration: () => Promise<number>, w
 }
 
 /**
- * Like {@link collect} for two contenders at once, alternating them sample by sample (the floor
- * first each round), so drift in the host's load or our own heap hits both alike.
+ * Like {@link collect} for two contenders at once, alternating them sample by sample and swapping
+ * which goes first every round (floor, contender, contender, floor, …), so drift in the host's load
+ * or our own heap, and any cost of going second, hit both alike.
  */
 export async function collectInterleaved(
   count: number,
@@ -29,8 +30,13 @@ export async function collectInterleaved(
   }
   const samples = { floor: [] as number[], contender: [] as number[] }
   for (let i = 0; i < count; i++) {
-    samples.floor.push(await floor())
-    samples.contender.push(await contender())
+    if (i % 2 === 0) {
+      samples.floor.push(await floor())
+      samples.contender.push(await contender())
+    } else {
+      samples.contender.push(await contender())
+      samples.floor.push(await floor())
+    }
   }
   return samples
 }

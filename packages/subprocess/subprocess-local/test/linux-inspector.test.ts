@@ -178,9 +178,9 @@ describe('LinuxInspector.members (fixtures)', () => {
   })
 
   it('looks for orphans only in the children of a reaper’s first live thread', async () => {
-    // init with 3 threads: the kernel hands orphans to its leader thread (1), while thread 3 forked 800 itself.
+    // init with 3 threads: the kernel hands orphans to its leader thread (1); thread 3 forked 800 itself.
     const proc = tree().process({ pid: 1, ppid: 0, pgid: 1, sid: 1, start: 1, threads: 3 })
-    proc.process({ pid: 800, ppid: 1, pgid: 800, sid: 100, tty: PTS0, start: 1600 })
+    proc.process({ pid: 800, ppid: 1, pgid: 800, sid: 800, start: 1600 })
     proc.files.set('/proc/1/task/1/children', '300 400 500 ')
     proc.files.set('/proc/1/task/3/children', '800 ')
     const read: string[] = []
@@ -192,8 +192,10 @@ describe('LinuxInspector.members (fixtures)', () => {
     // Once the leader exited (a zombie with live threads), every thread's children are read.
     proc.process({ pid: 1, ppid: 0, pgid: 1, sid: 1, start: 1, threads: 3, state: 'Z' })
     proc.thread(1, 1, 'running').thread(1, 3, 'running')
+    read.length = 0
     const fallback = await inspector(proc).members({ shell: SHELL, tracked: [], thorough: true, terminalDevice: PTS0 })
-    expect(pids(fallback.members)).toContain(800)
+    expect(read).toContain('/proc/1/task/3/children')
+    expect(pids(fallback.members).sort()).toEqual([200, 201, 300, 301, 400])
   })
 
   it('does not adopt holders once the PTY is closed', async () => {
