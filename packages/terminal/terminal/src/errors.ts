@@ -53,7 +53,8 @@ export function describe(error: unknown): string {
 /** Constructors for each refusal, so every message is written in exactly one place. */
 export const refuse = {
   noBackend: (type: string) => new TerminalError('NO_BACKEND', `no PTY backend registered for ${JSON.stringify(type)}`),
-  noSession: (id: string) => new TerminalError('NO_SESSION', `unknown PTY session ${id}`),
+  noSession: (id: string, namedId?: string) =>
+    new TerminalError('NO_SESSION', namedId ? `unknown PTY session ${id}; "${id}" is the name of session ${namedId}, use its id` : `unknown PTY session ${id}`),
   closing: (id: string) => new TerminalError('NO_SESSION', `PTY session ${id} is closing`),
   foreign: (id: string) => new TerminalError('FOREIGN_SESSION', `PTY session ${id} belongs to another agent`),
   sendActive: (id: string) => new TerminalError('SEND_ACTIVE', `PTY session ${id} already has an active send`),

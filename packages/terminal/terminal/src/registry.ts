@@ -145,9 +145,15 @@ export class TerminalRegistry {
     this.#assertOwner(owner)
     if (typeof id !== 'string' || id === '') throw refuse.invalid('PTY session id must be a non-empty string')
     const record = this.#sessions.get(id)
-    if (!record) throw refuse.noSession(id)
+    if (!record) throw refuse.noSession(id, this.#idNamed(owner, id))
     if (record.owner !== owner) throw refuse.foreign(id)
     return record
+  }
+
+  /** The id of the owner's session named `name`: a caller that passed a name where an id belongs is told the id. */
+  #idNamed(owner: Agent, name: string): TerminalSessionId | undefined {
+    for (const record of this.#sessions.values()) if (record.owner === owner && record.name === name) return record.id
+    return undefined
   }
 
   /** Spawn steps up to the backend call, all synchronous so no other call can interleave. */

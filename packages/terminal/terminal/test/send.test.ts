@@ -129,7 +129,7 @@ describe('send reservation', () => {
 
 describe('ownership of every session operation', () => {
   it('another agent gets FOREIGN_SESSION, an unknown id NO_SESSION, an empty id INVALID_REQUEST', async () => {
-    const { h, bob, sessionId, session } = await opened()
+    const { h, alice, bob, sessionId, session } = await opened()
     const foreign = { name: 'TerminalError', code: 'FOREIGN_SESSION', message: `PTY session ${sessionId} belongs to another agent` }
     expect(thrown(() => h.terminals.startSend(bob, sessionId, { text: 'x', submit: true }))).toEqual(foreign)
     expect(thrown(() => h.terminals.read(bob, sessionId))).toEqual(foreign)
@@ -145,8 +145,17 @@ describe('ownership of every session operation', () => {
       code: 'INVALID_REQUEST',
       message: 'PTY session id must be a non-empty string',
     })
-    // a display name is not an address
-    expect(thrown(() => h.terminals.read(bob, asTerminalSessionId('main')))).toMatchObject({ code: 'NO_SESSION' })
+    // a display name is not an address; its owner is told the id, nobody else learns anything
+    expect(thrown(() => h.terminals.read(bob, asTerminalSessionId('main')))).toEqual({
+      name: 'TerminalError',
+      code: 'NO_SESSION',
+      message: 'unknown PTY session main',
+    })
+    expect(thrown(() => h.terminals.read(alice, asTerminalSessionId('main')))).toEqual({
+      name: 'TerminalError',
+      code: 'NO_SESSION',
+      message: `unknown PTY session main; "main" is the name of session ${sessionId}, use its id`,
+    })
   })
 })
 
