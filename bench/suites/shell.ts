@@ -145,29 +145,26 @@ export async function shell(): Promise<BenchRow[]> {
   const rows: BenchRow[] = []
   const stack: Stack = await mount()
   try {
-    rows.push({
-      figure: 'raw: open bash → marker prompt',
-      unit: 'ms',
-      samples: await collect(15, async () => {
+    const opens = await collectInterleaved(
+      20,
+      async () => {
         const start = performance.now()
         const raw = await RawShell.open()
         const elapsed = performance.now() - start
         await raw.close()
         return elapsed
-      }),
-    })
-    rows.push({
-      figure: 'shell: terminals.spawn (open)',
-      unit: 'ms',
-      floor: 'raw: open bash → marker prompt',
-      samples: await collect(15, async () => {
+      },
+      async () => {
         const start = performance.now()
         const id = await stack.open()
         const elapsed = performance.now() - start
         await stack.close(id)
         return elapsed
-      }),
-    })
+      },
+      2,
+    )
+    rows.push({ figure: 'raw: open bash → marker prompt', unit: 'ms', samples: opens.floor })
+    rows.push({ figure: 'shell: terminals.spawn (open)', unit: 'ms', floor: 'raw: open bash → marker prompt', samples: opens.contender })
 
     const raw = await RawShell.open()
     const id = await stack.open()
