@@ -107,6 +107,14 @@ describe('LocalTerminal on a real PTY', () => {
     expect((error as Error).cause).toBe(aborted.reason)
   })
 
+  it('terminates a silent program right after spawn', async () => {
+    env = await mountRuntime()
+    const handle = await env.spawn({ argv: ['sleep', '60'] })
+    await handle.terminate()
+    expect(isAlive(handle.pid)).toBe(false)
+    expect(await handle.done).toMatchObject({ exitCode: null })
+  })
+
   it('terminates shells HUPed right at their prompt without spending the grace', async () => {
     env = await mountRuntime()
     const graceMs = 20_000
