@@ -4,12 +4,10 @@ import { type SanitizedChunk, SendOutputBuffer } from '../output/index'
 import { type ProbeSample, type ReadinessProof, ReadinessEvidence } from './evidence'
 import { ForegroundProber } from './foreground-prober'
 import { isIdleAtPrompt, isShellWaiting, isSingleLine, type SendHost, type SendOptions, type SendPhase } from './send-contract'
+import { repeatIfSwallowed } from './swallowed-sigint'
 import { after, afterPollPhase, type Cancel, now, soon } from './timers'
 
 export type { SendHost, SendOptions, SendPhase, SendTiming } from './send-contract'
-
-/** How long a cancel waits for any effect of its SIGINT before delivering it once more. */
-const REPEAT_SIGINT_MS = 100
 
 /** Backoff step of the first timed probe when the prompt is trusted (8 ms: a quick command ends first). */
 const TRUSTED_FIRST_STEP = 4
@@ -348,26 +346,11 @@ export class SendOperation implements TerminalSendOperation {
     }
     if (this.#phase === 'settled') return
     this.#prober.start()
-    await this.#repeatIfSwallowed(target)
-  }
-
-  /**
-   * A SIGINT that lands between bash's fork and the program's exec is consumed by the handler the
-   * child still has from bash, and the program then runs on. If, a moment later, nothing arrived
-   * and the same group is still in front, deliver it once more (as a user presses Ctrl-C twice).
-   */
-  async #repeatIfSwallowed(target: number): Promise<void> {
-    const host = this.#host
-    const arrivals = host.stream.arrivals
-    let stop: Cancel | undefined
-    const delay = Math.min(REPEAT_SIGINT_MS, Math.floor(this.#options.timing.cancelGraceMs / 2))
-    await Promise.race([this.done.then(() => undefined, () => undefined), new Promise<void>((resolve) => (stop = after(delay, resolve)))])
-    stop?.()
-    const untouched = () => this.#phase !== 'settled' && host.stream.arrivals === arrivals && !host.exited() && !host.closing()
-    if (!untouched()) return
-    const facts = await host.inspectForeground()
-    if (!untouched() || !facts || facts.isShellGroup || facts.processGroupId !== target) return
-    await host.signalForeground('SIGINT').catch(() => undefined)
+    await repeatIfSwallowed(host, target, {
+      cancelGraceMs: this.#options.timing.cancelGraceMs,
+      settled: this.done,
+      pending: () => this.#phase !== 'settled',
+    })
   }
 
   #noteShell(facts: ForegroundFacts | undefined): void {
