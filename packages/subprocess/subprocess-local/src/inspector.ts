@@ -88,4 +88,9 @@ export interface ProcessInspector {
   aliveSync(identities: readonly ProcessIdentity[]): ProcessIdentity[]
   /** SIGTERM/SIGHUP disposition, or `undefined` when the platform cannot tell. */
   disposition(identity: ProcessIdentity): Promise<SignalDisposition | undefined>
+  /**
+   * True when `pid` runs the very program image of `parent` with the same arguments: a fork that has
+   * not exec'd yet (or a subshell). False when either is gone or the platform cannot tell.
+   */
+  sameImage(pid: number, parent: number): Promise<boolean>
 }

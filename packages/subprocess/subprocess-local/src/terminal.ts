@@ -41,6 +41,9 @@ export interface LocalTerminalOptions {
 /** How long a fresh child gets to become a session leader with the PTY as its controlling terminal. */
 const OWNERSHIP_TIMEOUT_MS = 2000
 
+/** Longest wait for the foreground to get past a fork-to-exec transition before a signal goes anyway. */
+const TRANSITION_WAIT_MS = 100
+
 /** Tracked descendants beyond which an inspection also drops the ones that are gone (bounded memory). */
 const PRUNE_ABOVE = 64
 
@@ -173,7 +176,10 @@ export class LocalTerminal implements SubprocessTerminalHandle {
 
   async signalForeground(signal: NodeJS.Signals): Promise<number> {
     if (!(signal in constants.signals)) throw new SubprocessError('INVALID_SPEC', `unknown signal ${String(signal)}`)
-    if (!this.#exit && !this.#terminated) await this.#owned()
+    if (!this.#exit && !this.#terminated) {
+      await this.#owned()
+      await this.#foregroundSettled()
+    }
     const record = this.#exit || this.#terminated ? undefined : await this.#inspector.record(this.#shell)
     if (!record || record.zombie || !ownsTerminal(record)) {
       throw new SubprocessError('NO_FOREGROUND_GROUP', `cannot resolve the foreground process group of terminal ${this.pid}; it has exited`)
@@ -187,6 +193,28 @@ export class LocalTerminal implements SubprocessTerminalHandle {
       throw new SubprocessError('NO_FOREGROUND_GROUP', `foreground process group ${record.tpgid} of terminal ${this.pid} is gone`, { cause: error })
     }
     return record.tpgid
+  }
+
+  /**
+   * Resolves once the foreground is not between a command's fork and its exec, or after
+   * `TRANSITION_WAIT_MS`. A signal resolved in that window misses: first the shell's own group is
+   * still in front while it forks the job, then the job's group is led by a fork that still has the
+   * shell's handlers and dispositions — a SIGINT is swallowed, a SIGTERM or SIGTSTP ignored.
+   */
+  async #foregroundSettled(): Promise<void> {
+    const deadline = performance.now() + TRANSITION_WAIT_MS
+    for (let delay = 0; ; delay = Math.min(Math.max(delay * 2, 1), 5)) {
+      if (!(await this.#inTransition()) || performance.now() > deadline) return
+      await (delay === 0 ? nextMacrotask() : sleep(delay))
+    }
+  }
+
+  async #inTransition(): Promise<boolean> {
+    const facts = await this.inspectForeground()
+    if (!facts) return false
+    // The shell in front but not waiting at its prompt: it may be forking (or running a builtin loop).
+    if (facts.isShellGroup) return facts.stdinWaitSupported && !facts.stdinWaitProven
+    return this.#inspector.sameImage(facts.processGroupId, this.#shellGroup ?? this.pid)
   }
 
   pinShellGroup(processGroupId: number): void {

@@ -36,7 +36,7 @@ class ForkingChild implements ProcessInspector {
     this.inspections += 1
     const record = this.#record()
     if (record.sid !== record.pid) return undefined
-    return { sequence, processGroupId: record.tpgid, isShellGroup: true, stdinWaitSupported: true, stdinWaitProven: false, complete: true, waits: [], threads: [] }
+    return { sequence, processGroupId: record.tpgid, isShellGroup: true, stdinWaitSupported: true, stdinWaitProven: true, complete: true, waits: [], threads: [] }
   }
   async members(): Promise<MemberScan> {
     return { members: [] }
@@ -52,6 +52,9 @@ class ForkingChild implements ProcessInspector {
   }
   async disposition() {
     return undefined
+  }
+  async sameImage() {
+    return false
   }
 }
 

@@ -78,6 +78,9 @@ class FakeWorld implements ProcessInspector {
   async disposition(identity: ProcessIdentity) {
     return this.#live(identity)?.disposition
   }
+  async sameImage() {
+    return false
+  }
 }
 
 function target(world: FakeWorld, graceMs = 50): TeardownTarget {

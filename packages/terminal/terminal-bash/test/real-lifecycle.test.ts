@@ -20,6 +20,20 @@ describe('signals and cancellation on a real shell', () => {
     expect(await send.done).toMatchObject({ waitReason: 'stdin_read', exitCode: 130 })
   })
 
+  it('SIGINT right after a command was typed still interrupts it (not lost between fork and exec)', async () => {
+    // A short timeout: a lost signal shows up as `timeout` instead of holding the test.
+    stack = await startStack({ ...PATIENT, timeoutMs: 5_000 })
+    const { sessionId } = await stack.open()
+    for (let round = 0; round < 12; round++) {
+      const send = stack.send(sessionId, 'sleep 60')
+      // No waiting for sleep to take the foreground: the signal lands wherever bash is.
+      await new Promise((resolve) => setTimeout(resolve, round % 4))
+      await stack.terminals.signal(stack.agent, sessionId, 'SIGINT')
+      expect({ round, result: await send.done }).toMatchObject({ round, result: { waitReason: 'stdin_read', exitCode: 130 } })
+      await send.released
+    }
+  })
+
   it('cancelling a send (caller abort) delivers a real SIGINT and returns at the next prompt', async () => {
     stack = await startStack()
     const { sessionId, pid } = await stack.open()

@@ -86,6 +86,11 @@ export class DarwinInspector implements ProcessInspector {
     return living(parsePsTable(this.#runSync('ps', ['-o', PS_COLUMNS, '-p', pidList(identities)])), identities)
   }
 
+  /** `ps` shows no program image identity: never claims a fork is pending its exec. */
+  async sameImage(): Promise<boolean> {
+    return false
+  }
+
   async disposition(): Promise<SignalDisposition | undefined> {
     return undefined
   }

@@ -69,6 +69,15 @@ export class LinuxInspector implements ProcessInspector {
     })
   }
 
+  async sameImage(pid: number, parent: number): Promise<boolean> {
+    const commandLine = this.#source.text(`/proc/${pid}/cmdline`)
+    if (!commandLine || commandLine !== this.#source.text(`/proc/${parent}/cmdline`)) return false
+    const image = this.#source.file(`/proc/${pid}/exe`)
+    const parentImage = this.#source.file(`/proc/${parent}/exe`)
+    // Same arguments and the same executable inode: the same image, short of a coincidence nobody stages.
+    return image !== undefined && parentImage !== undefined && image.ino === parentImage.ino
+  }
+
   async disposition(identity: ProcessIdentity): Promise<SignalDisposition | undefined> {
     if (this.#read(identity.pid)?.started !== identity.started) return undefined
     return parseDisposition(this.#source.text(`/proc/${identity.pid}/status`))

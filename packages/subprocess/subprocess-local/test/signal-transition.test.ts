@@ -1,0 +1,111 @@
+import type { IPty } from 'node-pty'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import type { ForegroundFacts } from 'dsh-subprocess'
+import type { MemberScan, ProcessInspector, ProcessRecord } from 'dsh-subprocess-local'
+import { LocalTerminal } from '../src/terminal'
+
+// A signal resolved while a command is between fork and exec misses it: first the shell's own
+// group is still in front while bash forks, then the job's group is led by a fork that still has
+// bash's handlers (a SIGINT is swallowed). The provider waits until the foreground settled.
+const SHELL = 4242
+const JOB = 5151
+
+type Stage = 'forking' | 'pre-exec' | 'running' | 'at-prompt' | 'busy-builtin'
+
+/** The foreground as the inspector sees it, stage by stage. */
+class Foreground implements ProcessInspector {
+  readonly stdinWaitSupported = true
+  stage: Stage = 'forking'
+  inspections = 0
+
+  #record(): ProcessRecord {
+    const front = this.stage === 'forking' || this.stage === 'at-prompt' || this.stage === 'busy-builtin' ? SHELL : JOB
+    return { pid: SHELL, started: '5000', ppid: 1, pgid: SHELL, sid: SHELL, tpgid: front, ttyNr: 34816, zombie: false, stopped: false, threads: 1 }
+  }
+
+  async identify(): Promise<ProcessRecord> {
+    return this.#record()
+  }
+  async record(): Promise<ProcessRecord> {
+    return this.#record()
+  }
+  async foreground(_shell: unknown, sequence: number): Promise<ForegroundFacts> {
+    this.inspections += 1
+    const front = this.#record().tpgid
+    const shellWaiting = this.stage === 'at-prompt'
+    return { sequence, processGroupId: front, isShellGroup: front === SHELL, stdinWaitSupported: true, stdinWaitProven: shellWaiting, complete: true, waits: [], threads: [] }
+  }
+  async sameImage(pid: number, parent: number): Promise<boolean> {
+    return pid === JOB && parent === SHELL && this.stage === 'pre-exec'
+  }
+  async members(): Promise<MemberScan> {
+    return { members: [] }
+  }
+  membersSync(): MemberScan {
+    return { members: [] }
+  }
+  async alive() {
+    return []
+  }
+  aliveSync() {
+    return []
+  }
+  async disposition() {
+    return undefined
+  }
+}
+
+function terminal(inspector: ProcessInspector): LocalTerminal {
+  const noop = () => ({ dispose() {} })
+  const pty = { pid: SHELL, onData: noop, onExit: noop, pause() {}, resume() {}, write() {}, resize() {}, kill() {} } as unknown as IPty
+  return new LocalTerminal({ pty, inspector, graceMs: 100, killWaitMs: 100, backlogBytes: 1024, exitCleanup: false, report: () => {}, onTerminated: () => {} })
+}
+
+const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+afterEach(() => {
+  vi.restoreAllMocks()
+})
+
+describe('a signal during a fork-to-exec transition', () => {
+  it('waits while bash forks and while the job has not exec’d, then reaches the job', async () => {
+    const kill = vi.spyOn(process, 'kill').mockImplementation(() => true)
+    const foreground = new Foreground()
+    const handle = terminal(foreground)
+    await handle.settle()
+    const signalled = handle.signalForeground('SIGINT')
+    await tick(10)
+    foreground.stage = 'pre-exec'
+    await tick(10)
+    expect(kill).not.toHaveBeenCalled()
+    foreground.stage = 'running'
+    expect(await signalled).toBe(JOB)
+    expect(kill.mock.calls).toEqual([[-JOB, 'SIGINT']])
+  })
+
+  it('goes at once when the job already runs its program or the shell waits at its prompt', async () => {
+    const kill = vi.spyOn(process, 'kill').mockImplementation(() => true)
+    const foreground = new Foreground()
+    foreground.stage = 'running'
+    const handle = terminal(foreground)
+    await handle.settle()
+    expect(await handle.signalForeground('SIGTSTP')).toBe(JOB)
+    foreground.stage = 'at-prompt'
+    expect(await handle.signalForeground('SIGINT')).toBe(SHELL)
+    expect(kill.mock.calls).toEqual([
+      [-JOB, 'SIGTSTP'],
+      [-SHELL, 'SIGINT'],
+    ])
+  })
+
+  it('a transition that never ends (a builtin loop in the shell) delays the signal only a bounded time', async () => {
+    const kill = vi.spyOn(process, 'kill').mockImplementation(() => true)
+    const foreground = new Foreground()
+    foreground.stage = 'busy-builtin'
+    const handle = terminal(foreground)
+    await handle.settle()
+    expect(await handle.signalForeground('SIGINT')).toBe(SHELL)
+    expect(kill.mock.calls).toEqual([[-SHELL, 'SIGINT']])
+    expect(foreground.inspections).toBeGreaterThan(1)
+  })
+})
