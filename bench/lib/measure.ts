@@ -40,14 +40,3 @@ export async function collectInterleaved(
   }
   return samples
 }
-
-/** Poll `probe` until it is truthy or `timeoutMs` passed (then throw). Benches never sleep blindly. */
-export async function until<T>(probe: () => T | undefined | false, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = performance.now() + timeoutMs
-  for (let delay = 1; ; delay = Math.min(delay * 2, 20)) {
-    const value = probe()
-    if (value !== undefined && value !== false) return value
-    if (performance.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, delay))
-  }
-}

@@ -5,10 +5,11 @@ import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { Context } from '@deepseek-ai/cordis'
+import { children, eventually } from 'dsh-testkit'
 import type { SubprocessTerminalHandle } from '../../packages/subprocess/subprocess/src/index'
 import * as local from '../../packages/subprocess/subprocess-local/src/index'
-import { collect, timed, until } from '../lib/measure'
-import { children, treeReady } from '../lib/process-tree'
+import { collect, timed } from '../lib/measure'
+import { treeReady } from '../lib/process-tree'
 import type { BenchRow } from '../lib/types'
 
 /** The slice of node-pty the floor uses (its typings are an ambient module the bench cannot import by path). */
@@ -37,7 +38,7 @@ async function rawShell() {
     text += data.toString()
   })
   const exited = new Promise<void>((resolve) => term.onExit(() => resolve()))
-  await until(() => text.endsWith(PROMPT), 'raw prompt')
+  await eventually(() => text.endsWith(PROMPT), 'raw prompt')
   return { term, exited, text: () => text }
 }
 
@@ -63,7 +64,7 @@ async function providerShell(ctx: Context): Promise<{ handle: SubprocessTerminal
   handle.onOutput((chunk) => {
     text += chunk.toString()
   })
-  await until(() => text.endsWith(PROMPT), 'provider prompt')
+  await eventually(() => text.endsWith(PROMPT), 'provider prompt')
   return { handle, text: () => text }
 }
 
@@ -184,7 +185,7 @@ export async function subprocess(): Promise<BenchRow[]> {
   ] as const) {
     const from = probe.text().length
     await probe.handle.write(command)
-    await until(() => probe.text().slice(from).endsWith(ready), label, 15_000)
+    await eventually(() => probe.text().slice(from).endsWith(ready), label, 15_000)
     let facts = await probe.handle.inspectForeground()
     for (let i = 0; i < 200 && !(facts?.stdinWaitProven && !facts.isShellGroup); i++) facts = await probe.handle.inspectForeground()
     const cpuBefore = process.cpuUsage()
@@ -198,7 +199,7 @@ export async function subprocess(): Promise<BenchRow[]> {
       note: `${facts?.threads.length} thread(s) sampled; ${Math.round((cpu.user + cpu.system) / (samples.length + WARMUP))} µs of process CPU (all threads) per inspection`,
     })
     await probe.handle.signalForeground('SIGTERM')
-    await until(() => probe.text().endsWith(PROMPT), 'the prompt again', 15_000)
+    await eventually(() => probe.text().endsWith(PROMPT), 'the prompt again', 15_000)
   }
   await probe.handle.terminate()
   await fiber.dispose()

@@ -11,6 +11,11 @@ export interface Layer {
    * may name them at runtime (tests may, through devDependencies).
    */
   readonly provider?: boolean
+  /**
+   * Test-only helpers, never published: other packages may name them only in devDependencies, so
+   * nothing a consumer installs can reach them.
+   */
+  readonly testOnly?: boolean
   /** Package names in this layer. */
   readonly packages: readonly string[]
 }
@@ -21,6 +26,12 @@ export interface Layer {
  * a higher layer; docs/architecture.md renders it.
  */
 export const LAYERS: readonly Layer[] = [
+  {
+    id: 'testkit',
+    role: 'test-only helpers shared by tests and benches (devDependencies only): /proc readers, polling until a condition holds',
+    testOnly: true,
+    packages: ['dsh-testkit'],
+  },
   {
     id: 'seams',
     role: 'contracts and shared registries: owners, tools, jobs, the subprocess and sandbox seams, the sandbox policy',
@@ -63,7 +74,8 @@ export function layerIndex(name: string): number | undefined {
 /**
  * The rules of the house that package.json files can break. Returns one message per violation:
  * a package without a layer (or a layer entry without a package), a dependency on a higher layer,
- * a runtime dependency on a provider from below the host layer, and a runtime dependency cycle.
+ * a runtime dependency on a provider from below the host layer, a runtime dependency on a test-only
+ * package, and a runtime dependency cycle.
  */
 export function checkLayers(packages: readonly WorkspacePackage[]): string[] {
   const failures: string[] = []
@@ -90,6 +102,8 @@ export function checkLayers(packages: readonly WorkspacePackage[]): string[] {
         failures.push(`${where}: ${pkg.name} (layer ${LAYERS[own]!.id}) depends on ${dep.name} (layer ${LAYERS[target]!.id}); nothing depends upward`)
       } else if (LAYERS[target]!.provider && RUNTIME_KINDS.includes(dep.kind) && own !== hostIndex && pkg.name !== dep.name) {
         failures.push(`${where}: ${pkg.name} depends on the provider ${dep.name}; use its seam and let the host mount the provider`)
+      } else if (LAYERS[target]!.testOnly && RUNTIME_KINDS.includes(dep.kind) && pkg.name !== dep.name) {
+        failures.push(`${where}: ${pkg.name} depends on the test-only ${dep.name}; name it in devDependencies`)
       }
     }
   }

@@ -6,7 +6,8 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SandboxPolicy } from 'dsh-sandbox'
 import * as localPlugin from 'dsh-sandbox-local'
-import { bwrapUnavailable, eventually, interfaces, run, scratchDir } from './helpers'
+import { eventually } from 'dsh-testkit'
+import { bwrapUnavailable, DEADLINE_MS, interfaces, run, scratchDir } from './helpers'
 
 const root = new Context()
 let workspace: Awaited<ReturnType<typeof scratchDir>>
@@ -100,7 +101,7 @@ describe.skipIf(bwrapUnavailable !== undefined)('confinement with real bubblewra
     const result = await sh('workspace-write', `setsid ${marker.join(' ')} </dev/null >/dev/null 2>&1 & echo started`)
     expect(result).toMatchObject({ code: 0, stdout: 'started\n' })
     // bwrap's outer process may exit a moment before the namespace's init has killed the rest.
-    await eventually('the daemon to be killed with the namespace', () => (hostProcesses(marker).length === 0 ? true : undefined))
+    await eventually(() => (hostProcesses(marker).length === 0 ? true : undefined), 'the daemon to be killed with the namespace', DEADLINE_MS)
   })
 
   it.skipIf(!existsSync('/usr/bin/python3'))('runs python3 inside the sandbox', async () => {

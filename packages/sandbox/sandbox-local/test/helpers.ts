@@ -21,17 +21,6 @@ if (bwrapUnavailable !== undefined) {
 /** Generous bound on waiting for a process event; a correct run answers within milliseconds. */
 export const DEADLINE_MS = 20_000
 
-/** Resolve when `check` returns a value, re-checking every few milliseconds; bounded by DEADLINE_MS. */
-export async function eventually<T>(what: string, check: () => T | undefined): Promise<T> {
-  const deadline = Date.now() + DEADLINE_MS
-  for (;;) {
-    const value = check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}
-
 /** A fresh canonical directory under `parent`, removed by the returned cleanup. */
 export async function scratchDir(prefix: string, parent = tmpdir()): Promise<{ path: string; remove: () => Promise<void> }> {
   const path = await realpath(await mkdtemp(join(parent, `dsh-sandbox-${prefix}-`)))

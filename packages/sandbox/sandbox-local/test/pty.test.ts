@@ -4,8 +4,9 @@ import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { ConfinedMode } from 'dsh-sandbox'
 import * as localPlugin from 'dsh-sandbox-local'
-import { bwrapUnavailable, eventually, interfaces, scratchDir } from './helpers'
-import { alive, comm, descendants, procStat, Terminal } from './terminal'
+import { descendants, eventually, processName, statFields, stillRunning } from 'dsh-testkit'
+import { bwrapUnavailable, DEADLINE_MS, interfaces, scratchDir } from './helpers'
+import { Terminal } from './terminal'
 
 const root = new Context()
 let workspace: Awaited<ReturnType<typeof scratchDir>>
@@ -33,7 +34,7 @@ async function closeAndCheck(terminal: Terminal): Promise<void> {
   expect(members.length).toBeGreaterThan(0)
   terminal.type('exit')
   await terminal.exit()
-  await eventually('every sandbox member to exit', () => (members.some(alive) ? undefined : true))
+  await eventually(() => (members.some(stillRunning) ? undefined : true), 'every sandbox member to exit', DEADLINE_MS)
 }
 
 describe.skipIf(bwrapUnavailable !== undefined)('a confined interactive shell on a real PTY', () => {
@@ -67,24 +68,30 @@ describe.skipIf(bwrapUnavailable !== undefined)('a confined interactive shell on
     // Idle: the foreground group is bash's own group, a descendant of bwrap, not bwrap's pid.
     const idle = terminal.foregroundGroup() as number
     expect(idle).not.toBe(terminal.pty.pid)
-    expect(comm(idle)).toBe('bash')
+    expect(processName(idle)).toBe('bash')
     expect(descendants(terminal.pty.pid).map((member) => member.pid)).toContain(idle)
 
     const background = await terminal.run('sleep 1000 & jobs')
     expect(background.text).toMatch(/\[1\]\+\s+Running\s+sleep 1000 &/)
     // `jobs` reports the job as soon as bash forked it; the child becomes `sleep` when it execs.
-    const sleeper = await eventually('the background job to exec sleep', () =>
-      descendants(terminal.pty.pid).find((member) => comm(member.pid) === 'sleep'),
+    const sleeper = await eventually(
+      () => descendants(terminal.pty.pid).find((member) => processName(member.pid) === 'sleep'),
+      'the background job to exec sleep',
+      DEADLINE_MS,
     )
     expect(terminal.foregroundGroup()).toBe(idle)
 
     const prompts = terminal.promptCount()
     terminal.type('fg')
-    const group = await eventually('sleep to take the foreground', () => {
-      const current = terminal.foregroundGroup()
-      return current !== idle ? current : undefined
-    })
-    expect(group).toBe(Number(procStat(sleeper.pid)?.[2]))
+    const group = await eventually(
+      () => {
+        const current = terminal.foregroundGroup()
+        return current !== idle ? current : undefined
+      },
+      'sleep to take the foreground',
+      DEADLINE_MS,
+    )
+    expect(group).toBe(Number(statFields(sleeper.pid)?.[2]))
     process.kill(-group, 'SIGINT')
     expect(await terminal.nextStatus(prompts)).toBe(130)
     expect(terminal.foregroundGroup()).toBe(idle)
@@ -115,12 +122,16 @@ describe.skipIf(bwrapUnavailable !== undefined)('a confined interactive shell on
   it('teardown leaves nothing running, even a disowned daemon', async () => {
     const terminal = await confinedBash('workspace-write')
     await terminal.run('sleep 1000 & disown; setsid sleep 1001 </dev/null >/dev/null 2>&1 &')
-    const sleepers = await eventually('both sleepers to start', () => {
-      const found = descendants(terminal.pty.pid).filter((member) => comm(member.pid) === 'sleep')
-      return found.length === 2 ? found : undefined
-    })
-    expect(sleepers.every(alive)).toBe(true)
+    const sleepers = await eventually(
+      () => {
+        const found = descendants(terminal.pty.pid).filter((member) => processName(member.pid) === 'sleep')
+        return found.length === 2 ? found : undefined
+      },
+      'both sleepers to start',
+      DEADLINE_MS,
+    )
+    expect(sleepers.every(stillRunning)).toBe(true)
     await closeAndCheck(terminal)
-    expect(sleepers.filter(alive)).toEqual([])
+    expect(sleepers.filter(stillRunning)).toEqual([])
   })
 })

@@ -1,58 +1,6 @@
-import { readFileSync } from 'node:fs'
+import { foregroundGroup } from 'dsh-testkit'
 import { type IPty, spawn } from 'node-pty'
 import { DEADLINE_MS } from './helpers'
-
-/** Fields of `/proc/<pid>/stat` after the command name, e.g. [state, ppid, pgrp, session, tty_nr, tpgid, …]. */
-export function procStat(pid: number): string[] | undefined {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return text.slice(text.lastIndexOf(')') + 2).split(' ')
-  } catch {
-    return undefined
-  }
-}
-
-/** A process identity that survives pid reuse: pid plus its start time. */
-export interface ProcessIdentity {
-  pid: number
-  started: string
-}
-
-/** Every live descendant of `pid`, children first, as seen from the host's /proc. */
-export function descendants(pid: number): ProcessIdentity[] {
-  const found: ProcessIdentity[] = []
-  const queue = [pid]
-  while (queue.length > 0) {
-    const parent = queue.shift() as number
-    let children: number[] = []
-    try {
-      children = readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
-    } catch {
-      // the parent is gone
-    }
-    for (const child of children) {
-      const started = procStat(child)?.[19]
-      if (started !== undefined) found.push({ pid: child, started })
-      queue.push(child)
-    }
-  }
-  return found
-}
-
-/** True while the exact process exists and is not a zombie. */
-export function alive(identity: ProcessIdentity): boolean {
-  const fields = procStat(identity.pid)
-  return fields !== undefined && fields[19] === identity.started && fields[0] !== 'Z' && fields[0] !== 'X'
-}
-
-/** The command name of a host process. */
-export function comm(pid: number): string | undefined {
-  try {
-    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim()
-  } catch {
-    return undefined
-  }
-}
 
 /** Marker printed before every prompt, carrying the last exit status. */
 const MARKER = /\[\[rc=(\d+)\]\]/g
@@ -122,8 +70,7 @@ export class Terminal {
 
   /** The terminal's foreground process group, read from the host's /proc of the spawned pid. */
   foregroundGroup(): number | undefined {
-    const tpgid = procStat(this.pty.pid)?.[5]
-    return tpgid === undefined ? undefined : Number(tpgid)
+    return foregroundGroup(this.pty.pid)
   }
 
   /** Resolves with the exit of the spawned process (bwrap). */

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { eventually, isAlive } from './helpers'
+import { eventually, isAlive } from 'dsh-testkit'
 
 const tsx = createRequire(import.meta.url).resolve('tsx/cli')
 const fixture = fileURLToPath(new URL('./fixtures/exiting-host.ts', import.meta.url))

@@ -1,33 +1,9 @@
 import { execFileSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { Context } from '@deepseek-ai/cordis'
 import type { SubprocessRuntime, SubprocessTerminalHandle, TerminalSpawnSpec } from 'dsh-subprocess'
 import * as local from 'dsh-subprocess-local'
-
-/** Poll `probe` until it returns a value other than undefined/false, or fail after `timeoutMs`. */
-export async function eventually<T>(probe: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = performance.now() + timeoutMs
-  let delay = 2
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined && value !== false) return value
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, delay))
-    delay = Math.min(delay * 2, 50)
-  }
-}
-
-/** True while `pid` exists and is not a zombie. */
-export function isAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
-    return state !== 'Z' && state !== 'X'
-  } catch {
-    return false
-  }
-}
+import { eventually } from 'dsh-testkit'
 
 /** A Context with the local provider mounted, plus bookkeeping that terminates every handle. */
 export async function mountRuntime(config: Record<string, unknown> = {}) {

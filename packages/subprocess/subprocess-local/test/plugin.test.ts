@@ -3,7 +3,8 @@ import { Context } from '@deepseek-ai/cordis'
 import { describe, expect, it } from 'vitest'
 import { SubprocessRuntime } from 'dsh-subprocess'
 import * as local from 'dsh-subprocess-local'
-import { BASH, BASH_ENV, capture, eventually, isAlive } from './helpers'
+import { eventually, isAlive } from 'dsh-testkit'
+import { BASH, BASH_ENV, capture } from './helpers'
 
 const spec = { argv: BASH, env: BASH_ENV, cwd: tmpdir(), rows: 24, cols: 80, graceMs: 1000 }
 

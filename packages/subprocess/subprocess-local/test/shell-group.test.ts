@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { BASH, BASH_ENV, capture, eventually, isAlive, mountRuntime } from './helpers'
+import { eventually, isAlive } from 'dsh-testkit'
+import { BASH, BASH_ENV, capture, mountRuntime } from './helpers'
 
 let env: Awaited<ReturnType<typeof mountRuntime>> | undefined
 

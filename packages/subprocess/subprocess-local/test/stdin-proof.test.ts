@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { type ForegroundFacts, isNewWait, type SubprocessTerminalHandle } from 'dsh-subprocess'
-import { BASH, BASH_ENV, capture, eventually, mountRuntime, PYTHON } from './helpers'
+import { eventually } from 'dsh-testkit'
+import { BASH, BASH_ENV, capture, mountRuntime, PYTHON } from './helpers'
 
 let env: Awaited<ReturnType<typeof mountRuntime>> | undefined
 

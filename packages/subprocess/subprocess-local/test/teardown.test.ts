@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { afterEach, describe, expect, it } from 'vitest'
-import { BASH, BASH_ENV, capture, eventually, isAlive, mountRuntime, pidFrom } from './helpers'
+import { eventually, isAlive } from 'dsh-testkit'
+import { BASH, BASH_ENV, capture, mountRuntime, pidFrom } from './helpers'
 
 let env: Awaited<ReturnType<typeof mountRuntime>> | undefined
 const strays: number[] = []

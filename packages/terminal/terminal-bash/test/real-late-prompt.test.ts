@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { commandLine, foregroundGroup, PATIENT, startStack, type Stack, until } from './support/stack'
+import { commandLine, eventually, foregroundGroup } from 'dsh-testkit'
+import { PATIENT, startStack, type Stack } from './support/stack'
 
 // A send typed while the shell still owes a prompt (its command was interrupted by `signal()`) must
 // not settle on that owed prompt: the shell then reads the input and prints the prompt that answers
@@ -19,7 +20,7 @@ describe('a prompt the shell still owes', () => {
     // The race is between bash printing the owed prompt and our write reaching it: try it a few times.
     for (let round = 0; round < 10; round += 1) {
       expect(await stack.run(sessionId, 'sleep 60')).toMatchObject({ waitReason: 'timeout' })
-      await until(() => commandLine(foregroundGroup(pid as number) ?? 0)?.[0]?.endsWith('sleep') === true, 'sleep to take the foreground')
+      await eventually(() => commandLine(foregroundGroup(pid as number) ?? 0)?.[0]?.endsWith('sleep') === true, 'sleep to take the foreground')
       await stack.terminals.signal(stack.agent, sessionId, 'SIGINT')
       const empty = await stack.run(sessionId, '')
       const token = await stack.run(sessionId, `echo round-${round}-""done`)

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { commandLine, foregroundGroup, isAlive, labelledNumbers, PATIENT, processesRunning, startStack, type Stack, until } from './support/stack'
+import { commandLine, eventually, foregroundGroup, isAlive, processesRunning } from 'dsh-testkit'
+import { labelledNumbers, PATIENT, startStack, type Stack } from './support/stack'
 
 let stack: Stack | undefined
 afterEach(async () => {
@@ -13,7 +14,7 @@ describe('signals and cancellation on a real shell', () => {
     const { sessionId, pid } = await stack.open()
     const send = stack.send(sessionId, 'sleep 60')
     // Signal only once sleep runs: a SIGINT that lands between bash's fork and exec is swallowed by bash's handler.
-    await until(() => commandLine(foregroundGroup(pid as number) ?? 0)?.[0]?.endsWith('sleep') === true, 'sleep to take the foreground')
+    await eventually(() => commandLine(foregroundGroup(pid as number) ?? 0)?.[0]?.endsWith('sleep') === true, 'sleep to take the foreground')
     const signalled = await stack.terminals.signal(stack.agent, sessionId, 'SIGINT')
     expect(signalled.delivered).toBe(true)
     expect(signalled.targetPgid).not.toBe(pid)
@@ -39,7 +40,7 @@ describe('signals and cancellation on a real shell', () => {
     const { sessionId, pid } = await stack.open()
     const caller = new AbortController()
     const send = stack.send(sessionId, 'sleep 60', { signal: caller.signal })
-    await until(() => foregroundGroup(pid as number) !== pid, 'sleep to take the foreground')
+    await eventually(() => foregroundGroup(pid as number) !== pid, 'sleep to take the foreground')
     caller.abort()
     expect(await send.done).toMatchObject({ waitReason: 'stdin_read', exitCode: 130 })
     await send.released
@@ -64,7 +65,7 @@ describe('signals and cancellation on a real shell', () => {
     const script = "import time, tty; tty.setraw(0); print('raw' + '-busy', flush=True); time.sleep(60)"
     const send = stack.send(sessionId, `python3 -c "${script}"`)
     let seen = ''
-    await until(() => (seen += send.readOutput().delta).includes('raw-busy'), 'the raw-mode program')
+    await eventually(() => (seen += send.readOutput().delta).includes('raw-busy'), 'the raw-mode program')
     expect(send.cancel()).toBe(true)
     const result = await send.done
     expect(result).toMatchObject({ waitReason: 'stdin_read', exitCode: 130 })
@@ -118,7 +119,7 @@ describe('startup', () => {
     stack = await startStack({ ...PATIENT, shellPath: argv[0], shellArgs: argv.slice(1) })
     const caller = new AbortController()
     const pending = stack.open({}, caller.signal)
-    await until(() => processesRunning(argv).length > 0, 'the shell to start')
+    await eventually(() => processesRunning(argv).length > 0, 'the shell to start')
     const reason = new Error('caller cancelled')
     caller.abort(reason)
     await expect(pending).rejects.toBe(reason)

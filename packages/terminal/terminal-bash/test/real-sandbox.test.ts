@@ -4,19 +4,8 @@ import { homedir, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { probeBwrap } from 'dsh-sandbox-local'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import {
-  descendants,
-  foregroundGroup,
-  identify,
-  PATIENT,
-  type ProcessIdentity,
-  processName,
-  type StackSandbox,
-  startStack,
-  type Stack,
-  stillRunning,
-  until,
-} from './support/stack'
+import { descendants, eventually, foregroundGroup, identify, type ProcessIdentity, processName, stillRunning } from 'dsh-testkit'
+import { PATIENT, type StackSandbox, startStack, type Stack } from './support/stack'
 
 /** Why real-bwrap tests cannot run here; on CI bwrap is installed, so there it must work. */
 const bwrapUnavailable = await probeBwrap('bwrap').then(
@@ -135,7 +124,7 @@ describe.skipIf(bwrapUnavailable !== undefined)('a shell in the owner sandbox (r
     expect((await status(sessionId, 'sleep 10 &')).viewport).toMatch(/\[1\] \d+/)
     const idle = foregroundGroup(pid)
     const fg = stack!.send(sessionId, 'fg')
-    await until(() => processName(foregroundGroup(pid) ?? 0) === 'sleep', 'sleep to take the foreground')
+    await eventually(() => processName(foregroundGroup(pid) ?? 0) === 'sleep', 'sleep to take the foreground')
     const signalled = await stack!.terminals.signal(stack!.agent, sessionId, 'SIGINT')
     expect(signalled.targetPgid).not.toBe(idle)
     expect(await fg.done).toMatchObject({ waitReason: 'stdin_read', exitCode: 130 })
@@ -155,7 +144,7 @@ describe.skipIf(bwrapUnavailable !== undefined)('a shell in the owner sandbox (r
   it('close leaves nothing running: the namespace, a disowned job and a setsid daemon are gone when it resolves', async () => {
     const { sessionId, pid } = await open('workspace-write')
     await status(sessionId, 'sleep 1000 & disown; setsid sleep 1001 </dev/null >/dev/null 2>&1 & echo started')
-    await until(() => descendants(pid).filter((member) => processName(member.pid) === 'sleep').length === 2, 'both sleepers')
+    await eventually(() => descendants(pid).filter((member) => processName(member.pid) === 'sleep').length === 2, 'both sleepers')
     const members = [identify(pid) as ProcessIdentity, ...descendants(pid)]
     expect(members.map((member) => processName(member.pid))).toEqual(expect.arrayContaining(['bwrap', 'bash', 'sleep']))
     expect(await stack!.terminals.kill(stack!.agent, sessionId)).toBe(true)

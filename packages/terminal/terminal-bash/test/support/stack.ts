@@ -1,4 +1,3 @@
-import { readdirSync, readFileSync } from 'node:fs'
 import { Context, type Fiber } from '@deepseek-ai/cordis'
 import * as agentPlugin from 'dsh-agent'
 import type { Agent } from 'dsh-agent'
@@ -72,123 +71,9 @@ export async function startStack(config: ShellBackendConfigInput = PATIENT, sand
   }
 }
 
-/** True while `pid` exists and is not a zombie (read from /proc). */
-export function isAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
-    return state !== 'Z' && state !== 'X'
-  } catch {
-    return false
-  }
-}
-
-/** A process identity that survives pid reuse: pid plus its start time (field 22 of its stat). */
-export interface ProcessIdentity {
-  readonly pid: number
-  readonly started: string
-}
-
-/** The identity of a live process, or undefined. */
-export function identify(pid: number): ProcessIdentity | undefined {
-  const fields = statFields(pid)
-  return fields && fields[0] !== 'Z' && fields[0] !== 'X' ? { pid, started: fields[19] as string } : undefined
-}
-
-/** True while exactly this process (same pid and start time) exists and is not a zombie. */
-export function stillRunning(identity: ProcessIdentity): boolean {
-  return identify(identity.pid)?.started === identity.started
-}
-
-/** Every live descendant of `pid` (from the host's /proc), parents before children. */
-export function descendants(pid: number): ProcessIdentity[] {
-  const found: ProcessIdentity[] = []
-  const queue = [pid]
-  while (queue.length > 0) {
-    const parent = queue.shift() as number
-    let children: number[] = []
-    try {
-      children = readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
-    } catch {
-      // the parent is gone
-    }
-    for (const child of children) {
-      const identity = identify(child)
-      if (identity) found.push(identity)
-      queue.push(child)
-    }
-  }
-  return found
-}
-
-/** The command name (`comm`) of a process, or undefined. */
-export function processName(pid: number): string | undefined {
-  try {
-    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim()
-  } catch {
-    return undefined
-  }
-}
-
-function statFields(pid: number): string[] | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  } catch {
-    return undefined
-  }
-}
-
 /** Every integer on lines of `text` that look like `<label>=<n>`, by label. */
 export function labelledNumbers(text: string): Record<string, number> {
   const found: Record<string, number> = {}
   for (const match of text.matchAll(/([A-Za-z_]+)=(\d+)/g)) found[match[1] as string] = Number(match[2])
   return found
-}
-
-/** The foreground process group of the terminal `shellPid` controls (from /proc), or undefined. */
-export function foregroundGroup(shellPid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${shellPid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return Number(fields[5])
-  } catch {
-    return undefined
-  }
-}
-
-/** Wait (polling a condition, never a fixed sleep) until `check` holds; fails after `limitMs`. */
-export async function until(check: () => boolean, what: string, limitMs = 10_000): Promise<void> {
-  const deadline = Date.now() + limitMs
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}
-
-/** Pids of live processes running `argv` (argv[0] compared by basename: the provider resolves it on PATH). */
-export function processesRunning(argv: readonly string[]): number[] {
-  const found: number[] = []
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    const running = commandLine(Number(entry))
-    if (running && matches(running, argv) && isAlive(Number(entry))) found.push(Number(entry))
-  }
-  return found
-}
-
-/** The argv of a live process, or undefined. */
-export function commandLine(pid: number): string[] | undefined {
-  try {
-    const text = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
-    return text === '' ? undefined : text.replace(/\0$/, '').split('\0')
-  } catch {
-    return undefined
-  }
-}
-
-function matches(running: readonly string[], argv: readonly string[]): boolean {
-  if (running.length !== argv.length) return false
-  const base = (path: string) => path.slice(path.lastIndexOf('/') + 1)
-  return base(running[0] as string) === base(argv[0] as string) && running.slice(1).every((arg, index) => arg === argv[index + 1])
 }

@@ -1,0 +1,14 @@
+export { eventually, type Probe } from './eventually'
+export {
+  children,
+  commandLine,
+  descendants,
+  foregroundGroup,
+  identify,
+  isAlive,
+  type ProcessIdentity,
+  processesRunning,
+  processName,
+  statFields,
+  stillRunning,
+} from './proc'
