@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CLI_ARGS, DEFAULT_CONFIG, tempDir, TSX } from './helpers'
-import { alive, descendants, type ProcIdentity } from './proc'
+import { descendants, processName, stillRunning } from 'dsh-testkit'
 
 /**
  * The default composition (real bash, bubblewrap, workspace-write) driven through the MCP SDK's own
@@ -87,14 +87,14 @@ describe.skipIf(process.platform !== 'linux')('end to end: real bash over MCP st
     expect(await call('terminal_list', {})).toMatch(/^pty-2 \(last\) \[shell\] running pid=\d+$/)
 
     const server = transport.pid!
-    const tree: ProcIdentity[] = descendants(server).filter((process) => process.pid !== server)
+    const tree = descendants(server).map((process) => ({ ...process, command: processName(process.pid) }))
     expect(tree.filter((process) => process.command === 'sleep').length).toBeGreaterThanOrEqual(2)
     expect(tree.some((process) => process.command === 'bash')).toBe(true)
 
     // Disconnect: stdin closes, the server ends the client's agent, and exits. Everything it started
     // must already be gone when the server process has exited.
     await client.close()
-    const survivors = tree.filter(alive)
+    const survivors = tree.filter(stillRunning)
     expect(survivors, `survivors: ${JSON.stringify(survivors)}\nserver stderr:\n${stderr}`).toEqual([])
   })
 })

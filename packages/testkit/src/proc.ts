@@ -40,13 +40,24 @@ export function stillRunning(identity: ProcessIdentity): boolean {
   return identify(identity.pid)?.started === identity.started
 }
 
-/** Direct children of `pid` (from its main thread's list), or none once it is gone. */
+/**
+ * Direct children of `pid`, or none once it is gone. Every thread's list is read: a child forked by
+ * a worker thread is listed under that thread, not under the main one.
+ */
 export function children(pid: number): number[] {
+  let threads: string[]
   try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
+    threads = readdirSync(`/proc/${pid}/task`)
   } catch {
     return []
   }
+  return threads.flatMap((thread) => {
+    try {
+      return readFileSync(`/proc/${pid}/task/${thread}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
+    } catch {
+      return []
+    }
+  })
 }
 
 /**

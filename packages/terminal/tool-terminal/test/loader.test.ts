@@ -11,7 +11,7 @@ import * as terminalPlugin from 'dsh-terminal'
 import * as toolTerminalPlugin from 'dsh-tool-terminal'
 import * as toolsPlugin from 'dsh-tools'
 import { afterEach, describe, expect, it } from 'vitest'
-import { alive, childProcesses } from './processes'
+import { children, isAlive } from 'dsh-testkit'
 import { bashPlugin, sandboxPolicyPlugin, subprocessLocalPlugin, toolJobsPlugin } from './workspace'
 
 /** Cordis fiber states we check (a const enum upstream, so not importable at runtime). */
@@ -128,7 +128,8 @@ afterEach(async () => {
   loaderFiber = undefined
   if (dir) await rm(dir, { recursive: true, force: true })
   dir = undefined
-  expect(childProcesses()).toEqual([])
+  // Nothing the test started outlives it (children of this test process, zombies excluded).
+  expect(children(process.pid).filter(isAlive)).toEqual([])
 })
 
 describe('the real composition from a cordis.yml', () => {
@@ -160,7 +161,7 @@ describe('the real composition from a cordis.yml', () => {
     const listed = await root.tools.execute({ callId: 'list', name: 'terminal_list', arguments: {}, agent })
     const [session] = listed.meta?.sessions as { pid: number }[]
     await agent.dispose()
-    expect(alive(session!.pid)).toBe(false)
+    expect(isAlive(session!.pid)).toBe(false)
   })
 
   it('fails loudly when an entry cannot start', async () => {

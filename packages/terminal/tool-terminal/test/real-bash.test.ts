@@ -7,7 +7,7 @@ import * as toolTerminalPlugin from 'dsh-tool-terminal'
 import * as toolsPlugin from 'dsh-tools'
 import type { ToolResult } from 'dsh-tools'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { alive, childProcesses, commandName, terminalForegroundGroup } from './processes'
+import { children, eventually, foregroundGroup, isAlive, processName } from 'dsh-testkit'
 import { bashPlugin, sandboxPolicyPlugin, subprocessLocalPlugin, toolJobsPlugin } from './workspace'
 
 // The whole lifecycle on a real bash through ctx.tools.execute. The prompt is the backend's
@@ -47,7 +47,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await agent?.dispose()
   for (const fiber of fibers.reverse()) await fiber.dispose()
-  expect(childProcesses()).toEqual([])
+  // Nothing the test started outlives it (children of this test process, zombies excluded).
+  expect(children(process.pid).filter(isAlive)).toEqual([])
 })
 
 describe('dsh-tool-terminal on a real bash', () => {
@@ -57,7 +58,7 @@ describe('dsh-tool-terminal on a real bash', () => {
     const opened = await call('terminal_open', { type: 'shell', name: 'main', cwd: '/tmp' })
     expect(text(opened)).toBe(`started terminal session pty-1 (main) [type: shell]\n${PROMPT}`)
     pid = opened.meta?.pid as number
-    expect(alive(pid)).toBe(true)
+    expect(isAlive(pid)).toBe(true)
 
     const setState = await call('terminal_send', { sessionId: 'pty-1', text: 'cd /usr && export DSH_TOOL_PROBE=kept' })
     expect(text(setState)).toBe(`cd /usr && export DSH_TOOL_PROBE=kept\n${PROMPT}\n${READY(0)}`)
@@ -125,7 +126,7 @@ describe('dsh-tool-terminal on a real bash', () => {
   it('lists, closes and forgets the session, leaving no process behind', async () => {
     expect(text(await call('terminal_list'))).toBe(`pty-1 (main) [shell] running pid=${pid}`)
     expect(text(await call('terminal_close', { sessionId: 'pty-1' }))).toBe('closed terminal session pty-1')
-    expect(alive(pid)).toBe(false)
+    expect(isAlive(pid)).toBe(false)
     expect(text(await call('terminal_list'))).toBe('(no terminal sessions)')
     expect(text(await call('terminal_send', { sessionId: 'pty-1', text: 'ls' }))).toBe('Error: unknown PTY session pty-1')
   })
@@ -142,14 +143,11 @@ describe('dsh-tool-terminal on a real bash', () => {
 
 /**
  * Wait until `sleep` owns the shell's terminal, polling /proc. Waiting for the exec, not just the
- * fork, matters: a SIGINT that lands between fork and exec hits a child still running bash's code.
+ * fork, keeps these tests about the tools: the provider's own fork-to-exec wait is tested below it.
  */
 async function waitForForeground(shellPid: number): Promise<void> {
-  const deadline = Date.now() + 5000
-  while (Date.now() < deadline) {
-    const group = terminalForegroundGroup(shellPid)
-    if (group > 0 && group !== shellPid && commandName(group) === 'sleep') return
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-  throw new Error(`shell ${shellPid} never started sleep in the foreground`)
+  await eventually(() => {
+    const group = foregroundGroup(shellPid)
+    return group !== undefined && group > 0 && group !== shellPid && processName(group) === 'sleep'
+  }, `shell ${shellPid} to start sleep in the foreground`, 5000)
 }
