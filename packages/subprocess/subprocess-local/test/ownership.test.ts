@@ -1,8 +1,7 @@
-import type { IPty } from 'node-pty'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { ForegroundFacts } from 'dsh-subprocess'
-import type { MemberScan, ProcessInspector, ProcessRecord } from 'dsh-subprocess-local'
-import { LocalTerminal } from '../src/terminal'
+import type { ProcessRecord } from 'dsh-subprocess-local'
+import { ScriptedInspector, terminalOver } from './scripted-inspector'
 
 // Spawn learns only the child's identity; whether it owns the PTY yet is checked by the first
 // signal or inspection. Until the child ran setsid(), its stat shows the host's session and
@@ -12,69 +11,23 @@ const HOST_GROUP = 77
 const CHILD_GROUP = PID
 
 /** The child's stat as the inspector reads it: before setsid (the host's terminal), then after. */
-class ForkingChild implements ProcessInspector {
-  readonly stdinWaitSupported = true
+class ForkingChild extends ScriptedInspector {
   owns = false
-  reads = 0
-  inspections = 0
 
-  #record(): ProcessRecord {
-    this.reads += 1
+  protected current(): ProcessRecord {
     const base = { pid: PID, started: '5000', ppid: 1, zombie: false, stopped: false, threads: 1 }
     return this.owns
       ? { ...base, pgid: CHILD_GROUP, sid: PID, tpgid: CHILD_GROUP, ttyNr: 34816 }
       : { ...base, pgid: HOST_GROUP, sid: HOST_GROUP, tpgid: HOST_GROUP, ttyNr: 34817 }
   }
 
-  async identify(): Promise<ProcessRecord> {
-    return this.#record()
-  }
-  async record(): Promise<ProcessRecord> {
-    return this.#record()
-  }
-  async foreground(_shell: unknown, sequence: number): Promise<ForegroundFacts | undefined> {
-    this.inspections += 1
-    const record = this.#record()
+  protected facts(record: ProcessRecord, sequence: number): ForegroundFacts | undefined {
     if (record.sid !== record.pid) return undefined
     return { sequence, processGroupId: record.tpgid, isShellGroup: true, stdinWaitSupported: true, stdinWaitProven: true, complete: true, waits: [], threads: [] }
   }
-  async members(): Promise<MemberScan> {
-    return { members: [] }
-  }
-  membersSync(): MemberScan {
-    return { members: [] }
-  }
-  async alive() {
-    return []
-  }
-  aliveSync() {
-    return []
-  }
-  async disposition() {
-    return undefined
-  }
-  async sameImage() {
-    return false
-  }
 }
 
-function fakePty(): IPty {
-  const noop = () => ({ dispose() {} })
-  return { pid: PID, onData: noop, onExit: noop, pause() {}, resume() {}, write() {}, resize() {}, kill() {} } as unknown as IPty
-}
-
-function terminal(inspector: ProcessInspector): LocalTerminal {
-  return new LocalTerminal({
-    pty: fakePty(),
-    inspector,
-    graceMs: 100,
-    killWaitMs: 100,
-    backlogBytes: 1024,
-    exitCleanup: false,
-    report: () => {},
-    onTerminated: () => {},
-  })
-}
+const terminal = (inspector: ForkingChild) => terminalOver(inspector, PID)
 
 afterEach(() => {
   vi.restoreAllMocks()

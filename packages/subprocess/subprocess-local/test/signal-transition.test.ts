@@ -1,8 +1,7 @@
-import type { IPty } from 'node-pty'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { ForegroundFacts } from 'dsh-subprocess'
-import type { MemberScan, ProcessInspector, ProcessRecord } from 'dsh-subprocess-local'
-import { LocalTerminal } from '../src/terminal'
+import type { ProcessRecord } from 'dsh-subprocess-local'
+import { ScriptedInspector, terminalOver } from './scripted-inspector'
 
 // A signal resolved while a command is between fork and exec misses it: first the shell's own
 // group is still in front while bash forks, then the job's group is led by a fork that still has
@@ -13,53 +12,25 @@ const JOB = 5151
 type Stage = 'forking' | 'pre-exec' | 'running' | 'at-prompt' | 'busy-builtin'
 
 /** The foreground as the inspector sees it, stage by stage. */
-class Foreground implements ProcessInspector {
-  readonly stdinWaitSupported = true
+class Foreground extends ScriptedInspector {
   stage: Stage = 'forking'
-  inspections = 0
 
-  #record(): ProcessRecord {
+  protected current(): ProcessRecord {
     const front = this.stage === 'forking' || this.stage === 'at-prompt' || this.stage === 'busy-builtin' ? SHELL : JOB
     return { pid: SHELL, started: '5000', ppid: 1, pgid: SHELL, sid: SHELL, tpgid: front, ttyNr: 34816, zombie: false, stopped: false, threads: 1 }
   }
 
-  async identify(): Promise<ProcessRecord> {
-    return this.#record()
+  protected facts(record: ProcessRecord, sequence: number): ForegroundFacts {
+    const front = record.tpgid
+    return { sequence, processGroupId: front, isShellGroup: front === SHELL, stdinWaitSupported: true, stdinWaitProven: this.stage === 'at-prompt', complete: true, waits: [], threads: [] }
   }
-  async record(): Promise<ProcessRecord> {
-    return this.#record()
-  }
-  async foreground(_shell: unknown, sequence: number): Promise<ForegroundFacts> {
-    this.inspections += 1
-    const front = this.#record().tpgid
-    const shellWaiting = this.stage === 'at-prompt'
-    return { sequence, processGroupId: front, isShellGroup: front === SHELL, stdinWaitSupported: true, stdinWaitProven: shellWaiting, complete: true, waits: [], threads: [] }
-  }
-  async sameImage(pid: number, parent: number): Promise<boolean> {
+
+  override async sameImage(pid: number, parent: number): Promise<boolean> {
     return pid === JOB && parent === SHELL && this.stage === 'pre-exec'
-  }
-  async members(): Promise<MemberScan> {
-    return { members: [] }
-  }
-  membersSync(): MemberScan {
-    return { members: [] }
-  }
-  async alive() {
-    return []
-  }
-  aliveSync() {
-    return []
-  }
-  async disposition() {
-    return undefined
   }
 }
 
-function terminal(inspector: ProcessInspector): LocalTerminal {
-  const noop = () => ({ dispose() {} })
-  const pty = { pid: SHELL, onData: noop, onExit: noop, pause() {}, resume() {}, write() {}, resize() {}, kill() {} } as unknown as IPty
-  return new LocalTerminal({ pty, inspector, graceMs: 100, killWaitMs: 100, backlogBytes: 1024, exitCleanup: false, report: () => {}, onTerminated: () => {} })
-}
+const terminal = (inspector: Foreground) => terminalOver(inspector, SHELL)
 
 const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 

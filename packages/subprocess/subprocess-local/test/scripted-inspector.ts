@@ -1,0 +1,62 @@
+import type { IPty } from 'node-pty'
+import type { ForegroundFacts } from 'dsh-subprocess'
+import type { MemberScan, ProcessInspector, ProcessRecord } from 'dsh-subprocess-local'
+import { LocalTerminal } from '../src/terminal'
+
+/**
+ * An inspector whose top-level process a test scripts stage by stage (`current`); it finds no
+ * members, nobody alive and no dispositions. Subclasses say what the foreground looks like.
+ */
+export abstract class ScriptedInspector implements ProcessInspector {
+  readonly stdinWaitSupported = true
+  /** Reads of the top-level record (identify, record, and each inspection's own read). */
+  reads = 0
+  /** Foreground inspections started. */
+  inspections = 0
+
+  /** The top-level process's record as the test has set the stage. */
+  protected abstract current(): ProcessRecord
+  /** The foreground as the test has set the stage, from the top-level `record` just read. */
+  protected abstract facts(record: ProcessRecord, sequence: number): ForegroundFacts | undefined
+
+  #read(): ProcessRecord {
+    this.reads += 1
+    return this.current()
+  }
+
+  async identify(): Promise<ProcessRecord> {
+    return this.#read()
+  }
+  async record(): Promise<ProcessRecord> {
+    return this.#read()
+  }
+  async foreground(_shell: unknown, sequence: number): Promise<ForegroundFacts | undefined> {
+    this.inspections += 1
+    return this.facts(this.#read(), sequence)
+  }
+  async sameImage(_pid: number, _parent: number): Promise<boolean> {
+    return false
+  }
+  async members(): Promise<MemberScan> {
+    return { members: [] }
+  }
+  membersSync(): MemberScan {
+    return { members: [] }
+  }
+  async alive() {
+    return []
+  }
+  aliveSync() {
+    return []
+  }
+  async disposition() {
+    return undefined
+  }
+}
+
+/** A `LocalTerminal` over a silent PTY of `pid` (no output, never exits) and the given inspector. */
+export function terminalOver(inspector: ProcessInspector, pid: number): LocalTerminal {
+  const noop = () => ({ dispose() {} })
+  const pty = { pid, onData: noop, onExit: noop, pause() {}, resume() {}, write() {}, resize() {}, kill() {} } as unknown as IPty
+  return new LocalTerminal({ pty, inspector, graceMs: 100, killWaitMs: 100, backlogBytes: 1024, exitCleanup: false, report: () => {}, onTerminated: () => {} })
+}
