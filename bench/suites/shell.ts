@@ -1,7 +1,6 @@
 // The shell backend (dsh-terminal-bash through ctx.terminals and the node-pty provider) against a raw
 // node-pty floor: a bash whose PROMPT_COMMAND prints the same OSC 133;D marker, read event-driven.
 import { execFileSync } from 'node:child_process'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { Context, type Fiber } from '@deepseek-ai/cordis'
 import { children } from 'dsh-testkit'
@@ -13,17 +12,9 @@ import * as terminalPlugin from '../../packages/terminal/terminal/src/index'
 import type { TerminalSendResult, TerminalSessionId } from '../../packages/terminal/terminal/src/index'
 import { collect, collectInterleaved, timed } from '../lib/measure'
 import { treeReady } from '../lib/process-tree'
+import { pty, type RawPty } from '../lib/raw-pty'
 import type { BenchRow } from '../lib/types'
 
-interface RawPty {
-  readonly pid: number
-  onData(listener: (data: string | Buffer) => void): unknown
-  onExit(listener: () => void): unknown
-  write(data: string): void
-  kill(signal?: string): void
-}
-type Spawn = (file: string, args: string[], options: Record<string, unknown>) => RawPty
-const pty = createRequire(new URL('../../packages/subprocess/subprocess-local/package.json', import.meta.url))('node-pty') as { spawn: Spawn }
 
 const PYTHON = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim()
 const FLOOD = 'head -c 20000000 /dev/urandom | base64'

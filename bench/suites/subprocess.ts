@@ -2,7 +2,6 @@
 // each next to the bare node-pty operation measured in the same run.
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { Context } from '@deepseek-ai/cordis'
 import { children, eventually } from 'dsh-testkit'
@@ -10,18 +9,9 @@ import type { SubprocessTerminalHandle } from '../../packages/subprocess/subproc
 import * as local from '../../packages/subprocess/subprocess-local/src/index'
 import { collect, timed } from '../lib/measure'
 import { treeReady } from '../lib/process-tree'
+import { pty, type RawPty } from '../lib/raw-pty'
 import type { BenchRow } from '../lib/types'
 
-/** The slice of node-pty the floor uses (its typings are an ambient module the bench cannot import by path). */
-interface RawPty {
-  readonly pid: number
-  onData(listener: (data: string | Buffer) => void): unknown
-  onExit(listener: () => void): unknown
-  write(data: string): void
-  kill(signal?: string): void
-}
-type Spawn = (file: string, args: string[], options: Record<string, unknown>) => RawPty
-const pty = createRequire(new URL('../../packages/subprocess/subprocess-local/package.json', import.meta.url))('node-pty') as { spawn: Spawn }
 
 const PROMPT = 'B$ '
 const ENV = { PS1: PROMPT, TERM: 'dumb', HISTFILE: '/dev/null' }
