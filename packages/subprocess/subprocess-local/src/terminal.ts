@@ -125,12 +125,10 @@ export class LocalTerminal implements SubprocessTerminalHandle {
   }
 
   async #awaitOwnership(): Promise<void> {
-    const deadline = performance.now() + OWNERSHIP_TIMEOUT_MS
-    for (let delay = 0; ; delay = Math.min(Math.max(delay * 2, 1), 10)) {
+    await pollWithin(OWNERSHIP_TIMEOUT_MS, 10, async () => {
       const record = await this.#inspector.record(this.#shell)
-      if (!record || record.zombie || ownsTerminal(record) || performance.now() > deadline) return
-      await (delay === 0 ? nextMacrotask() : sleep(delay))
-    }
+      return !record || record.zombie || ownsTerminal(record)
+    })
   }
 
   get exit(): TerminalExit | undefined {
@@ -202,11 +200,7 @@ export class LocalTerminal implements SubprocessTerminalHandle {
    * shell's handlers and dispositions — a SIGINT is swallowed, a SIGTERM or SIGTSTP ignored.
    */
   async #foregroundSettled(): Promise<void> {
-    const deadline = performance.now() + TRANSITION_WAIT_MS
-    for (let delay = 0; ; delay = Math.min(Math.max(delay * 2, 1), 5)) {
-      if (!(await this.#inTransition()) || performance.now() > deadline) return
-      await (delay === 0 ? nextMacrotask() : sleep(delay))
-    }
+    await pollWithin(TRANSITION_WAIT_MS, 5, async () => !(await this.#inTransition()))
   }
 
   async #inTransition(): Promise<boolean> {
@@ -253,6 +247,18 @@ export class LocalTerminal implements SubprocessTerminalHandle {
       send: sendSignal,
       otherTerminals: () => this.#otherTerminals(this),
     }
+  }
+}
+
+/**
+ * Check `done` at once, then after a macrotask and 1, 2, 4 … ms (at most `maxStepMs` apart) until
+ * it holds or `limitMs` passed: a state a child reaches within moments is seen without a busy loop.
+ */
+async function pollWithin(limitMs: number, maxStepMs: number, done: () => Promise<boolean>): Promise<void> {
+  const deadline = performance.now() + limitMs
+  for (let delay = 0; ; delay = Math.min(Math.max(delay * 2, 1), maxStepMs)) {
+    if ((await done()) || performance.now() > deadline) return
+    await (delay === 0 ? nextMacrotask() : sleep(delay))
   }
 }
 

@@ -62,13 +62,17 @@ export interface SendOptions {
   readonly idle?: ForegroundFacts | undefined
 }
 
+/** Waiting as far as the platform can tell: proven blocked reading, or unprovable here (macOS). */
+export function isWaitingAsFarAsKnown(facts: ForegroundFacts): boolean {
+  return facts.stdinWaitProven || !facts.stdinWaitSupported
+}
+
 /**
- * The shell in front and, as far as the platform can tell, waiting: proven blocked reading, or on
- * a platform that cannot prove waits (macOS). A prompt that ended a send with such a sample — held
- * still, or trusted in turn — leaves the shell known idle for the next send.
+ * The shell in front and waiting as far as the platform can tell. A prompt that ended a send with
+ * such a sample — held still, or trusted in turn — leaves the shell known idle for the next send.
  */
 export function isShellWaiting(facts: ForegroundFacts | undefined): facts is ForegroundFacts {
-  return facts !== undefined && facts.isShellGroup && (facts.stdinWaitProven || !facts.stdinWaitSupported)
+  return facts !== undefined && facts.isShellGroup && isWaitingAsFarAsKnown(facts)
 }
 
 /**

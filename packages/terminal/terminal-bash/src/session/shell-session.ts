@@ -13,6 +13,7 @@ import {
 import type { ShellBackendConfig } from '../config'
 import { shellFailure } from '../errors'
 import { SendOperation, type SendHost, type SendTiming } from '../readiness/send-operation'
+import { isWaitingAsFarAsKnown } from '../readiness/send-contract'
 import { SHELL_PROMPT } from '../prompt-protocol'
 import { TerminalStream } from './terminal-stream'
 
@@ -141,9 +142,7 @@ export class ShellSession implements TerminalBackendSession {
     this.#handle.pinShellGroup(facts.processGroupId)
     // That sample, seen through the pin, is the shell idle at its prompt: the first send may use it
     // as its pre-write facts, exactly as after a send that ended on the prompt.
-    // (Where waits cannot be proven, the shell in front at its prompt is all there is to know.)
-    const waiting = facts.stdinWaitProven || !facts.stdinWaitSupported
-    if (waiting && arrivals === this.#stream.arrivals && this.#stream.promptReady) {
+    if (isWaitingAsFarAsKnown(facts) && arrivals === this.#stream.arrivals && this.#stream.promptReady) {
       this.#idle = { facts: { ...facts, isShellGroup: true }, arrivals }
     }
   }
