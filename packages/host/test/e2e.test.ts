@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CLI_ARGS, DEFAULT_CONFIG, tempDir, TSX } from './helpers'
+import { ALL_TOOLS, CLI_ARGS, DEFAULT_CONFIG, tempDir, TSX } from './helpers'
 import { descendants, processName, stillRunning } from 'dsh-testkit'
 
 /**
@@ -37,17 +37,7 @@ describe.skipIf(process.platform !== 'linux')('end to end: real bash over MCP st
 
   it('keeps shell state across calls, signals, runs in the background, and leaves no process behind', async () => {
     const { tools } = await client.listTools()
-    expect(tools.map((tool) => tool.name).sort()).toEqual([
-      'job_kill',
-      'job_list',
-      'job_output',
-      'terminal_close',
-      'terminal_list',
-      'terminal_open',
-      'terminal_read',
-      'terminal_send',
-      'terminal_signal',
-    ])
+    expect(tools.map((tool) => tool.name).sort()).toEqual(ALL_TOOLS)
 
     expect(await call('terminal_open', { type: 'shell', name: 'main' })).toMatch(/^started terminal session pty-1 \(main\) \[type: shell\]/)
 

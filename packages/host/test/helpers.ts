@@ -20,6 +20,19 @@ export const TSX = join(REPO_ROOT, 'node_modules/.bin/tsx')
 /** argv prefix that runs the CLI from sources. */
 export const CLI_ARGS = ['--conditions=source', CLI]
 
+/** The nine tools of the default composition, sorted by name. */
+export const ALL_TOOLS = [
+  'job_kill',
+  'job_list',
+  'job_output',
+  'terminal_close',
+  'terminal_list',
+  'terminal_open',
+  'terminal_read',
+  'terminal_send',
+  'terminal_signal',
+]
+
 /** Load a composition quietly, collecting its log lines for assertions. */
 export async function load(configPath: string, log: string[] = []): Promise<Composition> {
   return loadComposition({ configPath, log: (line) => log.push(line) })

@@ -5,7 +5,7 @@ import type { SandboxPolicyService } from 'dsh-sandbox-policy'
 import type { TerminalSessionService } from 'dsh-terminal'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { type Composition, CompositionError } from '../src/compose/load-config'
-import { DANGER_CONFIG, DEFAULT_CONFIG, load, READ_ONLY_CONFIG, SNAPSHOT_CONFIG, tempDir } from './helpers'
+import { ALL_TOOLS, DANGER_CONFIG, DEFAULT_CONFIG, load, READ_ONLY_CONFIG, SNAPSHOT_CONFIG, tempDir } from './helpers'
 
 const SPINE = `# A comment the host must never lose.
 - id: agents
@@ -20,17 +20,6 @@ const SPINE = `# A comment the host must never lose.
   name: dsh-tool-jobs
 `
 
-const ALL_TOOLS = [
-  'job_kill',
-  'job_list',
-  'job_output',
-  'terminal_close',
-  'terminal_list',
-  'terminal_open',
-  'terminal_read',
-  'terminal_send',
-  'terminal_signal',
-]
 
 const opened: Composition[] = []
 const cleanups: (() => Promise<void>)[] = []
