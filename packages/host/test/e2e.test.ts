@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ALL_TOOLS, CLI_ARGS, DEFAULT_CONFIG, tempDir, TSX } from './helpers'
-import { descendants, processName, stillRunning } from 'dsh-testkit'
+import { descendants, eventually, processName, stillRunning } from 'dsh-testkit'
 
 /**
  * The default composition (real bash, bubblewrap, workspace-write) driven through the MCP SDK's own
@@ -77,8 +77,11 @@ describe.skipIf(process.platform !== 'linux')('end to end: real bash over MCP st
     expect(await call('terminal_list', {})).toMatch(/^pty-2 \(last\) \[shell\] running pid=\d+$/)
 
     const server = transport.pid!
-    const tree = descendants(server).map((process) => ({ ...process, command: processName(process.pid) }))
-    expect(tree.filter((process) => process.command === 'sleep').length).toBeGreaterThanOrEqual(2)
+    // The background send's `sleep 200` may still be a fork of bash: wait until both sleeps run.
+    const tree = await eventually(() => {
+      const found = descendants(server).map((process) => ({ ...process, command: processName(process.pid) }))
+      return found.filter((process) => process.command === 'sleep').length >= 2 && found
+    }, 'both sleeps to run under the server')
     expect(tree.some((process) => process.command === 'bash')).toBe(true)
 
     // Disconnect: stdin closes, the server ends the client's agent, and exits. Everything it started

@@ -27,7 +27,13 @@ describe('signals and cancellation on a real shell', () => {
     const { sessionId } = await stack.open()
     for (let round = 0; round < 12; round++) {
       const send = stack.send(sessionId, 'sleep 60')
-      // No waiting for sleep to take the foreground: the signal lands wherever bash is.
+      // Once bash echoed the line it has read it, and forks next. (A SIGINT while readline still
+      // reads the line is a Ctrl-C typed into the line: it edits the line, as in any terminal.)
+      // Checked every event-loop turn, right after the output callbacks: a poll with a delay would
+      // look only after sleep had long exec'd.
+      let seen = ''
+      while (!(seen += send.readOutput().delta).includes('sleep 60\n')) await new Promise((resolve) => setImmediate(resolve))
+      // No waiting for sleep to take the foreground: the signal lands between fork and exec, or after.
       await new Promise((resolve) => setTimeout(resolve, round % 4))
       await stack.terminals.signal(stack.agent, sessionId, 'SIGINT')
       expect({ round, result: await send.done }).toMatchObject({ round, result: { waitReason: 'stdin_read', exitCode: 130 } })
