@@ -1,16 +1,49 @@
-import type { SandboxPolicy } from 'dsh-sandbox'
+import { defaultNetwork, isWithin, type SandboxPolicy } from 'dsh-sandbox'
+
+/**
+ * Host-dependent parts of the bwrap command line, decided outside the pure argv builder: whether
+ * the host can give the sandbox a user namespace, and which paths get mounts of their own.
+ */
+export interface MountPlan {
+  /** Start in a new user namespace (`--unshare-user`): its capability bounding set is empty. */
+  readonly userNamespace: boolean
+  /**
+   * Paths under the writable workspace that stay read-only inside, because a write there would run
+   * code outside the sandbox later (git hooks and config, the host's own installation).
+   */
+  readonly readOnly: readonly string[]
+  /**
+   * Paths bound onto themselves with their surroundings' access, only to become mount points: a
+   * mount point cannot be renamed or replaced, so e.g. `.git` cannot be swapped for a forged one.
+   */
+  readonly pinned: readonly string[]
+  /** Host sockets hidden behind `/dev/null` (privileged control sockets that would undo the sandbox). */
+  readonly hidden: readonly string[]
+}
+
+/** A plan with no host-specific mounts and no user namespace: the minimum every sandbox gets. */
+export const EMPTY_MOUNT_PLAN: MountPlan = { userNamespace: false, readOnly: [], pinned: [], hidden: [] }
 
 /**
  * The bubblewrap options (everything before `--`) for a policy whose paths were already validated.
- * Mount order matters: later mounts cover earlier ones, so the workspace is bound after `/tmp`.
+ * Mount order matters: later mounts cover earlier ones, so the workspace is bound after `/tmp`, and
+ * the protected paths after the workspace, parents before children.
  */
-export function bwrapOptions(policy: SandboxPolicy): string[] {
+export function bwrapOptions(policy: SandboxPolicy, plan: MountPlan = EMPTY_MOUNT_PLAN): string[] {
   const options = [
     // The sandbox ends with the process that spawned bwrap, so a crashed host leaves nothing behind.
     '--die-with-parent',
+  ]
+  // A user namespace of its own: the bounding set is empty, so not even a file-capability or
+  // setuid program can regain a privilege inside (bwrap also sets no_new_privs).
+  if (plan.userNamespace) options.push('--unshare-user')
+  options.push(
     // Own pid namespace: a daemonised descendant cannot outlive the sandbox's init, and `kill -1`
     // cannot reach host processes. The host still sees every member under bwrap's pid.
     '--unshare-pid',
+    // No capability at all, also when the host runs as root: without this, bwrap run by real root
+    // keeps CAP_SYS_ADMIN and the sandbox can remount `/` read-write.
+    '--cap-drop', 'ALL',
     // The whole host filesystem, read-only and without device nodes.
     '--ro-bind', '/', '/',
     // A minimal /dev (null, zero, urandom, tty, a private devpts and /dev/shm); /dev/console is the
@@ -19,17 +52,37 @@ export function bwrapOptions(policy: SandboxPolicy): string[] {
     '--proc', '/proc',
     // A private, empty /tmp that disappears with the sandbox.
     '--tmpfs', '/tmp',
-  ]
-  // No network at all in read-only: only a loopback interface exists.
-  if (policy.mode === 'read-only') options.push('--unshare-net')
+  )
+  // Only a loopback interface; also the host's abstract Unix sockets become unreachable.
+  if ((policy.network ?? defaultNetwork(policy.mode)) === 'none') options.push('--unshare-net')
+  // A read-only mount does not stop connect(2) on a socket file, so control sockets are covered.
+  for (const path of plan.hidden) options.push('--ro-bind', '/dev/null', path)
   // Bound after /tmp so a workspace under /tmp stays visible; read-write only in workspace-write.
-  const bind = policy.mode === 'workspace-write' ? '--bind' : '--ro-bind'
-  options.push(bind, policy.workspaceRoot, policy.workspaceRoot)
+  const writable = policy.mode === 'workspace-write'
+  options.push(writable ? '--bind' : '--ro-bind', policy.workspaceRoot, policy.workspaceRoot)
+  if (writable) options.push(...protectedMounts(plan))
   if (policy.cwd !== undefined) options.push('--chdir', policy.cwd)
   return options
 }
 
 /** The full confined argv: bwrap, its options, `--`, then the original command untouched. */
-export function bwrapArgv(bwrapPath: string, argv: readonly string[], policy: SandboxPolicy): string[] {
-  return [bwrapPath, ...bwrapOptions(policy), '--', ...argv]
+export function bwrapArgv(bwrapPath: string, argv: readonly string[], policy: SandboxPolicy, plan?: MountPlan): string[] {
+  return [bwrapPath, ...bwrapOptions(policy, plan), '--', ...argv]
+}
+
+/**
+ * Mounts for the pinned and read-only paths inside a writable workspace, parents first. A pin
+ * inside a read-only path stays read-only: pinning must never make anything writable again.
+ */
+function protectedMounts(plan: MountPlan): string[] {
+  const entries = [
+    ...plan.readOnly.map((path) => ({ path, readOnly: true })),
+    ...plan.pinned.filter((path) => !plan.readOnly.some((parent) => isWithin(parent, path))).map((path) => ({ path, readOnly: false })),
+  ]
+  entries.sort((a, b) => depth(a.path) - depth(b.path))
+  return entries.flatMap(({ path, readOnly }) => [readOnly ? '--ro-bind' : '--bind', path, path])
+}
+
+function depth(path: string): number {
+  return path.split('/').filter((part) => part !== '').length
 }

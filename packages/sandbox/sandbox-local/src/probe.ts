@@ -3,12 +3,12 @@ import { constants } from 'node:fs'
 import { access, stat } from 'node:fs/promises'
 import { delimiter, join, resolve } from 'node:path'
 import { SandboxError } from 'dsh-sandbox'
-import { bwrapArgv } from './args'
+import { bwrapArgv, EMPTY_MOUNT_PLAN } from './args'
 
 /** Bound on the one-off trial sandbox; bwrap normally answers in a few milliseconds. */
 const PROBE_TIMEOUT_MS = 10_000
-/** Bound on the stderr kept from the trial, enough for bwrap's one-line diagnostics. */
-const STDERR_LIMIT = 4096
+/** Bound on the output kept from the trial, enough for bwrap's diagnostics and the proof's report. */
+const OUTPUT_LIMIT = 4096
 
 const INSTALL_FIX = 'install bubblewrap: apt-get install bubblewrap (Debian/Ubuntu) or dnf install bubblewrap (Fedora)'
 const USERNS_FIX =
@@ -46,12 +46,21 @@ export function explainBwrapFailure(stderr: string): string {
   return 'run the same bwrap command by hand to see why it fails, then fix the host or bwrapPath'
 }
 
+/** What the probe learned about bubblewrap on this host. */
+export interface BwrapFacts {
+  /** Absolute path of the bwrap binary that started a confining trial sandbox. */
+  readonly path: string
+  /** Whether that sandbox ran in a user namespace of its own (see `MountPlan.userNamespace`). */
+  readonly userNamespace: boolean
+}
+
 /**
- * Resolve bwrap and start one trial sandbox with every feature the provider uses (pid and network
- * namespaces, read-only root, /dev, /proc, tmpfs). Resolves with bwrap's absolute path; rejects
- * with `SANDBOX_UNAVAILABLE` and a message that names the fix.
+ * Resolve bwrap and start a trial sandbox with every option the provider uses, first in a user
+ * namespace, else without one. The trial must prove confinement, not assume it: no effective
+ * capability and a refused remount of `/`. Resolves with the facts; rejects with
+ * `SANDBOX_UNAVAILABLE` and a message that names the fix, so nothing ever runs unconfined.
  */
-export async function probeBwrap(bwrapPath: string, platform: NodeJS.Platform = process.platform): Promise<string> {
+export async function probeBwrap(bwrapPath: string, platform: NodeJS.Platform = process.platform): Promise<BwrapFacts> {
   if (platform !== 'linux') {
     throw new SandboxError('SANDBOX_UNAVAILABLE', `bubblewrap sandboxing needs Linux; this host is ${platform}`)
   }
@@ -63,37 +72,81 @@ export async function probeBwrap(bwrapPath: string, platform: NodeJS.Platform = 
       `bubblewrap not found: no executable "${bwrapPath}" ${where}; ${INSTALL_FIX}, or set bwrapPath`,
     )
   }
-  const trial = bwrapArgv(executable, ['sh', '-c', 'exit 0'], { mode: 'read-only', workspaceRoot: '/' })
-  const outcome = await runTrial(trial)
-  if (outcome.kind === 'ok') return executable
-  if (outcome.kind === 'spawn-error') {
+  let outcome: TrialOutcome | undefined
+  for (const userNamespace of [true, false]) {
+    const plan = { ...EMPTY_MOUNT_PLAN, userNamespace }
+    outcome = await runTrial(bwrapArgv(executable, ['sh', '-c', PROOF_SCRIPT], { mode: 'read-only', workspaceRoot: '/' }, plan))
+    if (outcome.kind === 'ok') {
+      assertConfined(executable, outcome.stdout)
+      return { path: executable, userNamespace }
+    }
+    if (outcome.kind === 'spawn-error') break
+  }
+  if (outcome?.kind === 'spawn-error') {
     throw new SandboxError('SANDBOX_UNAVAILABLE', `cannot run bubblewrap at ${executable}: ${outcome.message}; ${INSTALL_FIX}`)
   }
-  const said = outcome.stderr.trim() || '(no output)'
+  const failed = outcome as Extract<TrialOutcome, { kind: 'failed' }>
+  const said = failed.stderr.trim() || '(no output)'
   throw new SandboxError(
     'SANDBOX_UNAVAILABLE',
-    `bubblewrap at ${executable} cannot create a sandbox (${outcome.status}): ${said}; ${explainBwrapFailure(outcome.stderr)}`,
+    `bubblewrap at ${executable} cannot create a sandbox (${failed.status}): ${said}; ${explainBwrapFailure(failed.stderr)}`,
+  )
+}
+
+/**
+ * Run inside the trial sandbox: report the effective capabilities and try to make `/` writable
+ * again. Only shell built-ins and `mount` (util-linux, present on every Linux that runs bwrap).
+ */
+export const PROOF_SCRIPT = [
+  'while read -r key value; do [ "$key" = CapEff: ] && echo "capabilities=$value"; done < /proc/self/status',
+  'if ! command -v mount >/dev/null 2>&1; then echo remount=untried',
+  'elif mount -o remount,bind,rw / 2>/dev/null; then echo remount=allowed',
+  'else echo remount=refused; fi',
+].join('\n')
+
+/**
+ * Check the trial's report: every effective capability dropped, and the remount refused (or not
+ * triable, which the empty capability set already rules out). Anything else fails closed.
+ */
+export function assertConfined(executable: string, report: string): void {
+  const capabilities = /^capabilities=([0-9a-f]+)$/m.exec(report)?.[1]
+  const remount = /^remount=(\w+)$/m.exec(report)?.[1]
+  const problems: string[] = []
+  if (capabilities === undefined) problems.push('it did not report its capabilities')
+  else if (BigInt(`0x${capabilities}`) !== 0n) problems.push(`it kept capabilities (CapEff ${capabilities})`)
+  if (remount === 'allowed') problems.push('it could remount / read-write')
+  else if (remount === undefined) problems.push('it did not report the remount attempt')
+  if (problems.length === 0) return
+  throw new SandboxError(
+    'SANDBOX_UNAVAILABLE',
+    `bubblewrap at ${executable} started a trial sandbox that does not confine: ${problems.join(' and ')}; ` +
+      'refusing to run commands unconfined. Use a bubblewrap that supports --cap-drop (0.3+) and is not replaced by a wrapper, or set bwrapPath',
   )
 }
 
 type TrialOutcome =
-  | { kind: 'ok' }
+  | { kind: 'ok'; stdout: string }
   | { kind: 'spawn-error'; message: string }
   | { kind: 'failed'; status: string; stderr: string }
 
 function runTrial(argv: string[]): Promise<TrialOutcome> {
   return new Promise((settle) => {
     const [command = '', ...args] = argv
-    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] })
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
     let stderr = ''
     let timedOut = false
     const timer = setTimeout(() => {
       timedOut = true
       child.kill('SIGKILL')
     }, PROBE_TIMEOUT_MS)
+    child.stdout.setEncoding('utf8')
+    child.stdout.on('data', (chunk: string) => {
+      if (stdout.length < OUTPUT_LIMIT) stdout = (stdout + chunk).slice(0, OUTPUT_LIMIT)
+    })
     child.stderr.setEncoding('utf8')
     child.stderr.on('data', (chunk: string) => {
-      if (stderr.length < STDERR_LIMIT) stderr = (stderr + chunk).slice(0, STDERR_LIMIT)
+      if (stderr.length < OUTPUT_LIMIT) stderr = (stderr + chunk).slice(0, OUTPUT_LIMIT)
     })
     child.on('error', (error) => {
       clearTimeout(timer)
@@ -101,7 +154,7 @@ function runTrial(argv: string[]): Promise<TrialOutcome> {
     })
     child.on('close', (code, signal) => {
       clearTimeout(timer)
-      if (code === 0) settle({ kind: 'ok' })
+      if (code === 0) settle({ kind: 'ok', stdout })
       else if (timedOut) settle({ kind: 'failed', status: `no answer within ${PROBE_TIMEOUT_MS} ms`, stderr })
       else settle({ kind: 'failed', status: signal ? `killed by ${signal}` : `exit ${code}`, stderr })
     })

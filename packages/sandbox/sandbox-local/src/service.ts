@@ -3,15 +3,21 @@ import { realpath, stat } from 'node:fs/promises'
 import { assertConfineRequest, Sandbox, SandboxError, type SandboxPolicy } from 'dsh-sandbox'
 import { bwrapArgv } from './args'
 import type { LocalSandboxConfig } from './config'
+import { hostInstallationRoots } from './host-installation'
 import { probeBwrap } from './probe'
+import { planMounts } from './protected-paths'
 import { readLegacyTiocsti, type TiocstiFact } from './tiocsti'
 
 /** What the one-time probe learned about this host. */
 export interface HostFacts {
-  /** Absolute path of the bwrap binary that started a trial sandbox. */
+  /** Absolute path of the bwrap binary that started a confining trial sandbox. */
   bwrapPath: string
+  /** Whether sandboxes get a user namespace of their own (the trial proved confinement either way). */
+  userNamespace: boolean
   /** Whether TIOCSTI terminal input injection is allowed on this kernel. */
   legacyTiocsti: TiocstiFact
+  /** Canonical roots of the host's own code, kept read-only when they lie in a writable workspace. */
+  installationRoots: readonly string[]
 }
 
 /**
@@ -21,7 +27,7 @@ export interface HostFacts {
 export class LocalSandbox extends Sandbox {
   private readonly config: LocalSandboxConfig
   private readonly log: Logger
-  private readonly memo: { probe?: Promise<HostFacts> } = {}
+  private readonly memo: { probe?: Promise<HostFacts>; warnedInstallation?: boolean } = {}
 
   constructor(ctx: Context, config: LocalSandboxConfig) {
     super(ctx)
@@ -51,7 +57,11 @@ export class LocalSandbox extends Sandbox {
     const facts = await this.probe()
     const confined: SandboxPolicy = { mode: policy.mode, workspaceRoot }
     if (policy.cwd !== undefined) confined.cwd = policy.cwd
-    return bwrapArgv(facts.bwrapPath, argv, confined)
+    if (policy.network !== undefined) confined.network = policy.network
+    const writable = policy.mode === 'workspace-write'
+    const plan = await planMounts(workspaceRoot, writable, facts.userNamespace, { config: this.config, installationRoots: facts.installationRoots })
+    if (writable && plan.readOnly.some((path) => path === workspaceRoot)) this.warnWorkspaceIsInstallation(workspaceRoot)
+    return bwrapArgv(facts.bwrapPath, argv, confined, plan)
   }
 
   /**
@@ -59,8 +69,18 @@ export class LocalSandbox extends Sandbox {
    * host; production code never overrides it.
    */
   protected async probeHost(): Promise<HostFacts> {
-    const [bwrapPath, legacyTiocsti] = await Promise.all([probeBwrap(this.config.bwrapPath), readLegacyTiocsti()])
-    return { bwrapPath, legacyTiocsti }
+    const [bwrap, legacyTiocsti] = await Promise.all([probeBwrap(this.config.bwrapPath), readLegacyTiocsti()])
+    return { bwrapPath: bwrap.path, userNamespace: bwrap.userNamespace, legacyTiocsti, installationRoots: hostInstallationRoots() }
+  }
+
+  /** Say once that a writable workspace is read-only in effect, because the host's code is all of it. */
+  private warnWorkspaceIsInstallation(workspaceRoot: string): void {
+    if (this.memo.warnedInstallation) return
+    this.memo.warnedInstallation = true
+    this.log.warn(
+      'the workspace %s is the host\'s own installation: it stays read-only inside sandboxes (protectHostInstallation); choose another workspace to let sessions write',
+      workspaceRoot,
+    )
   }
 
   private async checkHost(): Promise<HostFacts> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { bwrapArgv, bwrapOptions } from 'dsh-sandbox-local'
+import { bwrapArgv, bwrapOptions, EMPTY_MOUNT_PLAN } from 'dsh-sandbox-local'
 
 describe('bwrap options', () => {
   it('read-only: read-only root, private /tmp, no network, read-only workspace', () => {
@@ -7,6 +7,7 @@ describe('bwrap options', () => {
     expect(options).toEqual([
       '--die-with-parent',
       '--unshare-pid',
+      '--cap-drop', 'ALL',
       '--ro-bind', '/', '/',
       '--dev', '/dev',
       '--proc', '/proc',
@@ -20,6 +21,43 @@ describe('bwrap options', () => {
     const options = bwrapOptions({ mode: 'workspace-write', workspaceRoot: '/work/project', cwd: '/work/project/src' })
     expect(options).not.toContain('--unshare-net')
     expect(options.slice(-5)).toEqual(['--bind', '/work/project', '/work/project', '--chdir', '/work/project/src'])
+  })
+
+  it('drops every capability always; a user namespace only when the plan has one', () => {
+    const plain = bwrapOptions({ mode: 'workspace-write', workspaceRoot: '/w' })
+    expect(plain.slice(plain.indexOf('--cap-drop'), plain.indexOf('--cap-drop') + 2)).toEqual(['--cap-drop', 'ALL'])
+    expect(plain).not.toContain('--unshare-user')
+    const userNamespace = bwrapOptions({ mode: 'workspace-write', workspaceRoot: '/w' }, { ...EMPTY_MOUNT_PLAN, userNamespace: true })
+    expect(userNamespace.indexOf('--unshare-user')).toBeLessThan(userNamespace.indexOf('--unshare-pid'))
+  })
+
+  it('network: the mode decides by default, the policy can cut egress in workspace-write or share it in read-only', () => {
+    expect(bwrapOptions({ mode: 'workspace-write', workspaceRoot: '/w', network: 'none' })).toContain('--unshare-net')
+    expect(bwrapOptions({ mode: 'read-only', workspaceRoot: '/w', network: 'host' })).not.toContain('--unshare-net')
+    expect(bwrapOptions({ mode: 'read-only', workspaceRoot: '/w' })).toContain('--unshare-net')
+  })
+
+  it('protected paths come after the workspace, parents first; a pin inside a read-only path stays read-only', () => {
+    const plan = {
+      userNamespace: false,
+      readOnly: ['/w/.git/config', '/w/tools', '/w/.git/hooks'],
+      pinned: ['/w/.git', '/w/tools/.git'],
+      hidden: ['/run/docker.sock'],
+    }
+    const options = bwrapOptions({ mode: 'workspace-write', workspaceRoot: '/w' }, plan)
+    const after = options.slice(options.indexOf('/w') + 2)
+    expect(after).toEqual([
+      '--ro-bind', '/w/tools', '/w/tools',
+      '--bind', '/w/.git', '/w/.git',
+      '--ro-bind', '/w/.git/config', '/w/.git/config',
+      '--ro-bind', '/w/.git/hooks', '/w/.git/hooks',
+    ])
+    const hidden = options.indexOf('/run/docker.sock')
+    expect(options.slice(hidden - 2, hidden + 1)).toEqual(['--ro-bind', '/dev/null', '/run/docker.sock'])
+    // Under read-only the whole workspace is read-only already: no protections needed, sockets still hidden.
+    const readOnly = bwrapOptions({ mode: 'read-only', workspaceRoot: '/w' }, plan)
+    expect(readOnly).not.toContain('/w/.git')
+    expect(readOnly).toContain('/run/docker.sock')
   })
 
   it('keeps the controlling terminal: never starts a new session', () => {

@@ -4,8 +4,17 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { SandboxError } from 'dsh-sandbox'
 import * as localPlugin from 'dsh-sandbox-local'
-import { Config, explainBwrapFailure, type HostFacts, LocalSandbox, probeBwrap, readLegacyTiocsti, resolveExecutable } from 'dsh-sandbox-local'
-import { scratchDir } from './helpers'
+import {
+  assertConfined,
+  Config,
+  explainBwrapFailure,
+  type HostFacts,
+  LocalSandbox,
+  probeBwrap,
+  readLegacyTiocsti,
+  resolveExecutable,
+} from 'dsh-sandbox-local'
+import { bwrapUnavailable, scratchDir } from './helpers'
 
 let dir: { path: string; remove: () => Promise<void> }
 
@@ -36,6 +45,11 @@ function scripted(facts: () => Promise<HostFacts>) {
   return { ScriptedSandbox, probes }
 }
 
+/** Host facts as a scripted probe reports them, with the given TIOCSTI fact. */
+function hostFacts(legacyTiocsti: HostFacts['legacyTiocsti']): HostFacts {
+  return { bwrapPath: '/usr/bin/bwrap', userNamespace: true, legacyTiocsti, installationRoots: [] }
+}
+
 const enabled = { enabled: true, detail: 'dev.tty.legacy_tiocsti=1' }
 const disabled = { enabled: false, detail: 'dev.tty.legacy_tiocsti=0' }
 
@@ -64,6 +78,34 @@ describe('probe: missing or refused bubblewrap fails closed and names the fix', 
     expect(result.code).toBe('SANDBOX_UNAVAILABLE')
     expect(result.message).toContain(said)
     expect(result.message).toContain('sysctl -w kernel.unprivileged_userns_clone=1')
+  })
+
+  it('a bwrap that starts the command without confining it fails the proof (as root it keeps every capability)', async () => {
+    // A stand-in that ignores its options and runs what follows `--`, the way a broken wrapper would.
+    const fake = join(dir.path, 'bwrap')
+    await writeFile(fake, '#!/bin/sh\nwhile [ "$1" != -- ]; do shift; done\nshift\nexec "$@"\n')
+    await chmod(fake, 0o755)
+    const result = await failure(probeBwrap(fake))
+    expect(result.code).toBe('SANDBOX_UNAVAILABLE')
+    expect(result.message).toContain('does not confine')
+    if (process.getuid?.() === 0) expect(result.message).toMatch(/kept capabilities \(CapEff 0*[1-9a-f]/)
+  })
+
+  it('the proof needs an empty capability set and a refused remount', () => {
+    expect(() => assertConfined('/b', 'capabilities=0000000000000000\nremount=refused\n')).not.toThrow()
+    expect(() => assertConfined('/b', 'capabilities=0000000000000000\nremount=untried\n')).not.toThrow()
+    const kept = () => assertConfined('/b', 'capabilities=000001fffeffffff\nremount=refused\n')
+    expect(kept).toThrow(/kept capabilities \(CapEff 000001fffeffffff\)/)
+    expect(() => assertConfined('/b', 'capabilities=0000000000000000\nremount=allowed\n')).toThrow(/could remount/)
+    expect(() => assertConfined('/b', 'remount=refused\n')).toThrow(/did not report its capabilities/)
+    expect(() => assertConfined('/b', 'capabilities=0\n')).toThrow(/did not report the remount/)
+    expect(() => assertConfined('/b', '')).toThrow(SandboxError)
+  })
+
+  it.skipIf(bwrapUnavailable !== undefined)('the real bwrap passes the proof, in a user namespace here', async () => {
+    const facts = await probeBwrap('bwrap')
+    expect(facts.path).toMatch(/\/bwrap$/)
+    expect(facts.userNamespace).toBe(true)
   })
 
   it('a host that is not Linux', async () => {
@@ -113,7 +155,7 @@ describe('legacy TIOCSTI check', () => {
   })
 
   it('"refuse" fails closed when TIOCSTI is allowed', async () => {
-    const { ScriptedSandbox } = scripted(async () => ({ bwrapPath: '/usr/bin/bwrap', legacyTiocsti: enabled }))
+    const { ScriptedSandbox } = scripted(async () => hostFacts(enabled))
     const root = new Context()
     await root.plugin(ScriptedSandbox, Config.parse({ legacyTiocsti: 'refuse' }))
     const result = await failure(root.sandbox.confine(['sh'], { mode: 'read-only', workspaceRoot: dir.path }))
@@ -122,7 +164,7 @@ describe('legacy TIOCSTI check', () => {
   })
 
   it('"refuse" confines when TIOCSTI is disabled', async () => {
-    const { ScriptedSandbox } = scripted(async () => ({ bwrapPath: '/usr/bin/bwrap', legacyTiocsti: disabled }))
+    const { ScriptedSandbox } = scripted(async () => hostFacts(disabled))
     const root = new Context()
     await root.plugin(ScriptedSandbox, Config.parse({ legacyTiocsti: 'refuse' }))
     const argv = await root.sandbox.confine(['sh'], { mode: 'read-only', workspaceRoot: dir.path })
@@ -130,7 +172,7 @@ describe('legacy TIOCSTI check', () => {
   })
 
   it('"warn" (the default) confines and logs the risk once', async () => {
-    const { ScriptedSandbox } = scripted(async () => ({ bwrapPath: '/usr/bin/bwrap', legacyTiocsti: enabled }))
+    const { ScriptedSandbox } = scripted(async () => hostFacts(enabled))
     const root = new Context()
     const warnings: string[] = []
     root.logger.exporter({ colors: 0, levels: { default: 3 }, export: (message) => message.type === 'warn' && warnings.push(String(message.args[1] ?? message.args[0])) })
@@ -157,7 +199,7 @@ describe('provider lifecycle', () => {
   })
 
   it('validates the request before probing the host', async () => {
-    const { ScriptedSandbox, probes } = scripted(async () => ({ bwrapPath: '/usr/bin/bwrap', legacyTiocsti: disabled }))
+    const { ScriptedSandbox, probes } = scripted(async () => hostFacts(disabled))
     const root = new Context()
     await root.plugin(ScriptedSandbox, Config.parse({}))
     const ws = { mode: 'workspace-write', workspaceRoot: dir.path } as const
@@ -195,6 +237,13 @@ describe('provider lifecycle', () => {
       (caught: unknown) => String(caught),
     )
     expect(error).toMatch(/invalid config/)
-    expect(Config.parse({})).toEqual({ bwrapPath: 'bwrap', legacyTiocsti: 'warn' })
+    expect(Config.parse({})).toEqual({
+      bwrapPath: 'bwrap',
+      legacyTiocsti: 'warn',
+      protectGitMetadata: true,
+      protectHostInstallation: true,
+      protectedPaths: [],
+    })
+    expect(() => Config.parse({ protectedPaths: [''] })).toThrow(/must not be empty/)
   })
 })

@@ -1,6 +1,6 @@
 import { realpathSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { SandboxModeSchema } from 'dsh-sandbox'
+import { SandboxModeSchema, SandboxNetworkSchema } from 'dsh-sandbox'
 import { z } from 'zod'
 
 /** Canonicalise a workspace root: resolved against the process cwd, realpath, must be a directory. */
@@ -27,6 +27,11 @@ export const Config = z
       .min(1, 'workspaceRoot must not be empty')
       .default(() => process.cwd())
       .transform(canonicalWorkspaceRoot),
+    /**
+     * Network reach of confined processes: `none` (only loopback) or `host`. Unset keeps each mode's
+     * default: `read-only` none, `workspace-write` host. Set `none` to cut egress in workspace-write too.
+     */
+    network: SandboxNetworkSchema.optional(),
   })
   .prefault({})
 

@@ -1,13 +1,10 @@
 import { realpath, stat } from 'node:fs/promises'
-import { isAbsolute, relative, resolve, sep } from 'node:path'
+import { resolve } from 'node:path'
+import { isWithin } from 'dsh-sandbox'
 import { SandboxPolicyError } from './errors'
 import type { ResolvedSandboxPolicy } from './types'
 
-/** True when canonical `path` is `root` or lies beneath it. */
-export function isWithin(root: string, path: string): boolean {
-  const rel = relative(root, path)
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel))
-}
+export { isWithin }
 
 /**
  * The canonical working directory for a process started under `policy`: the workspace root by

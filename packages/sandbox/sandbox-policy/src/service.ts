@@ -62,7 +62,9 @@ export class SandboxPolicyService extends Service {
    */
   resolve(owner: Agent): ResolvedSandboxPolicy {
     this.assertLive(owner)
-    return { mode: this.effectiveMode(owner), workspaceRoot: this.config.workspaceRoot }
+    const policy: ResolvedSandboxPolicy = { mode: this.effectiveMode(owner), workspaceRoot: this.config.workspaceRoot }
+    if (this.config.network !== undefined) policy.network = this.config.network
+    return policy
   }
 
   /**

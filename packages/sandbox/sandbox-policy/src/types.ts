@@ -1,5 +1,5 @@
 import type { Agent } from 'dsh-agent'
-import type { SandboxMode } from 'dsh-sandbox'
+import type { SandboxMode, SandboxNetwork } from 'dsh-sandbox'
 
 /** The boundary a process of one owner starts with: its effective mode and the workspace root. */
 export interface ResolvedSandboxPolicy {
@@ -7,6 +7,8 @@ export interface ResolvedSandboxPolicy {
   mode: SandboxMode
   /** Canonical (realpath) workspace root of the deployment. */
   workspaceRoot: string
+  /** The deployment's network choice for confined processes; absent means the mode's default. */
+  network?: SandboxNetwork
 }
 
 /** A proposed change of an owner's effective mode, shown to listeners before it is committed. */

@@ -3,14 +3,19 @@
  * extend {@link Sandbox} and are mounted instead.
  */
 export { SandboxError, type SandboxErrorCode } from './errors'
+export { isWithin } from './paths'
 export { Sandbox } from './service'
 export {
   type ConfinedMode,
+  defaultNetwork,
   isConfinedMode,
   isSandboxMode,
   SANDBOX_MODES,
   type SandboxMode,
   SandboxModeSchema,
+  SANDBOX_NETWORKS,
+  type SandboxNetwork,
+  SandboxNetworkSchema,
   type SandboxPolicy,
 } from './types'
 export { assertConfineRequest } from './validate'

@@ -15,6 +15,18 @@ export type ConfinedMode = Exclude<SandboxMode, 'danger-full-access'>
 /** Zod schema for a sandbox mode, shared by every config that names one. */
 export const SandboxModeSchema = z.enum(SANDBOX_MODES)
 
+/** Every network choice, as a runtime list for validation and docs. */
+export const SANDBOX_NETWORKS = ['none', 'host'] as const
+
+/**
+ * Whether a confined process reaches the network: `none` leaves it only a loopback interface,
+ * `host` shares the host's network. Egress is deployment policy, so it is a switch of its own.
+ */
+export type SandboxNetwork = (typeof SANDBOX_NETWORKS)[number]
+
+/** Zod schema for a network choice, shared by every config that names one. */
+export const SandboxNetworkSchema = z.enum(SANDBOX_NETWORKS)
+
 /** What a provider confines a command to; paths are absolute and should be canonical (realpath). */
 export interface SandboxPolicy {
   /** The confinement to apply. */
@@ -23,6 +35,13 @@ export interface SandboxPolicy {
   workspaceRoot: string
   /** Working directory inside the sandbox; omitted means the provider's default. */
   cwd?: string
+  /** Network reach; omitted means the mode's default (see {@link defaultNetwork}). */
+  network?: SandboxNetwork
+}
+
+/** The network a mode gets when the policy names none: `read-only` none, `workspace-write` the host's. */
+export function defaultNetwork(mode: ConfinedMode): SandboxNetwork {
+  return mode === 'read-only' ? 'none' : 'host'
 }
 
 /** Narrow an unknown value to a {@link SandboxMode}, e.g. before trusting external input. */

@@ -1,6 +1,6 @@
 import { isAbsolute } from 'node:path'
 import { SandboxError } from './errors'
-import { isSandboxMode, type SandboxPolicy } from './types'
+import { isSandboxMode, SANDBOX_NETWORKS, type SandboxPolicy } from './types'
 
 /**
  * The shape checks every provider applies before confining, so all providers reject the same
@@ -31,6 +31,10 @@ export function assertConfineRequest(argv: readonly string[], policy: SandboxPol
   }
   assertAbsolute('workspaceRoot', policy.workspaceRoot)
   if (policy.cwd !== undefined) assertAbsolute('cwd', policy.cwd)
+  const network: unknown = policy.network
+  if (network !== undefined && !(SANDBOX_NETWORKS as readonly unknown[]).includes(network)) {
+    throw new SandboxError('INVALID_POLICY', `unknown sandbox network ${JSON.stringify(network)}; expected none or host`)
+  }
 }
 
 function assertAbsolute(field: string, value: unknown): void {

@@ -1,0 +1,32 @@
+import { realpath } from 'node:fs/promises'
+import { resolve } from 'node:path'
+import { isWithin } from 'dsh-sandbox'
+import type { MountPlan } from './args'
+import type { LocalSandboxConfig } from './config'
+import { CONTROL_SOCKETS, presentSockets } from './control-sockets'
+import { gitProtections } from './git-metadata'
+
+/** What the provider protects inside a writable workspace, decided by config and host facts. */
+export interface ProtectionSources {
+  readonly config: Pick<LocalSandboxConfig, 'protectGitMetadata' | 'protectHostInstallation' | 'protectedPaths'>
+  /** Canonical installation roots of the running host (see `hostInstallationRoots`). */
+  readonly installationRoots: readonly string[]
+}
+
+/**
+ * The mounts one sandbox gets on this host right now: the read-only and pinned paths inside a
+ * writable workspace (only those inside it matter: everything else is read-only already) and the
+ * control sockets present. Computed per confine, since a repository or socket may appear later.
+ */
+export async function planMounts(workspaceRoot: string, writable: boolean, userNamespace: boolean, sources: ProtectionSources): Promise<MountPlan> {
+  const hidden = await presentSockets(CONTROL_SOCKETS)
+  if (!writable) return { userNamespace, readOnly: [], pinned: [], hidden }
+  const { config } = sources
+  const git = config.protectGitMetadata ? await gitProtections(workspaceRoot) : { readOnly: [], pinned: [] }
+  const configured = await Promise.all(config.protectedPaths.map((path) => realpath(resolve(workspaceRoot, path)).catch(() => undefined)))
+  const installation = config.protectHostInstallation ? sources.installationRoots : []
+  const readOnly = [...new Set([...installation, ...configured, ...git.readOnly])].filter(
+    (path): path is string => path !== undefined && isWithin(workspaceRoot, path),
+  )
+  return { userNamespace, readOnly, pinned: git.pinned, hidden }
+}
