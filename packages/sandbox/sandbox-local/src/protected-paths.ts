@@ -11,6 +11,8 @@ export interface ProtectionSources {
   readonly config: Pick<LocalSandboxConfig, 'protectGitMetadata' | 'protectHostInstallation' | 'protectedPaths'>
   /** Canonical installation roots of the running host (see `hostInstallationRoots`). */
   readonly installationRoots: readonly string[]
+  /** Socket paths to hide when present; default {@link CONTROL_SOCKETS}. */
+  readonly controlSockets?: readonly string[]
 }
 
 /**
@@ -19,7 +21,7 @@ export interface ProtectionSources {
  * control sockets present. Computed per confine, since a repository or socket may appear later.
  */
 export async function planMounts(workspaceRoot: string, writable: boolean, userNamespace: boolean, sources: ProtectionSources): Promise<MountPlan> {
-  const hidden = await presentSockets(CONTROL_SOCKETS)
+  const hidden = await presentSockets(sources.controlSockets ?? CONTROL_SOCKETS)
   if (!writable) return { userNamespace, readOnly: [], pinned: [], hidden }
   const { config } = sources
   const git = config.protectGitMetadata ? await gitProtections(workspaceRoot) : { readOnly: [], pinned: [] }

@@ -3,6 +3,7 @@ import { realpath, stat } from 'node:fs/promises'
 import { assertConfineRequest, Sandbox, SandboxError, type SandboxPolicy } from 'dsh-sandbox'
 import { bwrapArgv } from './args'
 import type { LocalSandboxConfig } from './config'
+import { CONTROL_SOCKETS } from './control-sockets'
 import { hostInstallationRoots } from './host-installation'
 import { probeBwrap } from './probe'
 import { planMounts } from './protected-paths'
@@ -59,7 +60,8 @@ export class LocalSandbox extends Sandbox {
     if (policy.cwd !== undefined) confined.cwd = policy.cwd
     if (policy.network !== undefined) confined.network = policy.network
     const writable = policy.mode === 'workspace-write'
-    const plan = await planMounts(workspaceRoot, writable, facts.userNamespace, { config: this.config, installationRoots: facts.installationRoots })
+    const sources = { config: this.config, installationRoots: facts.installationRoots, controlSockets: this.controlSockets() }
+    const plan = await planMounts(workspaceRoot, writable, facts.userNamespace, sources)
     if (writable && plan.readOnly.some((path) => path === workspaceRoot)) this.warnWorkspaceIsInstallation(workspaceRoot)
     return bwrapArgv(facts.bwrapPath, argv, confined, plan)
   }
@@ -71,6 +73,14 @@ export class LocalSandbox extends Sandbox {
   protected async probeHost(): Promise<HostFacts> {
     const [bwrap, legacyTiocsti] = await Promise.all([probeBwrap(this.config.bwrapPath), readLegacyTiocsti()])
     return { bwrapPath: bwrap.path, userNamespace: bwrap.userNamespace, legacyTiocsti, installationRoots: hostInstallationRoots() }
+  }
+
+  /**
+   * The socket paths hidden when present (see `CONTROL_SOCKETS`). Overridable so a test can plant a
+   * socket of its own instead of touching the host's `/run`; production code never overrides it.
+   */
+  protected controlSockets(): readonly string[] {
+    return CONTROL_SOCKETS
   }
 
   /** Say once that a writable workspace is read-only in effect, because the host's code is all of it. */

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
-import { isConfinedMode, type Sandbox } from 'dsh-sandbox'
+import { isConfinedMode, type Sandbox, type SandboxPolicy } from 'dsh-sandbox'
 import type { ResolvedSandboxPolicy } from 'dsh-sandbox-policy'
 import { shellFailure } from '../errors'
 
@@ -44,11 +44,13 @@ export async function resolveShellCwd(boundary: ShellBoundary, cwd: string | und
  * is never started unconfined instead.
  */
 export async function confineShellArgv(argv: readonly string[], boundary: ShellBoundary, cwd: string): Promise<readonly string[]> {
-  const { mode, workspaceRoot } = boundary.policy
+  const { mode, workspaceRoot, network } = boundary.policy
   if (!isConfinedMode(mode)) return argv
   const sandbox = readSandbox(boundary)
   if (!sandbox) throw shellFailure.sandboxRequired(mode)
-  const confined: unknown = await sandbox.confine(argv, { mode, workspaceRoot, cwd })
+  const request: SandboxPolicy = { mode, workspaceRoot, cwd }
+  if (network !== undefined) request.network = network
+  const confined: unknown = await sandbox.confine(argv, request)
   if (!isCommand(confined)) throw shellFailure.sandboxInvalidArgv(mode)
   return [...confined]
 }
