@@ -52,6 +52,14 @@ describe('dsh-sandbox-policy config', () => {
     expect(await loadError({ mode: 'full' })).toMatch(/invalid config/)
   })
 
+  it('network: unset by default (each mode decides), a set value reaches every resolved policy, anything else refused', async () => {
+    const unset = (await setup()).root
+    expect('network' in unset.sandboxPolicy.resolve(await unset.agents.create())).toBe(false)
+    const cut = (await setup({ network: 'none' })).root
+    expect(cut.sandboxPolicy.resolve(await cut.agents.create())).toMatchObject({ mode: 'workspace-write', network: 'none' })
+    expect(await loadError({ network: 'lan' })).toMatch(/invalid config/)
+  })
+
   it('is the one ctx.sandboxPolicy: a second policy fails to load', async () => {
     const { root } = await setup()
     expect(await Promise.resolve(root.plugin(policyPlugin, {})).then(() => 'loaded', String)).toMatch(
