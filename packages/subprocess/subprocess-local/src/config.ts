@@ -1,3 +1,4 @@
+import { envAllowProblem } from 'dsh-subprocess'
 import { z } from 'zod'
 
 const MAX_TIMER_MS = 2 ** 31 - 1
@@ -11,6 +12,16 @@ export const Config = z
     killWaitMs: z.number().int().min(1).max(MAX_TIMER_MS).default(2000),
     /** SIGKILL every managed process tree synchronously when the host process exits. */
     exitCleanup: z.boolean().default(true),
+    /**
+     * Inherited names let through the environment scrub as they are (exact, case-sensitive). Never
+     * `DSH_*`: the harness's own namespace reaches a terminal only through `spec.env`.
+     */
+    envAllow: z
+      .array(z.string().superRefine((name, ctx) => {
+        const problem = envAllowProblem(name)
+        if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem })
+      }))
+      .default([]),
   })
   .prefault({})
 

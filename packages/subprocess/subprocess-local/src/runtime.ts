@@ -32,7 +32,7 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
     validateSpawnSpec(spec)
     const inspector = inspectorFor(process.platform)
     throwIfAborted(spec.signal)
-    const env = scrubEnvironment(process.env, spec.env)
+    const env = scrubEnvironment(process.env, spec.env, { allow: this.config.envAllow })
     const [program = '', ...args] = spec.argv
     // Both checks at once; a missing cwd is reported first, whatever the program lookup found.
     const [cwd, found] = await Promise.allSettled([stat(spec.cwd), resolveExecutable(program, env.PATH, spec.cwd)])

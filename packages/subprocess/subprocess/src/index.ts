@@ -1,4 +1,14 @@
-export { CREDENTIAL_NAME_PATTERN, HARNESS_NAME_PATTERN, isScrubbedName, scrubEnvironment } from './env'
+export {
+  CREDENTIAL_NAME_PATTERN,
+  CREDENTIAL_VALUE_PATTERNS,
+  envAllowProblem,
+  HARNESS_NAME_PATTERN,
+  isCredentialValue,
+  isScrubbed,
+  isScrubbedName,
+  type ScrubOptions,
+  scrubEnvironment,
+} from './env'
 export { isSubprocessError, SubprocessError, type SubprocessErrorCode, TerminalCleanupError } from './errors'
 export { isNewWait } from './new-wait'
 export { SubprocessRuntime } from './service'
