@@ -94,7 +94,8 @@ async function mount() {
   fibers.push(await root.plugin(localPlugin, {}))
   // Unconfined, like the raw floor: the backend's own cost is what this suite measures.
   fibers.push(await root.plugin(policyPlugin, { mode: 'danger-full-access', workspaceRoot: tmpdir() }))
-  fibers.push(await root.plugin(terminalPlugin))
+  // One agent opens 50 sessions at once below, over the default per-agent bound of 16.
+  fibers.push(await root.plugin(terminalPlugin, { maxSessionsPerAgent: 64 }))
   fibers.push(await root.plugin(bashPlugin, CONFIG))
   const agent = await root.agents.create()
   const terminals = root.terminals

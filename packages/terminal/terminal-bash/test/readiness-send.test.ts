@@ -359,6 +359,81 @@ describe('exit', () => {
   })
 })
 
+describe('exit status: only a marker that arrived during the send', () => {
+  /** `false` ran and its result carried exit 1: the stale status every later case must not repeat. */
+  async function afterFalse() {
+    const opened = await openFake()
+    const op = opened.session.startSend({ text: 'false', submit: true })
+    opened.fake.emit(`false\r\n${prompt(1)}`)
+    await tick(0)
+    expect(await op.done).toMatchObject({ waitReason: 'stdin_read', exitCode: 1 })
+    return opened
+  }
+
+  it('the shell was killed before the next send: that send reports no exit status', async () => {
+    const { fake, session } = await afterFalse()
+    fake.finish({ exitCode: null, signal: 'SIGKILL' })
+    await tick(0)
+    const op = session.startSend({ text: 'rm -rf important', submit: true })
+    expect(await op.done).toEqual({
+      viewport: '',
+      waitReason: 'session_exit',
+      sessionStatus: { kind: 'exited', exitCode: null, signal: 'SIGKILL' },
+      truncated: false,
+    })
+    expect(fake.writes).toEqual(['false\r'])
+  })
+
+  it('the shell dies during the pre-write inspection: no write, no exit status', async () => {
+    const { fake, session } = await afterFalse()
+    disturb(fake)
+    fake.holdInspections = true
+    const op = session.startSend({ text: 'rm -rf important', submit: true })
+    await tick(0)
+    fake.finish({ exitCode: null, signal: 'SIGKILL' })
+    for (const held of fake.heldInspections) held.resolve()
+    await tick(0)
+    const result = await op.done
+    expect({ waitReason: result.waitReason, exitCode: result.exitCode }).toEqual({ waitReason: 'session_exit', exitCode: undefined })
+    expect(fake.writes).toEqual(['false\r'])
+  })
+
+  it('the shell dies after the write without a prompt: no exit status', async () => {
+    const { fake, session } = await afterFalse()
+    const op = session.startSend({ text: 'kill -9 $$', submit: true })
+    fake.emit('kill -9 $$\r\n')
+    fake.finish({ exitCode: null, signal: 'SIGKILL' })
+    await tick(0)
+    expect(await op.done).toMatchObject({ waitReason: 'session_exit', viewport: 'kill -9 $$\n' })
+    expect((await op.done).exitCode).toBeUndefined()
+  })
+
+  it('an empty send does not repeat a status an earlier send already reported', async () => {
+    const { session } = await afterFalse()
+    const op = session.startSend({ text: '', submit: false })
+    await tick(60)
+    const result = await op.done
+    // Still at the prompt `false` left: ready, but that status was already reported.
+    expect({ waitReason: result.waitReason, exitCode: result.exitCode }).toEqual({ waitReason: 'stdin_read', exitCode: undefined })
+  })
+
+  it('an empty send reports a command that ended after the previous send settled', async () => {
+    const { fake, session } = await openFake({ timeoutMs: 100 })
+    fake.foreground = childBlocked()
+    const slow = session.startSend({ text: 'sleep 1; false', submit: true })
+    fake.emit('sleep 1; false\r\n')
+    await tick(100)
+    expect(await slow.done).toMatchObject({ waitReason: 'timeout' })
+    expect((await slow.done).exitCode).toBeUndefined()
+    // The command ends while no send waits for it; the next wait is the one to say how it ended.
+    fake.foreground = shellWaiting(60)
+    fake.emit(prompt(1))
+    const op = session.startSend({ text: '', submit: false })
+    await tick(60)
+    expect(await op.done).toMatchObject({ waitReason: 'stdin_read', exitCode: 1 })
+  })
+})
+
 describe('output consumption', () => {
   it('readOutput consumes a moving cursor and a settled send takes no more output', async () => {
     const { fake, session } = await openFake()

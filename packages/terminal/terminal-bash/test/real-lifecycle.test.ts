@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { commandLine, eventually, foregroundGroup, isAlive, processesRunning } from 'dsh-testkit'
+import { commandLine, eventually, foregroundGroup, isAlive, processesRunning, processName } from 'dsh-testkit'
 import { labelledNumbers, PATIENT, startStack, type Stack } from './support/stack'
 
 let stack: Stack | undefined
@@ -107,6 +107,37 @@ describe('teardown', () => {
   })
 })
 
+describe('exit status after the shell was killed from outside', () => {
+  /** A session whose last command was `false` (exit 1 reported), and its bash process. */
+  async function afterFalse() {
+    stack = await startStack()
+    const { sessionId, pid } = await stack.open()
+    // Unconfined, bash is the top-level process.
+    expect(processName(pid as number)).toBe('bash')
+    expect(await stack.run(sessionId, 'false')).toMatchObject({ waitReason: 'stdin_read', exitCode: 1 })
+    return { sessionId, bash: pid as number }
+  }
+
+  it('a send after kill -9 of bash reports session_exit and no exit status (not the earlier `false`)', async () => {
+    const { sessionId, bash } = await afterFalse()
+    process.kill(bash, 'SIGKILL')
+    await eventually(() => stack!.terminals.list(stack!.agent)[0]?.status.kind === 'exited', 'the session to see the exit')
+    const result = await stack!.run(sessionId, 'rm -rf important')
+    expect(result).toMatchObject({ viewport: '', waitReason: 'session_exit', sessionStatus: { kind: 'exited' } })
+    expect('exitCode' in result).toBe(false)
+  })
+
+  it('a send right after the kill, before the exit was observed, reports no exit status either', async () => {
+    const { sessionId, bash } = await afterFalse()
+    process.kill(bash, 'SIGKILL')
+    // Whether the send sees the exit before its write or after, bash never reads this line.
+    const result = await stack!.run(sessionId, 'echo never-ran')
+    expect(result).toMatchObject({ waitReason: 'session_exit', sessionStatus: { kind: 'exited' } })
+    expect(result.viewport).not.toContain('never-ran\n')
+    expect('exitCode' in result).toBe(false)
+  })
+})
+
 describe('startup', () => {
   it('rejects when the shell exits during startup', async () => {
     stack = await startStack({ ...PATIENT, shellPath: 'sh', shellArgs: ['-c', 'exit 3'] })
@@ -134,9 +165,12 @@ describe('startup', () => {
 })
 
 describe('many sessions', () => {
-  it('20 concurrent sessions each settle their echo exactly with its output', async () => {
-    stack = await startStack()
-    const opened = await Promise.all(Array.from({ length: 20 }, () => stack!.open()))
+  it('20 concurrent sessions each settle their echo exactly with its output; a 21st concurrent open is refused', async () => {
+    stack = await startStack(PATIENT, { terminals: { maxSessionsPerAgent: 20 } })
+    const attempts = await Promise.allSettled(Array.from({ length: 21 }, () => stack!.open()))
+    const refused = attempts.flatMap((attempt) => (attempt.status === 'rejected' ? [(attempt.reason as { code?: string }).code] : []))
+    expect(refused).toEqual(['SESSION_LIMIT'])
+    const opened = attempts.flatMap((attempt) => (attempt.status === 'fulfilled' ? [attempt.value] : []))
     const results = await Promise.all(opened.map((session, index) => stack!.run(session.sessionId, `echo token-${index}`)))
     expect(results.map((result) => result.waitReason)).toEqual(results.map(() => 'stdin_read'))
     expect(results.map((result, index) => result.viewport)).toEqual(results.map((_, index) => `echo token-${index}\ntoken-${index}\ndsh> `))

@@ -159,6 +159,18 @@ describe.skipIf(bwrapUnavailable !== undefined)('a shell in the owner sandbox (r
     expect(members.filter(stillRunning)).toEqual([])
   })
 
+  it('kill -9 of the sandboxed bash from outside: the next send reports no exit status, not the earlier one', async () => {
+    const { sessionId, pid } = await open('workspace-write')
+    expect(await status(sessionId, 'false')).toMatchObject({ exitCode: 1 })
+    const bash = descendants(pid).filter((member) => processName(member.pid) === 'bash')
+    expect(bash).toHaveLength(1)
+    process.kill(bash[0]!.pid, 'SIGKILL')
+    await eventually(() => stack!.terminals.list(stack!.agent)[0]?.status.kind === 'exited', 'the sandbox to end with its shell')
+    const result = await stack!.run(sessionId, 'rm -rf important')
+    expect(result).toMatchObject({ viewport: '', waitReason: 'session_exit', sessionStatus: { kind: 'exited' } })
+    expect('exitCode' in result).toBe(false)
+  })
+
   it('a missing bwrap fails closed with the error that names the fix, and nothing starts', async () => {
     stack = await startStack(PATIENT, confined('workspace-write', join(workspace, 'no-such-bwrap')))
     await expect(stack.open()).rejects.toMatchObject({ name: 'SandboxError', code: 'SANDBOX_UNAVAILABLE', message: expect.stringContaining('install bubblewrap') })

@@ -11,6 +11,8 @@ export const TERMINAL_ERROR_CODES = [
   'DUPLICATE_BACKEND',
   'SERVICE_DISPOSING',
   'INVALID_REQUEST',
+  'SESSION_LIMIT',
+  'TEXT_TOO_LARGE',
 ] as const
 
 /** Stable code of a registry refusal; route on this, never on the message. */
@@ -65,6 +67,20 @@ export const refuse = {
     new TerminalError('DUPLICATE_BACKEND', `PTY backend ${JSON.stringify(type)} is already registered`),
   disposing: () => new TerminalError('SERVICE_DISPOSING', 'PTY service is disposing'),
   invalid: (message: string) => new TerminalError('INVALID_REQUEST', message),
+  sessionLimit: (owner: Agent, limit: number) =>
+    new TerminalError(
+      'SESSION_LIMIT',
+      `PTY session limit reached: agent ${owner.id} already holds ${limit} sessions, the most one agent may hold ` +
+        '(open, starting and closing ones count). Close a session you no longer need with terminal_close ' +
+        '(terminal_list shows them), then open again',
+    ),
+  textTooLarge: (bytes: number, limit: number) =>
+    new TerminalError(
+      'TEXT_TOO_LARGE',
+      `PTY send text is ${bytes} UTF-8 bytes, over the limit of ${limit} bytes per send; nothing was sent. ` +
+        'Write large content to a file in pieces (several sends, each appending one part under the limit, e.g. a heredoc ' +
+        'appended with >> file), then use the file',
+    ),
 }
 
 /** One failure as itself, several as an AggregateError: callers see the simplest faithful report. */

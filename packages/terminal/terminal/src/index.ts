@@ -1,8 +1,11 @@
 import type { Context } from '@deepseek-ai/cordis'
-import { z } from 'zod'
+import type { z } from 'zod'
+import { Config } from './config'
 import { TerminalSessionService } from './service'
 
 export type { TerminalBackend, TerminalBackendSession } from './backend'
+export { Config, DEFAULT_MAX_SESSIONS_PER_AGENT, DEFAULT_MAX_TEXT_BYTES, type TerminalConfig } from './config'
+export { MAX_SESSION_NAME_CODE_POINTS } from './names'
 export {
   TERMINAL_ERROR_CODES,
   TerminalBackendCleanupError,
@@ -41,10 +44,7 @@ export const name = 'dsh-terminal'
 /** Sessions are owned by exact agents, so the registry needs `ctx.agents`. */
 export const inject = ['agents']
 
-/** The registry has no configuration. */
-export const Config = z.object({}).prefault({})
-
-/** Provide `ctx.terminals`. */
-export function apply(ctx: Context, _config: z.input<typeof Config>): void {
-  ctx.plugin(TerminalSessionService)
+/** Provide `ctx.terminals` with the configured per-agent bounds. */
+export function apply(ctx: Context, config: z.input<typeof Config>): void {
+  ctx.plugin(TerminalSessionService, Config.parse(config))
 }

@@ -29,6 +29,11 @@ export class OwnerState {
     return this.records.size > 0 || this.pending.size > 0 || this.failures.length > 0
   }
 
+  /** Sessions this owner holds against its limit: published ones not yet closed, and spawns in flight. */
+  sessions(): number {
+    return this.records.size + this.pending.size
+  }
+
   /** Whether `name` is taken by a published or in-flight session of this owner. */
   nameTaken(name: string): boolean {
     for (const record of this.records.values()) if (record.name === name) return true

@@ -1,7 +1,10 @@
+import { Buffer } from 'node:buffer'
 import type { Agent } from 'dsh-agent'
 import type { TerminalBackend, TerminalBackendSession } from './backend'
 import { BackendRegistry } from './backends'
+import { DEFAULT_MAX_SESSIONS_PER_AGENT, DEFAULT_MAX_TEXT_BYTES } from './config'
 import { combineFailures, refuse } from './errors'
+import { sessionNameProblem } from './names'
 import { OwnerState } from './owner-state'
 import { PendingSpawn } from './pending-spawn'
 import { SessionRecord } from './session-record'
@@ -30,6 +33,10 @@ export const SERVICE_DISPOSED_REASON = 'PTY service disposed'
 export interface RegistryOptions {
   /** True only for the exact registered, live agent object (`ctx.agents.isLive`). */
   isLive(owner: Agent): boolean
+  /** Sessions one owner may hold at once, spawns in flight and closing sessions included. */
+  maxSessionsPerAgent?: number
+  /** UTF-8 bytes of `text` one send may carry. */
+  maxTextBytes?: number
 }
 
 /**
@@ -41,12 +48,16 @@ export class TerminalRegistry {
   readonly #sessions = new Map<TerminalSessionId, SessionRecord>()
   readonly #owners = new Map<Agent, OwnerState>()
   readonly #isLive: (owner: Agent) => boolean
+  readonly #maxSessions: number
+  readonly #maxTextBytes: number
   #counter = 0
   #disposing = false
   #disposal: Promise<void> | undefined
 
   constructor(options: RegistryOptions) {
     this.#isLive = options.isLive
+    this.#maxSessions = options.maxSessionsPerAgent ?? DEFAULT_MAX_SESSIONS_PER_AGENT
+    this.#maxTextBytes = options.maxTextBytes ?? DEFAULT_MAX_TEXT_BYTES
   }
 
   /** Register a backend; see `TerminalSessionService.registerBackend`. */
@@ -82,6 +93,9 @@ export class TerminalRegistry {
     const record = this.#resolve(owner, id)
     if (!request || typeof request.text !== 'string') throw refuse.invalid('PTY send text must be a string')
     if (typeof request.submit !== 'boolean') throw refuse.invalid('PTY send submit must be a boolean')
+    // Checked here, not in a tool, so every caller is bounded: readline takes time per byte of a line.
+    const bytes = Buffer.byteLength(request.text, 'utf8')
+    if (bytes > this.#maxTextBytes) throw refuse.textTooLarge(bytes, this.#maxTextBytes)
     return record.startSend(request)
   }
 
@@ -165,12 +179,15 @@ export class TerminalRegistry {
     const backend = this.#backends.get(request.type)
     if (!backend) throw refuse.noBackend(request.type)
     const { name, cwd } = request
-    if (name !== undefined && (typeof name !== 'string' || name.trim() === '')) {
-      throw refuse.invalid('PTY session name must be a non-empty string')
+    if (name !== undefined) {
+      const problem = typeof name === 'string' ? sessionNameProblem(name) : 'PTY session name must be a non-empty string'
+      if (problem) throw refuse.invalid(problem)
     }
     if (cwd !== undefined && typeof cwd !== 'string') throw refuse.invalid('PTY session cwd must be a string')
     let state = this.#owners.get(owner)
     if (name !== undefined && state?.nameTaken(name)) throw refuse.duplicateName(name)
+    // Spawns in flight count, so concurrent opens cannot overshoot; a session counts until its close succeeded.
+    if (state && state.sessions() >= this.#maxSessions) throw refuse.sessionLimit(owner, this.#maxSessions)
     state ??= this.#adopt(owner)
     const pending = new PendingSpawn(`pty-${++this.#counter}` as TerminalSessionId, owner, name)
     state.pending.add(pending)

@@ -1,6 +1,7 @@
 import { type Context, Service } from '@deepseek-ai/cordis'
 import type { Agent } from 'dsh-agent'
 import type { TerminalBackend } from './backend'
+import { Config, type TerminalConfig } from './config'
 import { TerminalRegistry } from './registry'
 import type {
   TerminalReadRequest,
@@ -33,10 +34,12 @@ export class TerminalSessionService extends Service {
   // State lives in a plain object: Service instances are proxied, so no `#private` here.
   private readonly registry: TerminalRegistry
 
-  constructor(ctx: Context) {
+  /** `config` is the plugin's; omitted or partial, the documented defaults apply. */
+  constructor(ctx: Context, config: Partial<TerminalConfig> = {}) {
     super(ctx, 'terminals')
     const agents = ctx.agents
-    this.registry = new TerminalRegistry({ isLive: (owner) => agents.isLive(owner) })
+    const { maxSessionsPerAgent, maxTextBytes } = Config.parse(config)
+    this.registry = new TerminalRegistry({ isLive: (owner) => agents.isLive(owner), maxSessionsPerAgent, maxTextBytes })
     ctx.effect(() => () => this.registry.dispose(), 'terminals: close every session')
   }
 

@@ -89,7 +89,10 @@ export interface TerminalSendResult {
   sessionStatus: TerminalSessionStatus
   /** True when this result lost bytes (not "the scrollback once overflowed"). */
   truncated: boolean
-  /** Exit status of the last shell command, when the backend observed it (e.g. from its prompt marker). */
+  /**
+   * Exit status of what this send ran, interrupted or (empty send) waited for, seen ending during this
+   * send (e.g. from a prompt marker); absent otherwise, never an earlier command's.
+   */
   exitCode?: number
 }
 

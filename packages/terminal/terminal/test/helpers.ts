@@ -2,6 +2,7 @@ import { Context, type Fiber } from '@deepseek-ai/cordis'
 import * as agentPlugin from 'dsh-agent'
 import type { Agent } from 'dsh-agent'
 import * as terminalPlugin from 'dsh-terminal'
+import type { z } from 'zod'
 import type {
   TerminalBackend,
   TerminalBackendSession,
@@ -159,6 +160,9 @@ export class StubBackend implements TerminalBackend {
   }
 }
 
+/** What a cordis.yml may give `dsh-terminal`. */
+export type TerminalConfigInput = z.input<typeof terminalPlugin.Config>
+
 /** A root with dsh-agent, dsh-terminal and a logger sink; `errors` collects logged errors. */
 export interface Harness {
   root: Context
@@ -170,12 +174,13 @@ export interface Harness {
   mountBackend(backend: TerminalBackend): Promise<Fiber>
 }
 
-export async function setup(): Promise<Harness> {
+/** Mount the stack; `config` is dsh-terminal's plugin config (defaults when omitted). */
+export async function setup(config?: TerminalConfigInput): Promise<Harness> {
   const root = new Context()
   const errors: unknown[] = []
   root.logger.exporter({ export: (message) => void (message.type === 'error' && errors.push(...message.args)) })
   await root.plugin(agentPlugin)
-  const terminalFiber = await root.plugin(terminalPlugin)
+  const terminalFiber = await root.plugin(terminalPlugin, config)
   await flush()
   const terminals = root.get('terminals') as TerminalSessionService
   if (!terminals) throw new Error('ctx.terminals did not come up')

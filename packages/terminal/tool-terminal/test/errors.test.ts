@@ -112,6 +112,26 @@ describe('error paths: every refusal is one bounded "Error: …" text with a sta
     expect(h.text(empty)).toBe('Error: invalid arguments for tool "terminal_open": type: type must name a terminal backend, e.g. "shell"')
   })
 
+  it("the registry's bounds reach the model with their codes: session name, sessions per agent, text per send", async () => {
+    const h = await setup()
+    const named = await h.call('terminal_open', { type: 'shell', name: 'x\x1b]0;pwned\x07' })
+    expect([h.text(named), named.error?.code]).toEqual([
+      'Error: PTY session name must be printable text: character 2 is U+001B (a control character); use letters, digits, spaces and punctuation only',
+      'INVALID_REQUEST',
+    ])
+    for (let index = 0; index < 16; index++) expect((await h.call('terminal_open', { type: 'shell' })).isError).toBeFalsy()
+    const seventeenth = await h.call('terminal_open', { type: 'shell' })
+    expect(seventeenth.error?.code).toBe('SESSION_LIMIT')
+    expect(h.text(seventeenth)).toMatch(/^Error: PTY session limit reached: .* already holds 16 sessions.*terminal_close/)
+    for (const background of [false, true]) {
+      const huge = await h.call('terminal_send', { sessionId: 'pty-2', text: 'x'.repeat(65_537), run_in_background: background })
+      expect([huge.error?.code, h.text(huge)]).toEqual(['TEXT_TOO_LARGE', expect.stringContaining('65537 UTF-8 bytes, over the limit of 65536')])
+    }
+    // nothing was written and no job was started for the refused sends
+    expect(h.backend.session('pty-2').sends).toEqual([])
+    expect(h.root.jobs.list(h.agent)).toEqual([])
+  })
+
   it('unknown arguments are refused (strict schemas), on every tool', async () => {
     const h = await setup()
     const result = await h.call('terminal_list', { verbose: true })

@@ -60,6 +60,12 @@ export interface SendOptions {
    * was written or signalled since): its latest sample, used instead of a pre-write inspection.
    */
   readonly idle?: ForegroundFacts | undefined
+  /**
+   * A send without input reports the status of an own marker counted after this many (the stream's
+   * count when the previous send settled: a command that ended between sends is the wait's to
+   * report). Default: the count when the send starts. A send with input counts from its write.
+   */
+  readonly markersBefore?: number | undefined
 }
 
 /** Waiting as far as the platform can tell: proven blocked reading, or unprovable here (macOS). */

@@ -45,6 +45,11 @@ export class SendOperation implements TerminalSendOperation {
   #probingDeferred = false
   #lastShellFacts: ForegroundFacts | undefined
   #endedOnPrompt = false
+  /**
+   * The stream's own-marker count after which a marker is this send's: set at the write, at the
+   * interrupt of a send cancelled before writing, or (without input) when the wait begins.
+   */
+  #markersBefore: number | undefined
   #cancelling: Promise<void> | undefined
   #detachAbort: (() => void) | undefined
 
@@ -102,6 +107,7 @@ export class SendOperation implements TerminalSendOperation {
       this.#detachAbort = () => signal.removeEventListener('abort', onAbort)
     }
     if (this.#options.input === undefined) {
+      this.#markersBefore = this.#options.markersBefore ?? this.#host.stream.markers
       this.#evidence.rebase(this.#rules(undefined, false, undefined))
       this.#openBuffer()
       this.#silenceFrom = now()
@@ -197,6 +203,7 @@ export class SendOperation implements TerminalSendOperation {
     this.#openBuffer()
     this.#silenceFrom = now()
     this.#announceAfter = stream.arrivals
+    this.#markersBefore = stream.markers
     const write = this.#host.write(this.#options.input as string)
     this.#write = write
     write.then(
@@ -333,6 +340,8 @@ export class SendOperation implements TerminalSendOperation {
     if (this.#phase !== 'settled') {
       host.stream.resetPrompt()
       this.#announceAfter = host.stream.arrivals
+      // Cancelled before the write: the prompt that answers this send's own SIGINT is its result.
+      this.#markersBefore ??= host.stream.markers
       this.#evidence.rebase(this.#rules(before, true, undefined))
     }
     // The grace runs from the moment the signal is requested, so a slow delivery cannot stretch `done`.
@@ -371,7 +380,10 @@ export class SendOperation implements TerminalSendOperation {
     this.#stopAll()
     const { viewport, truncated } = this.#buffer ? this.#buffer.settle() : { viewport: '', truncated: false }
     const result: TerminalSendResult = { viewport, waitReason: reason, sessionStatus: this.#host.status(), truncated }
-    const status = this.#host.stream.exitStatus
+    // Only a marker that arrived after this send acted carries the status of what it ran, interrupted
+    // or (without input) waited for. A send that never wrote, e.g. because the shell was already gone,
+    // reports none: never the status of an earlier command.
+    const status = this.#markersBefore === undefined ? undefined : this.#host.stream.statusSince(this.#markersBefore)
     if (status !== undefined) result.exitCode = status
     this.#resolveDone(result)
     this.#host.settled(this)

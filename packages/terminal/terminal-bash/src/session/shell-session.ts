@@ -38,6 +38,8 @@ export class ShellSession implements TerminalBackendSession {
   readonly #host: SendHost
   #active: SendOperation | undefined
   #idle: { facts: ForegroundFacts; arrivals: number } | undefined
+  /** Own markers seen when the latest send settled: a send without input reports only a later one. */
+  #markersSettled = 0
   #motd = ''
   #exited = false
   #closeStarted = false
@@ -73,6 +75,7 @@ export class ShellSession implements TerminalBackendSession {
       settled: (operation) => {
         if (this.#active !== operation) return
         this.#active = undefined
+        this.#markersSettled = this.#stream.markers
         const facts = operation.idleFacts
         this.#idle = facts ? { facts, arrivals: this.#stream.arrivals } : undefined
       },
@@ -228,6 +231,7 @@ export class ShellSession implements TerminalBackendSession {
       startup,
       signal,
       idle,
+      markersBefore: input === undefined ? this.#markersSettled : undefined,
       timing: this.#timing,
       maxBytes: this.#config.maxReadBytes,
     })

@@ -28,6 +28,8 @@ export class TerminalStream {
   readonly #prompt: PromptTracker
   readonly #nonce: number
   #arrivals = 0
+  #markers = 0
+  #markerStatus: number | undefined
   #lastArrivalAt = Number.NEGATIVE_INFINITY
   #sink: ChunkSink | undefined
   #ended = false
@@ -62,6 +64,20 @@ export class TerminalStream {
   /** Exit status carried by the latest marker when it is this session's own; else undefined. */
   get exitStatus(): number | undefined {
     return decodeMarkerStatus(this.#prompt.exitStatus, this.#nonce)
+  }
+
+  /** Markers of this session's own shell so far; never reset, so a send can tell which arrived after a moment it noted. */
+  get markers(): number {
+    return this.#markers
+  }
+
+  /**
+   * The exit status of the latest own marker, when at least one arrived after the first `markers`
+   * (a count read from {@link TerminalStream.markers} earlier); else undefined: an older status is
+   * never passed off as a newer command's.
+   */
+  statusSince(markers: number): number | undefined {
+    return this.#markers > markers ? this.#markerStatus : undefined
   }
 
   /** A marker of this session's shell arrived since the latest {@link TerminalStream.resetPrompt}. */
@@ -104,6 +120,12 @@ export class TerminalStream {
   #deliver(chunk: SanitizedChunk, gap: number): void {
     this.#scrollback.append(chunk)
     this.#prompt.update(chunk)
+    for (const marker of chunk.markers) {
+      const status = decodeMarkerStatus(marker.status, this.#nonce)
+      if (status === undefined) continue
+      this.#markers += 1
+      this.#markerStatus = status
+    }
     this.#sink?.(chunk, gap)
   }
 }

@@ -15,12 +15,14 @@ import type { ShellBackendConfigInput } from '../../src/index'
  */
 export const PATIENT: ShellBackendConfigInput = { idleSilenceMs: 20_000, timeoutMs: 25_000, disposeGraceMs: 1_000 }
 
-/** Sandbox configuration of a real stack. */
+/** Options of a real stack beyond the backend's config: sandboxing and the registry's bounds. */
 export interface StackSandbox {
   /** `dsh-sandbox-policy` config; default `danger-full-access` (the shell starts unconfined). */
   readonly policy?: { mode?: 'read-only' | 'workspace-write' | 'danger-full-access'; workspaceRoot?: string }
   /** `dsh-sandbox-local` config, or omitted to mount no `ctx.sandbox`. */
   readonly sandbox?: { bwrapPath?: string; legacyTiocsti?: 'warn' | 'refuse' }
+  /** `dsh-terminal` config (its per-agent bounds); defaults when omitted. */
+  readonly terminals?: { maxSessionsPerAgent?: number; maxTextBytes?: number }
 }
 
 /** The real composition (agents, node-pty provider, sandbox policy and provider, registry, this backend) and one agent. */
@@ -46,7 +48,7 @@ export async function startStack(config: ShellBackendConfigInput = PATIENT, sand
   fibers.push(await root.plugin(localPlugin))
   fibers.push(await root.plugin(policyPlugin, { mode: 'danger-full-access', ...sandboxing.policy }))
   if (sandboxing.sandbox) fibers.push(await root.plugin(sandboxPlugin, sandboxing.sandbox))
-  fibers.push(await root.plugin(terminalPlugin))
+  fibers.push(await root.plugin(terminalPlugin, sandboxing.terminals))
   fibers.push(await root.plugin(bashPlugin, config))
   const agent = await root.agents.create()
   const terminals = root.terminals

@@ -42,8 +42,8 @@ export function openLayout(opened: TerminalSpawnResult): ResultLayout {
 }
 
 /**
- * `<viewport or (no new output)>`, `[wait: <reason>]`, `[exit: <n>]` when the backend knows the last
- * command's status, `[session: <status>]`, and the truncation marker when this result lost bytes.
+ * `<viewport or (no new output)>`, `[wait: <reason>]`, `[exit: <n>]` when the backend saw this send's
+ * command end (never an earlier one's), `[session: <status>]`, and the truncation marker when this result lost bytes.
  */
 export function sendLayout(result: TerminalSendResult): ResultLayout {
   const trailer: MetaLine[] = [{ text: `[wait: ${result.waitReason}]` }]
