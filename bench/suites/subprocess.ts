@@ -5,9 +5,9 @@ import { readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { Context } from '@deepseek-ai/cordis'
 import { children, eventually } from 'dsh-testkit'
-import type { SubprocessTerminalHandle } from '../../packages/subprocess/subprocess/src/index'
+import type { SubprocessTerminalHandle, TerminalLimits } from '../../packages/subprocess/subprocess/src/index'
 import * as local from '../../packages/subprocess/subprocess-local/src/index'
-import { collect, timed } from '../lib/measure'
+import { collect, collectInterleaved, timed } from '../lib/measure'
 import { treeReady } from '../lib/process-tree'
 import { pty, type RawPty } from '../lib/raw-pty'
 import type { BenchRow } from '../lib/types'
@@ -47,9 +47,9 @@ async function hangUp(term: RawPty, exited: Promise<void>): Promise<void> {
   }
 }
 
-/** Provider bash: resolves once its prompt arrived. */
-async function providerShell(ctx: Context): Promise<{ handle: SubprocessTerminalHandle; text: () => string }> {
-  const handle = await ctx.subprocess.spawnTerminal({ argv: BASH, env: ENV, cwd: tmpdir(), rows: 40, cols: 120, graceMs: GRACE_MS })
+/** Provider bash: resolves once its prompt arrived. With `limits`, it runs in cgroups of its own where the host allows. */
+async function providerShell(ctx: Context, limits?: TerminalLimits): Promise<{ handle: SubprocessTerminalHandle; text: () => string }> {
+  const handle = await ctx.subprocess.spawnTerminal({ argv: BASH, env: ENV, cwd: tmpdir(), rows: 40, cols: 120, graceMs: GRACE_MS, limits })
   let text = ''
   handle.onOutput((chunk) => {
     text += chunk.toString()
@@ -102,6 +102,27 @@ export async function subprocess(): Promise<BenchRow[]> {
       await handle.terminate()
       return elapsed
     }),
+  })
+
+  // The cgroup launcher's cost on open: the same provider shell with and without limits, alternating.
+  const LIMITS = { maxProcesses: 1024, maxMemoryBytes: 8 * 1024 ** 3 }
+  const openLimited = (limits?: TerminalLimits) => async () => {
+    const start = performance.now()
+    const { handle } = await providerShell(root, limits)
+    const elapsed = performance.now() - start
+    await handle.terminate()
+    return elapsed
+  }
+  const limited = await collectInterleaved(iterations, openLimited(), openLimited(LIMITS))
+  const limitedProbe = await providerShell(root, LIMITS)
+  await limitedProbe.handle.terminate()
+  rows.push({ figure: 'provider: open, no limits (interleaved)', unit: 'ms', samples: limited.floor })
+  rows.push({
+    figure: 'provider: open with limits',
+    unit: 'ms',
+    floor: 'provider: open, no limits (interleaved)',
+    note: limitedProbe.handle.limits.notApplied ? `not enforced here: ${limitedProbe.handle.limits.notApplied}` : 'cgroups per session: mkdir + limit writes, /bin/sh launcher joins, then execs bash',
+    samples: limited.contender,
   })
 
   rows.push({

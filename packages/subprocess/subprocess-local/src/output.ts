@@ -42,6 +42,11 @@ export class OutputChannel {
     for (const listener of [...this.#listeners]) this.#deliver(listener, chunk)
   }
 
+  /** The output held for the first subscriber, read without subscribing (empty once someone did). */
+  held(): Buffer {
+    return Buffer.concat(this.#backlog ?? [])
+  }
+
   /** Add a listener; the first one receives the backlog before this returns. */
   subscribe(listener: TerminalOutputListener): () => void {
     this.#listeners.add(listener)

@@ -9,23 +9,33 @@ import {
 } from 'dsh-subprocess'
 import { spawn } from 'node-pty'
 import { stat } from 'node:fs/promises'
+import { CgroupLimiter, type CgroupLimiterOptions } from './cgroup/limiter'
 import type { LocalSubprocessConfig } from './config'
 import { resolveExecutable } from './executable'
 import { inspectorFor } from './platform'
 import { LocalTerminal } from './terminal'
 
+/** What a runtime is built with besides its config (tests inject cgroup layouts this host lacks). */
+export interface LocalSubprocessRuntimeOptions {
+  /** Where per-session limits read the cgroup layout and do their file work. */
+  readonly cgroups?: CgroupLimiterOptions
+}
+
 /**
  * `ctx.subprocess` backed by node-pty on this machine. Every terminal it spawns is terminated
  * when the plugin unloads, and (by default) SIGKILLed synchronously when the host exits.
+ * `spec.limits` are enforced with one cgroup per terminal where the host allows (see `CgroupLimiter`).
  */
 export class LocalSubprocessRuntime extends SubprocessRuntime {
   private readonly config: LocalSubprocessConfig
   private readonly terminals = new Set<LocalTerminal>()
+  private readonly limiter: CgroupLimiter
 
-  constructor(ctx: Context, config: LocalSubprocessConfig) {
+  constructor(ctx: Context, config: LocalSubprocessConfig, options: LocalSubprocessRuntimeOptions = {}) {
     super(ctx)
     this.config = config
-    ctx.effect(() => () => this.terminateAll(), 'subprocess: terminate every terminal')
+    this.limiter = new CgroupLimiter(options.cgroups ?? {}, (message) => ctx.logger('subprocess').warn('%s', message))
+    ctx.effect(() => () => this.terminateAll().finally(() => this.limiter.dispose()), 'subprocess: terminate every terminal')
   }
 
   async spawnTerminal(spec: TerminalSpawnSpec): Promise<SubprocessTerminalHandle> {
@@ -40,10 +50,14 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
     if (found.status === 'rejected') throw found.reason
     const file = found.value
     throwIfAborted(spec.signal)
+    const { cgroup, applied } = this.limiter.open(spec.limits)
+    // Under limits the PTY runs a launcher that joins the cgroups and then execs the program.
+    const command = cgroup ? cgroup.launcher(file, args) : { file, args }
     let pty: ReturnType<typeof spawn>
     try {
-      pty = spawn(file, args, { name: env.TERM ?? 'xterm-256color', cols: spec.cols, rows: spec.rows, cwd: spec.cwd, env, encoding: null })
+      pty = spawn(command.file, command.args, { name: env.TERM ?? 'xterm-256color', cols: spec.cols, rows: spec.rows, cwd: spec.cwd, env, encoding: null })
     } catch (error) {
+      await cgroup?.remove(this.config.killWaitMs)
       throw new SubprocessError('SPAWN_FAILED', `could not start ${program} in a PTY: ${describe(error)}`, { cause: error })
     }
     const terminal = new LocalTerminal({
@@ -56,9 +70,16 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
       report: (error) => this.ctx.logger('subprocess').warn('terminal output listener threw: %s', describe(error)),
       onTerminated: (done) => this.terminals.delete(done),
       otherTerminals: (self) => this.livePidsExcept(self),
+      cgroup,
+      limits: applied,
     })
     this.terminals.add(terminal)
-    await terminal.settle()
+    try {
+      await terminal.settle()
+    } catch (error) {
+      await terminal.terminate()
+      throw error
+    }
     if (spec.signal?.aborted) {
       await terminal.terminate()
       throwIfAborted(spec.signal)

@@ -1,6 +1,7 @@
 import { constants } from 'node:os'
 import { setImmediate as nextMacrotask, setTimeout as sleep } from 'node:timers/promises'
 import {
+  type AppliedTerminalLimits,
   type ForegroundFacts,
   SubprocessError,
   type SubprocessTerminalHandle,
@@ -9,6 +10,8 @@ import {
   validateTerminalSize,
 } from 'dsh-subprocess'
 import type { IPty } from 'node-pty'
+import { joinFailure } from './cgroup/launcher'
+import type { SessionCgroup } from './cgroup/session'
 import { onHostExit } from './exit-guard'
 import type { ProcessIdentity, ProcessInspector } from './inspector'
 import { OutputChannel } from './output'
@@ -36,10 +39,17 @@ export interface LocalTerminalOptions {
   readonly onTerminated: (terminal: LocalTerminal) => void
   /** Top-level pids of the host's other terminals whose exit was not reported yet (skipped by teardown scans). */
   readonly otherTerminals?: (terminal: LocalTerminal) => ReadonlySet<number>
+  /** The session's cgroups, joined by the launcher the PTY runs; removed after teardown. */
+  readonly cgroup?: SessionCgroup | undefined
+  /** The caps in force (default: none requested). */
+  readonly limits?: AppliedTerminalLimits
 }
 
 /** How long a fresh child gets to become a session leader with the PTY as its controlling terminal. */
 const OWNERSHIP_TIMEOUT_MS = 2000
+
+/** How long the cgroup launcher gets to join the session's cgroups before the spawn fails. */
+const JOIN_TIMEOUT_MS = 5000
 
 /** Longest wait for the foreground to get past a fork-to-exec transition before a signal goes anyway. */
 const TRANSITION_WAIT_MS = 100
@@ -55,6 +65,7 @@ const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(
 export class LocalTerminal implements SubprocessTerminalHandle {
   readonly pid: number
   readonly done: Promise<TerminalExit>
+  readonly limits: AppliedTerminalLimits
   readonly #pty: IPty
   readonly #inspector: ProcessInspector
   readonly #tracker: Tracker
@@ -64,6 +75,7 @@ export class LocalTerminal implements SubprocessTerminalHandle {
   readonly #onTerminated: (terminal: LocalTerminal) => void
   readonly #otherTerminals: (terminal: LocalTerminal) => ReadonlySet<number>
   readonly #unguard: () => void
+  readonly #cgroup: SessionCgroup | undefined
   #shell: ProcessIdentity
   /** The group pinned as the shell's; undefined means the top-level process's own group. */
   #shellGroup: number | undefined
@@ -88,6 +100,8 @@ export class LocalTerminal implements SubprocessTerminalHandle {
     this.#tracker = new Tracker(pty.pid)
     this.#onTerminated = options.onTerminated
     this.#otherTerminals = options.otherTerminals ?? (() => new Set())
+    this.#cgroup = options.cgroup
+    this.limits = options.limits ?? {}
     this.#output = new OutputChannel({
       backlogBytes: options.backlogBytes,
       pause: () => pty.pause(),
@@ -101,17 +115,36 @@ export class LocalTerminal implements SubprocessTerminalHandle {
         resolve(this.#exit)
       })
     })
-    this.#unguard = options.exitCleanup ? onHostExit(() => killSync(this.#target())) : () => {}
+    this.#unguard = options.exitCleanup
+      ? onHostExit(() => {
+          killSync(this.#target())
+          this.#cgroup?.killSync()
+        })
+      : () => {}
   }
 
   /**
-   * Learn the child's start identity, so that its pid can never be mistaken for a later process.
-   * Whether it already owns the PTY is checked by the first signal or inspection instead: a
-   * spawn does not pay for that wait, and a shell has long taken the PTY by its first prompt.
+   * Learn the child's start identity, so that its pid can never be mistaken for a later process,
+   * and, under limits, wait until the launcher joined the session's cgroups (rejects with
+   * `SPAWN_FAILED` when it could not; the caller then terminates). Whether the child already owns
+   * the PTY is checked by the first signal or inspection instead: a spawn does not pay for that
+   * wait, and a shell has long taken the PTY by its first prompt.
    */
   async settle(): Promise<void> {
     const record = await this.#inspector.identify(this.pid)
     if (record) this.#shell = { pid: this.pid, started: record.started }
+    if (this.#cgroup) await this.#joined(this.#cgroup)
+  }
+
+  async #joined(cgroup: SessionCgroup): Promise<void> {
+    const outcome = await cgroup.awaitJoin(this.pid, this.done, JOIN_TIMEOUT_MS)
+    if (outcome === 'joined') return
+    if (outcome === 'timeout') {
+      throw new SubprocessError('SPAWN_FAILED', `the terminal did not join its cgroups (${cgroup.dirs.join(', ')}) within ${JOIN_TIMEOUT_MS} ms; it was not started`)
+    }
+    // An exit before the join was seen is either the launcher's failure or a program that ran and ended at once.
+    const failure = joinFailure(this.#exit?.exitCode ?? null, this.#output.held().toString('utf8'))
+    if (failure) throw new SubprocessError('SPAWN_FAILED', `the terminal could not join its cgroups and was not started: ${failure}`)
   }
 
   /**
@@ -222,7 +255,8 @@ export class LocalTerminal implements SubprocessTerminalHandle {
   terminate(): Promise<void> {
     if (this.#terminated) return Promise.resolve()
     this.#closing ??= teardown(this.#target()).then(
-      () => {
+      async () => {
+        await this.#cgroup?.remove(this.#killWaitMs)
         this.#terminated = true
         this.#unguard()
         this.#onTerminated(this)

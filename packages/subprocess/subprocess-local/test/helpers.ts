@@ -5,10 +5,14 @@ import type { SubprocessRuntime, SubprocessTerminalHandle, TerminalSpawnSpec } f
 import * as local from 'dsh-subprocess-local'
 import { eventually } from 'dsh-testkit'
 
-/** A Context with the local provider mounted, plus bookkeeping that terminates every handle. */
-export async function mountRuntime(config: Record<string, unknown> = {}) {
+/**
+ * A Context with the local provider mounted, plus bookkeeping that terminates every handle.
+ * `options` builds the runtime directly (injected cgroup layouts) instead of through the plugin.
+ */
+export async function mountRuntime(config: Record<string, unknown> = {}, options?: local.LocalSubprocessRuntimeOptions) {
   const root = new Context()
-  const fiber = await root.plugin(local, config)
+  const direct = { name: 'dsh-subprocess-local-with-options', apply: (ctx: Context) => void new local.LocalSubprocessRuntime(ctx, local.Config.parse(config), options) }
+  const fiber = options ? await root.plugin(direct) : await root.plugin(local, config)
   const handles: SubprocessTerminalHandle[] = []
   const runtime: SubprocessRuntime = root.subprocess
   return {

@@ -14,11 +14,13 @@ export { isNewWait } from './new-wait'
 export { SubprocessRuntime } from './service'
 export { MAX_TERMINAL_SIZE, MAX_TIMER_MS, validateSpawnSpec, validateTerminalSize } from './spec'
 export type {
+  AppliedTerminalLimits,
   ForegroundFacts,
   StdinWait,
   StdinWaitSyscall,
   SubprocessTerminalHandle,
   TerminalExit,
+  TerminalLimits,
   TerminalOutputListener,
   TerminalSpawnSpec,
   ThreadSample,

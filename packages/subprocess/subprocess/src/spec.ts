@@ -1,6 +1,6 @@
 import { isAbsolute } from 'node:path'
 import { SubprocessError } from './errors'
-import type { TerminalSpawnSpec } from './types'
+import type { TerminalLimits, TerminalSpawnSpec } from './types'
 
 /** Largest delay a Node timer accepts; longer waits would silently fire at once. */
 export const MAX_TIMER_MS = 2 ** 31 - 1
@@ -14,7 +14,7 @@ export const MAX_TERMINAL_SIZE = 65_535
  */
 export function validateSpawnSpec(spec: TerminalSpawnSpec): void {
   if (typeof spec !== 'object' || spec === null) invalid('the spawn spec must be an object')
-  const { argv, cwd, env, rows, cols, graceMs, signal } = spec
+  const { argv, cwd, env, rows, cols, graceMs, signal, limits } = spec
   if (!Array.isArray(argv) || argv.length === 0) invalid('argv must be a non-empty array of strings')
   argv.forEach((arg, index) => {
     if (typeof arg !== 'string') invalid(`argv[${index}] must be a string`)
@@ -36,6 +36,20 @@ export function validateSpawnSpec(spec: TerminalSpawnSpec): void {
     invalid(`graceMs must be an integer between 0 and ${MAX_TIMER_MS}, got ${String(graceMs)}`)
   }
   if (signal !== undefined && !(signal instanceof AbortSignal)) invalid('signal must be an AbortSignal')
+  if (limits !== undefined) validateLimits(limits)
+}
+
+const LIMIT_NAMES: readonly (keyof TerminalLimits)[] = ['maxProcesses', 'maxMemoryBytes']
+
+/** Limits are an object of positive safe integers; an unknown name is refused so a typo cannot drop a cap. */
+function validateLimits(limits: TerminalLimits): void {
+  if (typeof limits !== 'object' || limits === null || Array.isArray(limits)) invalid('limits must be an object such as { maxProcesses: 1024 }')
+  for (const [name, value] of Object.entries(limits)) {
+    if (!(LIMIT_NAMES as readonly string[]).includes(name)) invalid(`limits.${name} is not a known limit; use ${LIMIT_NAMES.join(' or ')}`)
+    if (value !== undefined && (!Number.isSafeInteger(value) || (value as number) < 1)) {
+      invalid(`limits.${name} must be a positive integer (or left out for no limit), got ${String(value)}`)
+    }
+  }
 }
 
 /** Check a window size (spawn and resize share the bounds). */

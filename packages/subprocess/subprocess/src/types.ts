@@ -20,6 +20,28 @@ export interface TerminalSpawnSpec {
   readonly graceMs: number
   /** Aborting before the process exists rejects with `SPAWN_ABORTED`. */
   readonly signal?: AbortSignal
+  /**
+   * Caps for the whole session (every process it starts, however it detaches). Best effort: a
+   * provider that cannot enforce one starts the terminal anyway and says why in `handle.limits`.
+   */
+  readonly limits?: TerminalLimits
+}
+
+/** Resource caps for one terminal session; an absent field means no cap. */
+export interface TerminalLimits {
+  /** Tasks (processes and threads) the session may hold at once; a fork beyond it fails (EAGAIN). */
+  readonly maxProcesses?: number
+  /** Memory the session may use, in bytes; beyond it the kernel reclaims, then kills in the session. */
+  readonly maxMemoryBytes?: number
+}
+
+/**
+ * The caps in force for one terminal, as the provider set them (memory as the kernel stored it,
+ * rounded down to a page). A field is absent when no cap of that kind is in force.
+ */
+export interface AppliedTerminalLimits extends TerminalLimits {
+  /** Why a requested cap is not in force (no usable cgroup controller, …); absent when all are. */
+  readonly notApplied?: string
 }
 
 /** How the top-level process ended: exactly one of the two fields is non-null. */
@@ -115,6 +137,8 @@ export interface ForegroundFacts {
 export interface SubprocessTerminalHandle {
   /** Process id of the top-level process. */
   readonly pid: number
+  /** The caps in force for this session (empty when none were requested). */
+  readonly limits: AppliedTerminalLimits
   /** How the top-level process ended, once it did; `undefined` while it runs. */
   readonly exit: TerminalExit | undefined
   /**

@@ -59,6 +59,11 @@ describe('validateSpawnSpec', () => {
     ['negative grace', { graceMs: -1 }],
     ['grace beyond a timer', { graceMs: 2 ** 31 }],
     ['non-signal', { signal: {} as AbortSignal }],
+    ['null limits', { limits: null }],
+    ['zero maxProcesses', { limits: { maxProcesses: 0 } }],
+    ['fractional maxMemoryBytes', { limits: { maxMemoryBytes: 1.5 } }],
+    ['unsafe maxMemoryBytes', { limits: { maxMemoryBytes: 2 ** 53 } }],
+    ['string maxProcesses', { limits: { maxProcesses: '64' } }],
   ]
   it.each(bad)('rejects %s with INVALID_SPEC', (_label, patch) => {
     const error = (() => {
@@ -74,6 +79,21 @@ describe('validateSpawnSpec', () => {
   it('accepts a complete spec, env overrides with undefined, and an AbortSignal', () => {
     expect(() => validateSpawnSpec({ ...spec, env: { TERM: 'dumb', PATH: undefined }, signal: new AbortController().signal })).not.toThrow()
     expect(() => validateTerminalSize(1, 65_535)).not.toThrow()
+  })
+
+  it('accepts limits of positive integers, each optional', () => {
+    expect(() => validateSpawnSpec({ ...spec, limits: { maxProcesses: 64, maxMemoryBytes: 2 ** 33 } })).not.toThrow()
+    expect(() => validateSpawnSpec({ ...spec, limits: { maxProcesses: undefined } })).not.toThrow()
+    expect(() => validateSpawnSpec({ ...spec, limits: {} })).not.toThrow()
+  })
+
+  it('names the bad limit and what to use instead', () => {
+    expect(() => validateSpawnSpec({ ...spec, limits: { maxProcesses: -1 } })).toThrow(
+      'limits.maxProcesses must be a positive integer (or left out for no limit), got -1',
+    )
+    expect(() => validateSpawnSpec({ ...spec, limits: { maxMemory: 10 } as never })).toThrow(
+      'limits.maxMemory is not a known limit; use maxProcesses or maxMemoryBytes',
+    )
   })
 })
 

@@ -1,6 +1,6 @@
 import type { Sandbox } from 'dsh-sandbox'
 import type { SandboxPolicyService } from 'dsh-sandbox-policy'
-import type { SubprocessRuntime } from 'dsh-subprocess'
+import type { SubprocessRuntime, TerminalLimits } from 'dsh-subprocess'
 import { type TerminalBackend, TerminalBackendCleanupError, type TerminalBackendSpawnSpec, type TerminalSessionService } from 'dsh-terminal'
 import type { ShellBackendConfig } from './config'
 import { createPromptNonce } from './prompt-protocol'
@@ -76,6 +76,7 @@ export class ShellBackend implements TerminalBackend {
         cols: config.cols,
         graceMs: config.disposeGraceMs,
         signal,
+        limits: sessionLimits(config),
       })
     } catch (error) {
       if (signal.aborted) throw signal.reason
@@ -95,6 +96,15 @@ export class ShellBackend implements TerminalBackend {
       throw failure
     }
   }
+}
+
+/** The configured caps as the provider takes them: 0 means no cap, so the field is left out. */
+export function sessionLimits(config: Pick<ShellBackendConfig, 'maxProcesses' | 'maxMemoryBytes'>): TerminalLimits | undefined {
+  const limits = {
+    ...(config.maxProcesses > 0 ? { maxProcesses: config.maxProcesses } : {}),
+    ...(config.maxMemoryBytes > 0 ? { maxMemoryBytes: config.maxMemoryBytes } : {}),
+  }
+  return Object.keys(limits).length > 0 ? limits : undefined
 }
 
 function noSandbox(): undefined {

@@ -9,10 +9,14 @@ export const MAX_TERMINAL_SIZE = 65_535
 const count = (fallback: number) => z.int().min(1).default(fallback)
 const timer = (fallback: number) => z.int().min(1).max(MAX_TIMER_MS).default(fallback)
 const size = (fallback: number) => z.int().min(1).max(MAX_TERMINAL_SIZE).default(fallback)
+const cap = (fallback: number) => z.int().min(0).max(Number.MAX_SAFE_INTEGER).default(fallback)
+
+/** Default memory cap of one session: 8 GiB. */
+export const DEFAULT_MAX_MEMORY_BYTES = 8 * 1024 ** 3
 
 /**
- * Plugin configuration of `dsh-terminal-bash`. Every number is a positive safe integer, timers fit
- * a Node timer, and the cross-field rules below hold; `shellPath`/`shellArgs` left empty mean the
+ * Plugin configuration of `dsh-terminal-bash`. Every number is a positive safe integer (the caps
+ * also take 0 for "no cap"), timers fit a Node timer, and the cross-field rules below hold; `shellPath`/`shellArgs` left empty mean the
  * bash dialect's defaults (see `resolveShellLaunch`).
  */
 export const Config = z
@@ -45,6 +49,10 @@ export const Config = z
     shellPath: z.string().default(''),
     /** Shell arguments; empty means `--noprofile --norc -i`. */
     shellArgs: z.array(z.string()).default([]),
+    /** Tasks (processes and threads) one session may hold at once, so a fork bomb stops at it; 0 = no cap. */
+    maxProcesses: cap(1024),
+    /** Memory one session may use, in bytes; 0 = no cap. Enforced where the provider can (cgroups). */
+    maxMemoryBytes: cap(DEFAULT_MAX_MEMORY_BYTES),
   })
   .superRefine((config, ctx) => {
     if (config.handoffGraceMs < config.pollIntervalMs) {

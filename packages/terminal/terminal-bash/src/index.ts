@@ -8,7 +8,7 @@ import { parseConfig, type ShellBackendConfigInput } from './config'
 import { fenceAllOwners } from './sandbox/mode-fence'
 
 export { SHELL_BACKEND_TYPE, ShellBackend, type ShellBackendOptions, STARTUP_ROLLBACK_REASON } from './backend'
-export { Config, MAX_TERMINAL_SIZE, MAX_TIMER_MS, parseConfig, type ShellBackendConfig, type ShellBackendConfigInput } from './config'
+export { Config, DEFAULT_MAX_MEMORY_BYTES, MAX_TERMINAL_SIZE, MAX_TIMER_MS, parseConfig, type ShellBackendConfig, type ShellBackendConfigInput } from './config'
 export {
   isShellBackendError,
   SHELL_BACKEND_ERROR_CODES,

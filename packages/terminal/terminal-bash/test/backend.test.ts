@@ -56,6 +56,17 @@ describe('spawn', () => {
       DSH_TERMINAL_OWNER: stack.agent.id,
     })
     expect(nonceOf(spec)).toBeGreaterThanOrEqual(100_000)
+    expect(spec.limits).toEqual({ maxProcesses: 1024, maxMemoryBytes: 8 * 1024 ** 3 })
+  })
+
+  it('passes the configured caps to the provider, leaving out the ones set to 0', async () => {
+    stack = await startFakeStack({ maxProcesses: 64, maxMemoryBytes: 0 })
+    await stack.terminals.spawn(stack.agent, { type: 'shell', cwd: tmpdir() })
+    expect(stack.runtime.specs[0]?.limits).toEqual({ maxProcesses: 64 })
+    await stack.dispose()
+    stack = await startFakeStack({ maxProcesses: 0, maxMemoryBytes: 0 })
+    await stack.terminals.spawn(stack.agent, { type: 'shell', cwd: tmpdir() })
+    expect(stack.runtime.specs[0]?.limits).toBeUndefined()
   })
 
   it('honours shellPath and shellArgs', async () => {

@@ -18,6 +18,8 @@ describe('config', () => {
       cancelGraceMs: 500,
       shellPath: '',
       shellArgs: [],
+      maxProcesses: 1024,
+      maxMemoryBytes: 8 * 1024 ** 3,
     })
     expect(Config.parse(undefined)).toEqual(parseConfig({}))
   })
@@ -34,6 +36,10 @@ describe('config', () => {
     ['disposeGraceMs', '3000'],
     ['cancelGraceMs', 0],
     ['exactProbeAfterMs', Number.POSITIVE_INFINITY],
+    ['maxProcesses', -1],
+    ['maxProcesses', 1.5],
+    ['maxMemoryBytes', 2 ** 53],
+    ['maxMemoryBytes', null],
   ])('rejects %s = %s', (key, value) => {
     expect(Config.safeParse({ [key]: value }).success).toBe(false)
   })
@@ -64,6 +70,10 @@ describe('config', () => {
   it('requires maxReadBytes ≤ scrollbackMaxBytes', () => {
     const result = Config.safeParse({ scrollbackMaxBytes: 1_000, maxReadBytes: 1_001 })
     expect(result.error?.issues.map((issue) => issue.path.join('.'))).toEqual(['maxReadBytes'])
+  })
+
+  it('takes 0 for a cap as "no cap"', () => {
+    expect(parseConfig({ maxProcesses: 0, maxMemoryBytes: 0 })).toMatchObject({ maxProcesses: 0, maxMemoryBytes: 0 })
   })
 
   it('takes shellPath and shellArgs, refusing NUL bytes', () => {

@@ -76,6 +76,8 @@ export function childWaiting(pgid = 5000, switches = 5): FakeForeground {
  */
 export class FakeTerminal implements SubprocessTerminalHandle {
   readonly pid = SHELL_PID
+  /** A fake enforces nothing. */
+  readonly limits = {}
   readonly done: Promise<TerminalExit>
   exit: TerminalExit | undefined
   foreground: FakeForeground | undefined = shellWaiting()
