@@ -55,7 +55,7 @@ export function sendTool(deps: ToolDeps) {
     description:
       'Type text into a terminal session (Enter appended by default) and wait until the shell or program asks for input again. ' +
       'Returns the new output, then [wait: <reason>]: stdin_read means it is waiting for input; inferred_idle (output went quiet) and timeout do not prove the command finished. ' +
-      '[exit: <n>] is the last shell command\'s exit status when known; [session: …] says whether the terminal itself still runs. One send at a time per session.' +
+      '[exit: <n>] is the exit status of the shell command this call ran, when known; [session: …] says whether the terminal itself still runs. One send at a time per session.' +
       (background ? ' For a command that runs long, set run_in_background and follow the job with job_output.' : ''),
     kind: 'execute',
     parameters: sendParameters(background),
