@@ -56,6 +56,16 @@ export function summary(error: unknown): { name?: string; code?: string; message
 }
 
 /** A controllable send: the test settles `done` and, optionally, `released`. */
+/** What a synchronous call did: 'allowed', or the summary of what it threw. */
+export function thrown(call: () => unknown): 'allowed' | ReturnType<typeof summary> {
+  try {
+    call()
+    return 'allowed'
+  } catch (error) {
+    return summary(error)
+  }
+}
+
 export class StubSend implements TerminalSendOperation {
   readonly result = new Deferred<TerminalSendResult>()
   readonly done = this.result.promise

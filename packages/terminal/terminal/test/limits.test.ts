@@ -4,20 +4,11 @@ import * as agentPlugin from 'dsh-agent'
 import * as terminalPlugin from 'dsh-terminal'
 import { Config, DEFAULT_MAX_SESSIONS_PER_AGENT, DEFAULT_MAX_TEXT_BYTES, MAX_SESSION_NAME_CODE_POINTS } from 'dsh-terminal'
 import { describe, expect, it } from 'vitest'
-import { flush, outcome, setup, StubBackend, summary, type TerminalConfigInput } from './helpers'
+import { flush, outcome, setup, StubBackend, summary, type TerminalConfigInput, thrown } from './helpers'
 
 async function failure(promise: Promise<unknown>) {
   const result = await outcome(promise)
   return result.ok ? 'resolved' : summary(result.error)
-}
-
-function thrown(call: () => unknown) {
-  try {
-    call()
-    return 'allowed'
-  } catch (error) {
-    return summary(error)
-  }
 }
 
 async function withBackend(config?: TerminalConfigInput, auto = true) {

@@ -1,15 +1,6 @@
 import { asTerminalSessionId, type TerminalSessionId } from 'dsh-terminal'
 import { describe, expect, it } from 'vitest'
-import { Deferred, flush, outcome, setup, StubBackend, summary } from './helpers'
-
-function thrown(call: () => unknown) {
-  try {
-    call()
-    return 'allowed'
-  } catch (error) {
-    return summary(error)
-  }
-}
+import { Deferred, flush, outcome, setup, StubBackend, summary, thrown } from './helpers'
 
 async function opened() {
   const h = await setup()
