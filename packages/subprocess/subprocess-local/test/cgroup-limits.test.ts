@@ -9,8 +9,10 @@ import { placeLimits } from '../src/cgroup/placement'
 import { FakeCgroupFiles, mountLine } from './fake-cgroup-files'
 import { BASH, BASH_ENV, capture, mountRuntime, pidFrom, PYTHON } from './helpers'
 
-const MOUNT_INFO = readFileSync('/proc/self/mountinfo', 'utf8')
-const placement = placeLimits(parseHierarchies(MOUNT_INFO, readFileSync('/proc/self/cgroup', 'utf8')), cgroupFs)
+/** cgroups and /proc exist only on Linux; elsewhere every test here but the last skips. */
+const LINUX = process.platform === 'linux'
+const MOUNT_INFO = LINUX ? readFileSync('/proc/self/mountinfo', 'utf8') : ''
+const placement = placeLimits(parseHierarchies(MOUNT_INFO, LINUX ? readFileSync('/proc/self/cgroup', 'utf8') : ''), cgroupFs)
 /** This host can create both kinds of cgroup (as root, with pids and memory placed). */
 const canLimit = process.getuid?.() === 0 && placement.unavailable.size === 0
 
@@ -130,7 +132,7 @@ describe.skipIf(!canLimit)('per-session limits on this host\'s cgroups', () => {
 })
 
 describe('per-session limits where they cannot be enforced', () => {
-  it('fails the spawn when the launcher cannot join, leaving nothing behind', async () => {
+  it.skipIf(!LINUX)('fails the spawn when the launcher cannot join, leaving nothing behind', async () => {
     // The limiter believes in a cgroup tree that does not exist on disk: the real launcher's write fails.
     const files = new FakeCgroupFiles({ '/bin/sh': '', '/nonexistent-dsh-cgroup/pids/cgroup.procs': '' })
     env = await mountRuntime({}, { cgroups: { mountInfo: () => mountLine('/nonexistent-dsh-cgroup/pids', 1, ['pids']), selfCgroup: () => '3:pids:/', files } })
@@ -145,7 +147,7 @@ describe('per-session limits where they cannot be enforced', () => {
     expect(files.subdirectories(`/nonexistent-dsh-cgroup/pids/${parent}`)).toEqual([])
   })
 
-  it('starts sessions without caps, says so once in the log and in the handle', async () => {
+  it.skipIf(!LINUX)('starts sessions without caps, says so once in the log and in the handle', async () => {
     env = await mountRuntime({}, { cgroups: { mountInfo: () => '', selfCgroup: () => '' } })
     const warnings: string[] = []
     env.root.logger.exporter({ colors: 0, levels: { default: 3 }, export: (message) => void (message.type === 'warn' && warnings.push(String(message.args[1] ?? message.args[0]))) })
@@ -158,7 +160,7 @@ describe('per-session limits where they cannot be enforced', () => {
     expect(warnings).toEqual(['per-session limits are not enforced: no cgroup filesystem is mounted; sessions start without them'])
   })
 
-  it('spawns the program itself, in the host\'s cgroups, when no limit is asked for', async () => {
+  it.skipIf(!LINUX)('spawns the program itself, in the host\'s cgroups, when no limit is asked for', async () => {
     env = await mountRuntime()
     const shell = await env.spawn({ argv: BASH, env: BASH_ENV })
     expect(shell.limits).toEqual({})
