@@ -1,21 +1,37 @@
 import { existsSync, readdirSync } from 'node:fs'
-import { join, relative } from 'node:path'
+import { join, relative, sep } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vitest/config'
+
+/** The repository root: paths resolve from this file, not from the directory vitest runs in. */
+const ROOT = fileURLToPath(new URL('.', import.meta.url))
 
 /** Every workspace package (a folder under packages/ with a package.json) becomes one vitest project. */
 function packageDirs(dir = 'packages'): string[] {
-  if (existsSync(join(dir, 'package.json'))) return [dir]
-  return readdirSync(dir, { withFileTypes: true })
+  if (existsSync(join(ROOT, dir, 'package.json'))) return [dir]
+  return readdirSync(join(ROOT, dir), { withFileTypes: true })
     .filter((entry) => entry.isDirectory() && entry.name !== 'node_modules')
     .flatMap((entry) => packageDirs(join(dir, entry.name)))
 }
 
+/**
+ * The packages to test. Vitest finds this file by walking up, so `pnpm vitest run` inside a package
+ * folder lands here too: it then tests the packages at or under that folder; elsewhere, all of them.
+ */
+function selectedDirs(): string[] {
+  const all = packageDirs()
+  const here = relative(ROOT, process.cwd())
+  const within = all.filter((dir) => here === dir || here.startsWith(`${dir}${sep}`) || dir.startsWith(`${here}${sep}`))
+  return here && within.length ? within : all
+}
+
 export default defineConfig({
+  root: ROOT,
   resolve: { conditions: ['source'] },
   ssr: { resolve: { conditions: ['source'], externalConditions: ['source'] } },
   test: {
     server: { deps: { inline: [/@deepseek-ai\/cordis-plugin-(loader|include)/] } },
-    projects: packageDirs().map((dir) => ({
+    projects: selectedDirs().map((dir) => ({
       extends: true,
       test: {
         name: relative('packages', dir),
