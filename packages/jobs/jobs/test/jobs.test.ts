@@ -4,7 +4,7 @@ import { Agent } from 'dsh-agent'
 import * as jobsPlugin from 'dsh-jobs'
 import { JobError, type JobInfo } from 'dsh-jobs'
 import { afterEach, describe, expect, it } from 'vitest'
-import { z } from 'zod'
+import type { z } from 'zod'
 import { fakeJob } from './fake'
 
 let fibers: Fiber[] = []
@@ -311,7 +311,7 @@ describe('ctx.jobs', () => {
   it('forgets the oldest finished jobs beyond the retention limit', async () => {
     const { root, agent } = await setup({ maxFinishedJobsPerOwner: 1 })
     const jobs = [fakeJob(), fakeJob(), fakeJob()]
-    jobs.forEach((job, index) => root.jobs.start({ kind: 'k', label: `${index}`, owner: agent, run: job.run }))
+    for (const [index, job] of jobs.entries()) root.jobs.start({ kind: 'k', label: `${index}`, owner: agent, run: job.run })
     jobs[0]!.finish()
     await root.jobs.wait('k-1', agent)
     jobs[1]!.finish()

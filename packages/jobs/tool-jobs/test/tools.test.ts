@@ -8,7 +8,7 @@ import * as toolsPlugin from 'dsh-tools'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { z } from 'zod'
 
-let fibers: Fiber[] = []
+const fibers: Fiber[] = []
 let calls = 0
 
 async function setup(config: z.input<typeof toolJobsPlugin.Config> = {}) {

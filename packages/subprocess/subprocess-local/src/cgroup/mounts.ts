@@ -49,7 +49,7 @@ function parseMountInfo(text: string): MountEntry[] {
     const [root, mountPoint] = [fields[3], fields[4]]
     const [fsType, superOptions] = [fields[separator + 1], fields[separator + 3]]
     if (separator < 0 || !root || !mountPoint || !fsType || superOptions === undefined) continue
-    entries.push({ root: unescape(root), mountPoint: unescape(mountPoint), fsType, superOptions: superOptions.split(',') })
+    entries.push({ root: unescapeField(root), mountPoint: unescapeField(mountPoint), fsType, superOptions: superOptions.split(',') })
   }
   return entries
 }
@@ -78,6 +78,6 @@ function directoryOf(mount: MountEntry, path: string): string | undefined {
 }
 
 /** Undo the octal escapes mountinfo uses for space, tab, newline and backslash. */
-function unescape(field: string): string {
+function unescapeField(field: string): string {
   return field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)))
 }

@@ -14,7 +14,7 @@ export function parseStat(text: string | undefined): ProcessRecord | undefined {
   // fields[0] is field 3 (state) of proc(5); starttime (field 22) is fields[19].
   if (pid === undefined || pid <= 0 || fields.length < 20) return undefined
   const state = fields[0]
-  if (!state || state.length !== 1) return undefined
+  if (state?.length !== 1) return undefined
   const ppid = integer(fields[1])
   const pgid = integer(fields[2])
   const sid = integer(fields[3])
