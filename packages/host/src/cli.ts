@@ -4,6 +4,7 @@ import { realpathSync } from 'node:fs'
 import { parseCliArgs, USAGE } from './cli/args'
 import { resolveConfigPath } from './compose/config-path'
 import { runHeadlessStdio } from './headless/stdio'
+import { runMcpHttp } from './mcp/http-command'
 import { runMcpStdio } from './mcp/stdio'
 import { HOST_VERSION } from './version'
 
@@ -34,6 +35,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`dsh-terminal ${request.command}: ${error instanceof Error ? error.message : String(error)}\n`)
     return 1
   }
+  if (request.http) return runMcpHttp({ configPath, address: request.http, idleTimeoutMs: request.idleTimeoutMs })
   return request.command === 'mcp' ? runMcpStdio({ configPath }) : runHeadlessStdio({ configPath })
 }
 

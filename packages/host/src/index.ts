@@ -31,6 +31,20 @@ export { runJsonLines, type JsonLinesOptions } from './headless/runner'
 export { runHeadlessStdio, type HeadlessStdioOptions } from './headless/stdio'
 export { annotationsForKind, type ToolHints } from './mcp/annotations'
 export { connectMcp, type ConnectOptions, type McpConnection } from './mcp/connection'
+export { DEFAULT_MAX_SESSIONS, McpHttpServer, type McpHttpOptions } from './mcp/http'
+export {
+  DEFAULT_HTTP_HOST,
+  DEFAULT_IDLE_TIMEOUT_MS,
+  endpointUrl,
+  MCP_PATH,
+  parseDuration,
+  parseListenAddress,
+  type ListenAddress,
+} from './mcp/http-address'
+export { checkBearer, generateToken, originAllowed, resolveToken, TOKEN_ENV, type BearerToken } from './mcp/http-auth'
+export { httpBanner, runMcpHttp, type McpHttpRunOptions } from './mcp/http-command'
+export type { HttpErrorCode } from './mcp/http-errors'
+export { HttpSession, HttpSessions, type SessionCloseReason } from './mcp/http-sessions'
 export { DEFAULT_PROGRESS_INTERVAL_MS, startProgress, type ProgressParams } from './mcp/progress'
 export { toMcpResult, type McpToolResult } from './mcp/results'
 export { createMcpServer, SERVER_NAME, type McpServerOptions } from './mcp/server'

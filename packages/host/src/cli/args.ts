@@ -1,11 +1,12 @@
 import { parseArgs } from 'node:util'
+import { type ListenAddress, parseHttpFlags } from '../mcp/http-address'
 
 /** The two ways to serve a composition. */
 export type Command = 'mcp' | 'headless'
 
 /** What the command line asked for. */
 export type CliRequest =
-  | { kind: 'run'; command: Command; config?: string; cwd?: string }
+  | { kind: 'run'; command: Command; config?: string; cwd?: string; http?: ListenAddress; idleTimeoutMs?: number }
   | { kind: 'help' }
   | { kind: 'version' }
   | { kind: 'usage-error'; message: string }
@@ -14,10 +15,17 @@ export type CliRequest =
 export const USAGE = `Usage:
   dsh-terminal mcp      [--config <cordis.yml>] [--cwd <dir>]   MCP server on stdin/stdout
   dsh-terminal headless [--config <cordis.yml>] [--cwd <dir>]   JSON lines on stdin/stdout
+  dsh-terminal mcp --http [host:]port [--idle-timeout 30m] [--config …] [--cwd …]   MCP over Streamable HTTP
   dsh-terminal --help | --version
 
   --config  the composition to load (default: ./cordis.yml, else the repository's cordis.yml)
   --cwd     the directory to run in, i.e. the workspace of \`workspaceRoot: .\` (an empty value is ignored)
+  --http    serve MCP at http://host:port/mcp instead of stdio; host defaults to 127.0.0.1 (loopback),
+            port 0 picks a free one. Write IPv6 as [::1]:8080; 0.0.0.0:8080 listens on every interface.
+            Every request needs "Authorization: Bearer <token>": the token printed on stderr at
+            startup, or the value of DSH_TERMINAL_TOKEN when set. Each MCP session is one agent.
+  --idle-timeout  with --http: close a session (its terminals and jobs) after this long without a
+            request or open stream (default 30m; e.g. 90s, 1h; 0 = never)
 
 Headless lines: {"id": 1, "tool": "terminal_open", "arguments": {"type": "shell"}}
            -> {"id": 1, "isError": false, "text": "...", "meta": {...}}
@@ -48,6 +56,13 @@ export function parseCliArgs(argv: readonly string[]): CliRequest {
     request.config = values.config
   }
   if (values.cwd) request.cwd = values.cwd
+  if (values.http !== undefined || values['idle-timeout'] !== undefined) {
+    try {
+      Object.assign(request, parseHttpFlags(command, values.http, values['idle-timeout']))
+    } catch (error) {
+      return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) }
+    }
+  }
   return request
 }
 
@@ -59,6 +74,8 @@ function parse(argv: readonly string[]) {
     options: {
       config: { type: 'string' },
       cwd: { type: 'string' },
+      http: { type: 'string' },
+      'idle-timeout': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },
     },

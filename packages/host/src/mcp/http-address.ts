@@ -1,0 +1,89 @@
+import { isIP } from 'node:net'
+
+/** Where `mcp --http` listens. */
+export interface ListenAddress {
+  /** An IP literal or a host name, without brackets (`127.0.0.1`, `::1`, `0.0.0.0`, `localhost`). */
+  host: string
+  /** 0 asks the kernel for a free port; the server prints the one it got. */
+  port: number
+}
+
+/** The interface `--http <port>` binds when no host is given: loopback only, never the network. */
+export const DEFAULT_HTTP_HOST = '127.0.0.1'
+
+/** The MCP endpoint path, as in `http://127.0.0.1:8080/mcp`. */
+export const MCP_PATH = '/mcp'
+
+/** Default idle timeout of an HTTP session: long enough for a pause, short enough to reap a dropped client. */
+export const DEFAULT_IDLE_TIMEOUT_MS = 30 * 60_000
+
+/**
+ * Parse `--http`: `port`, `host:port` or `[ipv6]:port`. A bare port means loopback, so nothing is
+ * reachable from the network unless the user names an interface. Throws a message fit for a usage error.
+ */
+export function parseListenAddress(text: string): ListenAddress {
+  const usage = `--http wants a port, host:port or [ipv6]:port (e.g. 8080, 127.0.0.1:0, 0.0.0.0:8080, [::1]:8080), not "${text}"`
+  let host = DEFAULT_HTTP_HOST
+  let portText = text
+  const bracketed = /^\[([^\]]+)\]:(.*)$/.exec(text)
+  if (bracketed) {
+    host = bracketed[1]!
+    portText = bracketed[2]!
+    if (isIP(host) !== 6) throw new Error(usage)
+  } else if (text.includes(':')) {
+    const colon = text.lastIndexOf(':')
+    host = text.slice(0, colon)
+    portText = text.slice(colon + 1)
+    if (host.includes(':')) throw new Error(`${usage}; write an IPv6 address in brackets: [${host}]:${portText}`)
+    if (!/^[A-Za-z0-9.-]+$/.test(host)) throw new Error(usage)
+  }
+  if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65_535) throw new Error(usage)
+  return { host, port: Number(portText) }
+}
+
+/**
+ * Parse `--idle-timeout`: a number with an optional unit (`ms`, `s`, `m`, `h`; none = seconds).
+ * `0` turns the timeout off. Throws a message fit for a usage error.
+ */
+export function parseDuration(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim())
+  if (!match) throw new Error(`--idle-timeout wants a duration such as 30m, 90s, 1h or 0 (off), not "${text}"`)
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[match[2] ?? 's']!
+  return Math.round(Number(match[1]) * unit)
+}
+
+/** A duration for people: `30 min`, `90 s`, `250 ms`. */
+export function formatDuration(ms: number): string {
+  if (ms >= 60_000 && ms % 60_000 === 0) return `${ms / 60_000} min`
+  if (ms >= 1000 && ms % 1000 === 0) return `${ms / 1000} s`
+  return `${ms} ms`
+}
+
+/** True for an address that only this machine can reach (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase()
+  return bare === 'localhost' || bare.endsWith('.localhost') || bare === '::1' || /^127(\.\d{1,3}){3}$/.test(bare) || bare === '::ffff:127.0.0.1'
+}
+
+/** True for the wildcard addresses that listen on every interface. */
+export function isWildcardHost(host: string): boolean {
+  return host === '0.0.0.0' || host === '::'
+}
+
+/** The URL a client on this machine connects to; a wildcard bind is reached through loopback. */
+export function endpointUrl(address: ListenAddress): string {
+  const host = address.host === '::' ? '::1' : address.host === '0.0.0.0' ? DEFAULT_HTTP_HOST : address.host
+  return `http://${isIP(host) === 6 ? `[${host}]` : host}:${address.port}${MCP_PATH}`
+}
+
+/**
+ * The command line's `--http` and `--idle-timeout`, checked together: both belong to `mcp`, and the
+ * timeout only to `--http`. Throws a message fit for a usage error.
+ */
+export function parseHttpFlags(command: string, http: string | undefined, idleTimeout: string | undefined): { http?: ListenAddress; idleTimeoutMs?: number } {
+  if (command !== 'mcp') throw new Error(`--http and --idle-timeout belong to mcp, not ${command}`)
+  if (http === undefined) throw new Error('--idle-timeout needs --http (a stdio session ends with its client)')
+  const flags: { http: ListenAddress; idleTimeoutMs?: number } = { http: parseListenAddress(http) }
+  if (idleTimeout !== undefined) flags.idleTimeoutMs = parseDuration(idleTimeout)
+  return flags
+}

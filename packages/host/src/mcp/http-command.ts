@@ -1,0 +1,94 @@
+import { reserveStdout, waitForShutdown } from '../cli/lifecycle'
+import { loadComposition } from '../compose/load-config'
+import { DEFAULT_IDLE_TIMEOUT_MS, formatDuration, isLoopbackHost, type ListenAddress } from './http-address'
+import { type BearerToken, resolveToken, TOKEN_ENV } from './http-auth'
+import { McpHttpServer } from './http'
+
+/** Options of {@link runMcpHttp}. */
+export interface McpHttpRunOptions {
+  /** The cordis.yml to serve. */
+  configPath: string
+  /** Where to listen (`--http`). */
+  address: ListenAddress
+  /** `--idle-timeout`; 0 = never. Default 30 min. */
+  idleTimeoutMs?: number
+  /** Gap between progress notifications of a long call. */
+  progressIntervalMs?: number
+}
+
+/** Facts the HTTP startup message shows. */
+export interface HttpBannerFacts {
+  url: string
+  bound: ListenAddress
+  token: BearerToken
+  idleTimeoutMs: number
+  configPath: string
+  workspace: string
+}
+
+/**
+ * `dsh-terminal mcp --http`: serve the composition over MCP Streamable HTTP until SIGINT/SIGTERM/
+ * SIGHUP, then close every session and return 0. The URL and token go to stderr; stdout stays empty.
+ */
+export async function runMcpHttp(options: McpHttpRunOptions): Promise<number> {
+  reserveStdout()
+  const fail = (error: unknown) => process.stderr.write(`dsh-terminal mcp: ${error instanceof Error ? error.message : String(error)}\n`)
+  let token: BearerToken
+  try {
+    token = resolveToken()
+  } catch (error) {
+    fail(error)
+    return 2
+  }
+  const composition = await loadComposition({ configPath: options.configPath }).catch((error: unknown) => void fail(error))
+  if (!composition) return 1
+  const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS
+  const log = (line: string) => process.stderr.write(`dsh-terminal mcp: ${line}\n`)
+  let server: McpHttpServer
+  try {
+    server = await McpHttpServer.start(composition, { ...options, token: token.value, idleTimeoutMs, log })
+  } catch (error) {
+    fail(error)
+    await composition.dispose().catch(fail)
+    return 1
+  }
+  const shutdown = waitForShutdown(process.stdout)
+  process.stderr.write(httpBanner({ url: server.url, bound: server.address, token, idleTimeoutMs, configPath: composition.configPath, workspace: process.cwd() }))
+  await shutdown
+  let code = 0
+  await server.close().catch((error: unknown) => {
+    code = 1
+    fail(`closing the sessions failed: ${error instanceof Error ? error.message : String(error)}`)
+  })
+  await composition.dispose().catch((error: unknown) => {
+    code = 1
+    fail(`unloading failed: ${error instanceof Error ? error.message : String(error)}`)
+  })
+  return code
+}
+
+/**
+ * The startup message on stderr: where to connect, the token (or where it comes from), the exact
+ * Claude Code command, and how sessions end. Printed whether or not stderr is a terminal.
+ */
+export function httpBanner(facts: HttpBannerFacts): string {
+  const generated = facts.token.source === 'generated'
+  const bearer = `Bearer ${generated ? facts.token.value : `$${TOKEN_ENV}`}`
+  const json = JSON.stringify({ mcpServers: { 'dsh-terminal': { type: 'http', url: facts.url, headers: { Authorization: bearer } } } })
+  const idle = facts.idleTimeoutMs > 0 ? `after ${formatDuration(facts.idleTimeoutMs)} without a request or open stream` : 'never when idle (--idle-timeout 0)'
+  const lines = [
+    `dsh-terminal: MCP over Streamable HTTP, listening on ${facts.url}`,
+    generated ? `  token: ${facts.token.value}  (generated for this run; set ${TOKEN_ENV} to choose one)` : `  token: from ${TOKEN_ENV}`,
+    '',
+    `  Claude Code:  claude mcp add --transport http dsh-terminal ${facts.url} --header "Authorization: ${bearer}"`,
+    `  Any client (JSON config): ${json}`,
+    '',
+    `  Each MCP session is one agent. Its terminals and jobs close when the client ends the session (DELETE), ${idle}, or when this server stops (Ctrl-C).`,
+    `  composition: ${facts.configPath}`,
+    `  workspace:   ${facts.workspace}`,
+  ]
+  if (!isLoopbackHost(facts.bound.host)) {
+    lines.push(`  warning: bound to ${facts.bound.host}, reachable beyond this machine. Anyone with the token gets a shell, and plain HTTP sends the token unencrypted.`)
+  }
+  return `${lines.join('\n')}\n`
+}

@@ -1,0 +1,185 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
+import type { Composition } from '../compose/load-config'
+import { DEFAULT_IDLE_TIMEOUT_MS, endpointUrl, type ListenAddress, MCP_PATH } from './http-address'
+import { checkBearer, originAllowed, TOKEN_ENV } from './http-auth'
+import { sendHttpError } from './http-errors'
+import { HttpSessions } from './http-sessions'
+
+/** Default cap on MCP sessions (agents) at once; each may hold its own terminals. */
+export const DEFAULT_MAX_SESSIONS = 64
+
+/** Largest `initialize` body read by the host itself (the SDK bounds every later request the same way). */
+export const MAX_INITIALIZE_BYTES = 4 * 1024 * 1024
+
+const REALM = 'Bearer realm="dsh-terminal"'
+
+/** Options of {@link McpHttpServer.start}. */
+export interface McpHttpOptions {
+  /** Interface and port; port 0 picks a free one ({@link McpHttpServer.address} tells which). */
+  address: ListenAddress
+  /** The bearer token every request must carry. */
+  token: string
+  /** Close a session after this long with no open request or stream; 0 = never. Default 30 min. */
+  idleTimeoutMs?: number
+  /** Sessions allowed at once (default {@link DEFAULT_MAX_SESSIONS}); one more `initialize` gets 503. */
+  maxSessions?: number
+  /** Gap between progress notifications of a long call. */
+  progressIntervalMs?: number
+  /** Operator log lines (session opened/closed); nothing by default. */
+  log?: (line: string) => void
+}
+
+/**
+ * The composition served over MCP Streamable HTTP (official SDK transport, one per session). Every
+ * request passes the Origin check and the bearer token first; each MCP session is one agent, with
+ * the same tools and isolation as a stdio client, closed on DELETE, idle timeout or {@link close}.
+ */
+export class McpHttpServer {
+  readonly #http: Server
+  readonly #sessions: HttpSessions
+  readonly #token: string
+  #closing: Promise<void> | undefined
+
+  private constructor(http: Server, sessions: HttpSessions, token: string) {
+    this.#http = http
+    this.#sessions = sessions
+    this.#token = token
+  }
+
+  /** Listen on `options.address` and serve; rejects with an actionable message if it cannot listen. */
+  static async start(composition: Pick<Composition, 'tools' | 'agents'>, options: McpHttpOptions): Promise<McpHttpServer> {
+    const sessions = new HttpSessions({
+      composition,
+      idleTimeoutMs: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
+      maxSessions: options.maxSessions ?? DEFAULT_MAX_SESSIONS,
+      progressIntervalMs: options.progressIntervalMs,
+      log: options.log,
+    })
+    let server!: McpHttpServer
+    const http = createServer((req, res) => void server.#handle(req, res))
+    server = new McpHttpServer(http, sessions, options.token)
+    await new Promise<void>((resolve, reject) => {
+      http.once('error', (error: NodeJS.ErrnoException) => {
+        const { host, port } = options.address
+        const hint = error.code === 'EADDRINUSE' ? '; pick another port, or 0 for a free one' : ''
+        reject(new Error(`cannot listen on ${host}:${port}: ${error.code ?? error.message}${hint}`))
+      })
+      http.listen({ host: options.address.host, port: options.address.port }, () => resolve())
+    })
+    return server
+  }
+
+  /** The interface and port actually bound (the kernel's choice for port 0). */
+  get address(): ListenAddress {
+    const bound = this.#http.address() as AddressInfo
+    return { host: bound.address, port: bound.port }
+  }
+
+  /** The endpoint a client on this machine connects to, e.g. `http://127.0.0.1:8080/mcp`. */
+  get url(): string {
+    return endpointUrl(this.address)
+  }
+
+  /** MCP sessions alive now. */
+  get sessionCount(): number {
+    return this.#sessions.size
+  }
+
+  /**
+   * Stop: refuse new requests, close every session (their terminals and jobs end), then drop the
+   * remaining connections. Resolves once everything is closed. Idempotent.
+   */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      const stopped = new Promise<void>((resolve) => this.#http.close(() => resolve()))
+      await this.#sessions.closeAll()
+      this.#http.closeAllConnections()
+      await stopped
+    })()
+    return this.#closing
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      await this.#route(req, res)
+    } catch (error) {
+      this.#sessions.log(`request failed: ${error instanceof Error ? error.message : String(error)}`)
+      sendHttpError(res, 'INTERNAL_ERROR', `the request failed in the server: ${error instanceof Error ? error.message : String(error)}`)
+    }
+  }
+
+  async #route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const origin = req.headers.origin
+    if (!originAllowed(origin)) {
+      return sendHttpError(res, 'FORBIDDEN_ORIGIN', `Origin ${origin} is not a loopback origin: web pages elsewhere may not call this server (DNS-rebinding protection); native clients send no Origin`)
+    }
+    const auth = checkBearer(req.headers, this.#token)
+    if (auth === 'missing') {
+      return sendHttpError(res, 'UNAUTHORIZED', `missing bearer token: send "Authorization: Bearer <token>" with the token the server printed at startup (or the value of ${TOKEN_ENV})`, { 'WWW-Authenticate': REALM })
+    }
+    if (auth === 'invalid') {
+      return sendHttpError(res, 'UNAUTHORIZED', `invalid bearer token: use the token the server printed at startup (or the value of ${TOKEN_ENV}); a restarted server has a new one unless ${TOKEN_ENV} is set`, {
+        'WWW-Authenticate': `${REALM}, error="invalid_token"`,
+      })
+    }
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname
+    if (path !== MCP_PATH) return sendHttpError(res, 'NOT_FOUND', `no endpoint at ${path}: the MCP endpoint is ${MCP_PATH}`)
+    const shuttingDown = 'the server is shutting down; every session is being closed'
+    if (this.#sessions.shuttingDown) return sendHttpError(res, 'SHUTTING_DOWN', shuttingDown)
+
+    const id = req.headers['mcp-session-id']
+    if (typeof id === 'string' && id !== '') {
+      const session = this.#sessions.get(id)
+      if (!session || session.closing) {
+        return sendHttpError(res, 'UNKNOWN_SESSION', `unknown MCP session ${id}: it ended (DELETE, idle timeout or a server restart), and its terminals and jobs were closed with it; start a new session with initialize, without Mcp-Session-Id`)
+      }
+      session.track(res)
+      return session.transport.handleRequest(req, res)
+    }
+
+    const required = `Mcp-Session-Id header missing: send initialize first, then the session id it returned in the Mcp-Session-Id header with every request`
+    if (req.method !== 'POST') return sendHttpError(res, 'SESSION_REQUIRED', required)
+    const body = await readJson(req)
+    if (body === TOO_LARGE) return sendHttpError(res, 'PAYLOAD_TOO_LARGE', `request body over ${MAX_INITIALIZE_BYTES} bytes`, { Connection: 'close' })
+    if (body === NOT_JSON) return sendHttpError(res, 'PARSE_ERROR', 'request body is not JSON')
+    const initializing = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body)
+    if (!initializing) return sendHttpError(res, 'SESSION_REQUIRED', required)
+    if (this.#sessions.full) {
+      return sendHttpError(res, 'TOO_MANY_SESSIONS', `${this.#sessions.size} MCP sessions are open, the most this server allows; end one (DELETE) or wait for an idle one to time out`)
+    }
+    const session = await this.#sessions.open()
+    if (!session) return sendHttpError(res, 'SHUTTING_DOWN', shuttingDown)
+    session.track(res)
+    try {
+      await session.transport.handleRequest(req, res, body)
+    } finally {
+      // A refused initialize (bad batch, bad version header) leaves no session behind, and no agent.
+      if (session.id === undefined) await session.close('not-initialized')
+    }
+  }
+}
+
+const TOO_LARGE = Symbol('too large')
+const NOT_JSON = Symbol('not JSON')
+
+/**
+ * Read and parse a request body of at most {@link MAX_INITIALIZE_BYTES}. A larger one is drained,
+ * not stored, so the refusal still reaches the client.
+ */
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  if (Number(req.headers['content-length'] ?? 0) > MAX_INITIALIZE_BYTES) return TOO_LARGE
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length
+    if (size <= MAX_INITIALIZE_BYTES) chunks.push(chunk)
+  }
+  if (size > MAX_INITIALIZE_BYTES) return TOO_LARGE
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown
+  } catch {
+    return NOT_JSON
+  }
+}
