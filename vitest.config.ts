@@ -27,8 +27,8 @@ function selectedDirs(): string[] {
 
 export default defineConfig({
   root: ROOT,
-  resolve: { conditions: ['source'] },
-  ssr: { resolve: { conditions: ['source'], externalConditions: ['source'] } },
+  resolve: { conditions: ['dsh-source'] },
+  ssr: { resolve: { conditions: ['dsh-source'], externalConditions: ['dsh-source'] } },
   test: {
     server: { deps: { inline: [/@deepseek-ai\/cordis-plugin-(loader|include)/] } },
     projects: selectedDirs().map((dir) => ({

@@ -4,7 +4,7 @@
  * package README's config table misses a field of the package's zod `Config`, or when a package
  * breaks the rules of the house (layers, declared imports).
  *
- *   tsx --conditions=source scripts/docs.ts gen|check
+ *   tsx --conditions=dsh-source scripts/docs.ts gen|check
  *
  * Generated sections sit between `<!-- BEGIN GENERATED <name>[: args] -->` and
  * `<!-- END GENERATED <name> -->`: `deps` (dependency diagram and layer table) and
@@ -106,7 +106,7 @@ export async function runDocs(root: string): Promise<DocsRun> {
 async function main(): Promise<void> {
   const mode = process.argv[2]
   if (mode !== 'gen' && mode !== 'check') {
-    process.stderr.write('usage: tsx --conditions=source scripts/docs.ts gen|check\n')
+    process.stderr.write('usage: tsx --conditions=dsh-source scripts/docs.ts gen|check\n')
     process.exit(2)
   }
   const root = repositoryRoot()

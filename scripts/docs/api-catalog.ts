@@ -36,7 +36,7 @@ export const KIND_ORDER: readonly ApiKind[] = ['plugin', 'class', 'function', 't
 
 /**
  * A program over the given entry files with the repository's compiler options (tsconfig.base.json,
- * so workspace packages resolve to their sources through the `source` condition).
+ * so workspace packages resolve to their sources through the `dsh-source` condition).
  */
 export function createDocsProgram(root: string, entries: readonly string[]): ts.Program {
   const configPath = join(root, 'tsconfig.base.json')

@@ -52,7 +52,7 @@ export function readmeConfigKeys(readme: string): { found: boolean; keys: Set<st
 
 /**
  * For every package whose entry exports `Config`, import the entry (this process must run under
- * tsx with `--conditions=source`), read the schema's fields and require each in the README's config
+ * tsx with `--conditions=dsh-source`), read the schema's fields and require each in the README's config
  * table. Returns one message per package that misses something (or cannot be checked).
  */
 export async function checkReadmeConfigs(root: string, packages: readonly WorkspacePackage[], exporting: ReadonlySet<string>): Promise<string[]> {

@@ -61,7 +61,7 @@ export const LAYERS: readonly Layer[] = [
   {
     id: 'host',
     role: 'compositions and protocols: cordis.yml loader, MCP server, headless JSON lines, ACP projection',
-    packages: ['dsh-host'],
+    packages: ['dsh-terminal-mcp'],
   },
 ]
 

@@ -2,15 +2,16 @@
 import { pathToFileURL } from 'node:url'
 import { realpathSync } from 'node:fs'
 import { parseCliArgs, USAGE } from './cli/args'
-import { resolveConfigPath } from './compose/config-path'
+import { presetPath, resolveConfigPath } from './compose/config-path'
 import { runHeadlessStdio } from './headless/stdio'
 import { runMcpHttp } from './mcp/http-command'
 import { runMcpStdio } from './mcp/stdio'
 import { HOST_VERSION } from './version'
 
 /**
- * The `dsh-terminal` command: parse the command line, resolve the composition (before changing to
- * `--cwd`, so a relative `--config` means what the user typed), and run the chosen host.
+ * The `dsh-terminal-mcp` command (also installed as `dsh-terminal`): parse the command line, resolve
+ * the composition (before changing to `--cwd`, so a relative `--config` means what the user typed),
+ * and run the chosen host.
  * Resolves with the process exit code; writes nothing to stdout except the protocol or --help/--version.
  */
 export async function main(argv: readonly string[]): Promise<number> {
@@ -29,7 +30,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   let configPath: string
   try {
-    configPath = resolveConfigPath(request.config)
+    configPath = request.preset ? presetPath(request.preset) : resolveConfigPath(request.config)
     if (request.cwd) process.chdir(request.cwd)
   } catch (error) {
     process.stderr.write(`dsh-terminal ${request.command}: ${error instanceof Error ? error.message : String(error)}\n`)

@@ -14,7 +14,17 @@ export { banner, launchCommand, type BannerFacts } from './cli/banner'
 export { parseCliArgs, USAGE, type CliRequest, type Command } from './cli/args'
 export { startupFailures } from './compose/assert-started'
 export { FAMILY_BUILTINS, type PluginImporter } from './compose/builtins'
-export { CONFIG_FILE, repositoryRoot, resolveConfigPath } from './compose/config-path'
+export {
+  compositionsRoot,
+  CONFIG_FILE,
+  isPresetName,
+  PRESETS,
+  presetPath,
+  repositoryRoot,
+  resolveConfigPath,
+  SHIPPED_COMPOSITIONS,
+  type PresetName,
+} from './compose/config-path'
 export { readOnlyInclude } from './compose/include'
 export { CompositionError, loadComposition, type Composition, type LoadOptions } from './compose/load-config'
 export { exportLog, stderrSink, type LogCapture, type LogSink } from './compose/log'
@@ -50,4 +60,5 @@ export { toMcpResult, type McpToolResult } from './mcp/results'
 export { createMcpServer, SERVER_NAME, type McpServerOptions } from './mcp/server'
 export { runMcpStdio, type McpStdioOptions } from './mcp/stdio'
 export { SNAPSHOT_PGID, SNAPSHOT_TYPE, SnapshotSession, snapshotBackend } from './snapshot/backend'
+export { PACKAGE_ROOT } from './package-root'
 export { HOST_VERSION } from './version'

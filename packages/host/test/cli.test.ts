@@ -32,7 +32,8 @@ describe('command line', () => {
     expect(parseCliArgs(['mcp', '--cwd', ''])).toEqual({ kind: 'run', command: 'mcp' })
     expect(parseCliArgs(['--help'])).toEqual({ kind: 'help' })
     expect(parseCliArgs(['serve'])).toEqual({ kind: 'usage-error', message: 'unknown command "serve"' })
-    expect(parseCliArgs([])).toMatchObject({ kind: 'usage-error' })
+    expect(parseCliArgs([])).toEqual({ kind: 'run', command: 'mcp' })
+    expect(parseCliArgs(['--config', 'x.yml'])).toEqual({ kind: 'run', command: 'mcp', config: 'x.yml' })
     expect(parseCliArgs(['mcp', '--nope'])).toMatchObject({ kind: 'usage-error' })
     expect(parseCliArgs(['mcp', 'extra'])).toEqual({ kind: 'usage-error', message: 'unexpected argument "extra"' })
   })
@@ -135,10 +136,10 @@ describe('banner', () => {
     expect(text).toContain('workspace:   /home/me/project')
   })
 
-  it('quotes a repository path with spaces, and uses the bin outside a checkout', () => {
+  it('quotes a repository path with spaces, and uses npx outside a checkout', () => {
     expect(banner({ configPath: 'c', workspace: 'w', repository: '/my repo' })).toContain("-- pnpm --silent --dir '/my repo' start")
     expect(launchCommand(REPO_ROOT)).toEqual({ command: 'pnpm', args: ['--silent', '--dir', REPO_ROOT, 'start'] })
-    expect(launchCommand(undefined)).toEqual({ command: 'dsh-terminal', args: ['mcp'] })
-    expect(banner({ configPath: 'c', workspace: 'w', repository: undefined })).toContain('claude mcp add dsh-terminal -- dsh-terminal mcp')
+    expect(launchCommand(undefined)).toEqual({ command: 'npx', args: ['-y', 'dsh-terminal-mcp'] })
+    expect(banner({ configPath: 'c', workspace: 'w', repository: undefined })).toContain('claude mcp add dsh-terminal -- npx -y dsh-terminal-mcp')
   })
 })

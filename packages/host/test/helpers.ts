@@ -18,7 +18,7 @@ export const CLI = join(REPO_ROOT, 'packages/host/src/cli.ts')
 export const TSX = join(REPO_ROOT, 'node_modules/.bin/tsx')
 
 /** argv prefix that runs the CLI from sources. */
-export const CLI_ARGS = ['--conditions=source', CLI]
+export const CLI_ARGS = ['--conditions=dsh-source', CLI]
 
 /** The nine tools of the default composition, sorted by name. */
 export const ALL_TOOLS = [

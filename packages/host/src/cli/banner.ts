@@ -8,10 +8,13 @@ export interface BannerFacts {
   repository: string | undefined
 }
 
-/** How an MCP client should start this server: `pnpm --dir <repo> start` in a checkout, else the bin. */
+/**
+ * How an MCP client should start this server: `pnpm --dir <repo> start` in a checkout, else
+ * `npx -y dsh-terminal-mcp`, which runs an installed copy or fetches the package.
+ */
 export function launchCommand(repository: string | undefined): { command: string; args: string[] } {
   if (repository) return { command: 'pnpm', args: ['--silent', '--dir', repository, 'start'] }
-  return { command: 'dsh-terminal', args: ['mcp'] }
+  return { command: 'npx', args: ['-y', 'dsh-terminal-mcp'] }
 }
 
 /**

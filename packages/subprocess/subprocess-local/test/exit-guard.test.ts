@@ -9,7 +9,7 @@ const fixture = fileURLToPath(new URL('./fixtures/exiting-host.ts', import.meta.
 
 /** Run the fixture host to completion; resolves the pids it reported. */
 async function runHost(...args: string[]): Promise<{ shell: number; kid: number }> {
-  const host = spawn(process.execPath, [tsx, '--conditions=source', fixture, ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const host = spawn(process.execPath, [tsx, '--conditions=dsh-source', fixture, ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
   let stdout = ''
   host.stdout.on('data', (chunk: Buffer) => {
     stdout += chunk.toString()
