@@ -20,7 +20,7 @@ const STATUS_SPAN = 1_000
  * `PROMPT_COMMAND`, so the user still sees the command's own status.
  */
 export const SHELL_PROMPT_COMMAND =
-  `__dsh_s=$?; __dsh_n=\${__dsh_n:-\$${NONCE_VARIABLE}}; unset ${NONCE_VARIABLE}; ` +
+  `__dsh_s=$?; __dsh_n=\${__dsh_n:-$${NONCE_VARIABLE}}; unset ${NONCE_VARIABLE}; ` +
   `builtin printf '\\033]133;D;%s%03d\\007' "$__dsh_n" "$__dsh_s"; ` +
   `PS1='${SHELL_PROMPT}'; PS2='${SHELL_CONTINUATION_PROMPT}'`
 

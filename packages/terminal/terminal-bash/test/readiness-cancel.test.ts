@@ -164,7 +164,7 @@ describe('cancellation', () => {
     const { fake, session } = await openFake()
     fake.foreground = childBlocked(5000)
     const caller = new AbortController()
-    const op = session.startSend({ text: 'sleep 60', submit: true, signal: caller.signal })
+    session.startSend({ text: 'sleep 60', submit: true, signal: caller.signal })
     await tick(10)
     caller.abort(new Error('user pressed stop'))
     await tick(1)

@@ -173,7 +173,7 @@ describe('many sessions', () => {
     const opened = attempts.flatMap((attempt) => (attempt.status === 'fulfilled' ? [attempt.value] : []))
     const results = await Promise.all(opened.map((session, index) => stack!.run(session.sessionId, `echo token-${index}`)))
     expect(results.map((result) => result.waitReason)).toEqual(results.map(() => 'stdin_read'))
-    expect(results.map((result, index) => result.viewport)).toEqual(results.map((_, index) => `echo token-${index}\ntoken-${index}\ndsh> `))
+    expect(results.map((result) => result.viewport)).toEqual(results.map((_, index) => `echo token-${index}\ntoken-${index}\ndsh> `))
     await Promise.all(opened.map((session) => stack!.terminals.kill(stack!.agent, session.sessionId)))
     expect(opened.filter((session) => isAlive(session.pid as number))).toEqual([])
   })

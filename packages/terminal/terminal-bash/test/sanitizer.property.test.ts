@@ -24,7 +24,7 @@ const marker = fc
 const controlString = fc
   .tuple(fc.constantFrom('P', 'X', '^', '_'), fc.constantFrom('q#0;2;0;0;0', 'payload', '1$r'), terminator)
   .map(([kind, body, end]) => raw(`\x1b${kind}${body}${end}`))
-const escape = fc.constantFrom('\x1b(B', '\x1b)0', '\x1b#8', '\x1b7', '\x1b8', '\x1b=', '\x1bE', '\x1bM', '\x1bc').map(raw)
+const escapeSequence = fc.constantFrom('\x1b(B', '\x1b)0', '\x1b#8', '\x1b7', '\x1b8', '\x1b=', '\x1bE', '\x1bM', '\x1bc').map(raw)
 const control = fc.constantFrom('\n', '\r\n', '\r', '\b', '\t', '\x07', '\x00', '\x7f', '\x0b', '\x18', '\x1b').map(raw)
 const anyByte = fc.integer({ min: 0, max: 255 }).map((value) => Uint8Array.of(value))
 const highByte = fc.integer({ min: 0x80, max: 0xff }).map((value) => Uint8Array.of(value))
@@ -42,7 +42,7 @@ const stream = fc
       { weight: 1, arbitrary: osc },
       { weight: 2, arbitrary: marker },
       { weight: 1, arbitrary: controlString },
-      { weight: 1, arbitrary: escape },
+      { weight: 1, arbitrary: escapeSequence },
       { weight: 1, arbitrary: text('dsh> ') },
       { weight: 1, arbitrary: bytes('10%\r20%\r100%\n') },
       { weight: 1, arbitrary: anyByte },

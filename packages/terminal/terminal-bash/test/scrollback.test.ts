@@ -127,7 +127,7 @@ describe('ScrollbackRing properties', () => {
           for (const chunk of [...chunks, '\n']) {
             const out = sanitizer.write(utf8(chunk))
             byChunk.append(out)
-            out.lines.forEach((line, index) => byLine.push(line, out.clipped.includes(index)))
+            for (const [index, line] of out.lines.entries()) byLine.push(line, out.clipped.includes(index))
           }
           expect(byChunk.droppedLines).toBe(byLine.droppedLines)
           expect(byChunk.retainedBytes).toBe(byLine.retainedBytes)
@@ -176,7 +176,7 @@ describe('ScrollbackRing properties', () => {
             // Something lost (retention or a cut): every returned line is still the tail of the true line.
             const returned = page.lineEnd > page.lineBegin ? page.text.split('\n') : []
             expect(returned).toHaveLength(got.length)
-            returned.forEach((text, index) => expect((got[index] as string).endsWith(text)).toBe(true))
+            for (const [index, text] of returned.entries()) expect((got[index] as string).endsWith(text)).toBe(true)
           }
         },
       ),

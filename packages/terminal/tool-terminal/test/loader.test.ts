@@ -159,7 +159,7 @@ describe('the real composition from a cordis.yml', () => {
       'echo "$PWD:$DSH_LOADER_PROBE"\n/tmp:persisted\ndsh> \n[wait: stdin_read]\n[exit: 0]\n[session: running]',
     )
     const listed = await root.tools.execute({ callId: 'list', name: 'terminal_list', arguments: {}, agent })
-    const [session] = listed.meta?.sessions as { pid: number }[]
+    const [session] = listed.meta!.sessions as { pid: number }[]
     await agent.dispose()
     expect(isAlive(session!.pid)).toBe(false)
   })
