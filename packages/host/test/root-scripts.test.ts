@@ -12,8 +12,11 @@ async function pnpmScript(args: readonly string[], input: string) {
 }
 
 describe.skipIf(!hasPnpm)("the checkout's root scripts run the CLI from sources, without a build", () => {
-  it('`pnpm headless` answers JSON lines on stdout and exits 0 at EOF', async () => {
-    const result = await pnpmScript(['headless', '--', '--config', 'examples/snapshot.yml'], '{"id": 1, "tool": "job_list"}\n')
+  it.each([
+    ['pnpm headless', ['headless', '--', '--config', 'examples/snapshot.yml']],
+    ['pnpm start -- headless', ['start', '--', 'headless', '--config', 'examples/snapshot.yml']],
+  ])('`%s` answers JSON lines on stdout and exits 0 at EOF', async (_label, args) => {
+    const result = await pnpmScript(args, '{"id": 1, "tool": "job_list"}\n')
     expect(result.code).toBe(0)
     const lines = result.stdout.trimEnd().split('\n')
     expect(lines.map((line) => JSON.parse(line) as unknown)).toEqual([{ id: 1, isError: false, text: '(no jobs)', meta: { count: 0 } }])
