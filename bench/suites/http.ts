@@ -1,10 +1,12 @@
 // MCP over Streamable HTTP (`dsh-terminal mcp --http`) against direct `ctx.tools` calls on the same
 // composition in the same process (the floor), with MCP over the SDK's in-memory transport between
 // them: what the protocol costs, and what HTTP adds on top.
+import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import type { Agent } from 'dsh-agent'
-import { descendants, stillRunning } from 'dsh-testkit'
+import { descendants, eventually, identify, stillRunning } from 'dsh-testkit'
 import { type Composition, generateToken, loadComposition, McpHttpServer } from '../../packages/host/src/index'
 // The SDK client resolves through the host package (the root has no dependency on the SDK).
 import { callTool, connectHttp, connectInMemory } from '../../packages/host/test/mcp-clients'
@@ -12,6 +14,7 @@ import { collectInterleaved, timed } from '../lib/measure'
 import type { BenchRow } from '../lib/types'
 
 const CONFIG = new URL('../../cordis.yml', import.meta.url).pathname
+const CLI = new URL('../../packages/host/src/cli.ts', import.meta.url).pathname
 const CLIENTS = 50
 const SENDS = 20
 const ROUNDS = 3
@@ -106,6 +109,76 @@ function collector(): () => void {
 
 const mib = (bytes: number) => `${(bytes / 1_048_576).toFixed(0)} MiB`
 
+/** CPU milliseconds (user + system) a process has used, from /proc (clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
+/** Resident memory of a process, from /proc. */
+function rssBytes(pid: number): number {
+  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024
+}
+
+/**
+ * The real host: `dsh-terminal mcp --http 127.0.0.1:0` as a child process (this runtime, from
+ * sources), driven by 50 clients in this process. Host CPU per round against the CPU this process
+ * spends on the same rounds on `ctx.tools`; the host's RSS before and after.
+ */
+async function childHost(composition: Composition, clean: () => void, baseline: Set<string>): Promise<BenchRow[]> {
+  const token = generateToken()
+  const child = spawn(process.execPath, [...process.execArgv, CLI, 'mcp', '--http', '127.0.0.1:0', '--config', CONFIG], {
+    env: { ...process.env, DSH_TERMINAL_TOKEN: token },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  let stderr = ''
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  try {
+    const url = await eventually(() => /listening on (\S+)/.exec(stderr)?.[1], 'the HTTP host to listen', 60_000)
+    const pid = child.pid!
+    const identity = identify(pid)!
+    baseline.add(`${identity.pid}:${identity.started}`) // the host itself is not a leftover of the floor's rounds
+    const idle = () => {
+      if (descendants(pid).some(stillRunning)) throw new Error('bench: the HTTP host kept a process after a round')
+    }
+    const samples = { floor: [] as number[], host: [] as number[], wall: [] as number[] }
+    const before = rssBytes(pid)
+    for (let index = -1; index < ROUNDS; index++) {
+      const cpu = process.cpuUsage()
+      await round(() => toolsCaller(composition))
+      const used = process.cpuUsage(cpu)
+      clean()
+      const start = cpuMs(pid)
+      const wall = await round(() => httpCaller(url, token))
+      const host = cpuMs(pid) - start
+      idle()
+      if (index < 0) continue
+      samples.floor.push((used.user + used.system) / 1000)
+      samples.host.push(host)
+      samples.wall.push(wall)
+    }
+    const after = rssBytes(pid)
+    child.kill('SIGTERM')
+    const code = await exited
+    if (code !== 0) throw new Error(`bench: the HTTP host exited ${code} on SIGTERM:\n${stderr}`)
+    const floor = `host CPU: ctx.tools, ${CLIENTS} × (open, ${SENDS} echoes, close)`
+    return [
+      { figure: floor, unit: 'ms', samples: samples.floor },
+      {
+        figure: `host CPU: \`mcp --http\` process, same workload`,
+        unit: 'ms',
+        floor,
+        samples: samples.host,
+        note: `clients in the bench process; wall time per round p50 ${Math.round([...samples.wall].sort((a, b) => a - b)[1]!)} ms; host RSS ${mib(before)} before the rounds, ${mib(after)} after ${ROUNDS + 1}; exit 0 on SIGTERM`,
+      },
+    ]
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL')
+    await exited
+  }
+}
+
 /**
  * One echo round trip (1 client, sequential), then 50 clients × (open, 20 echoes, close) at once,
  * over HTTP, over in-memory MCP and on `ctx.tools`, rotating which goes first every round.
@@ -176,6 +249,7 @@ export async function http(): Promise<BenchRow[]> {
         `${(median(samples.http!) / median(samples.memory!)).toFixed(2)}× in-memory MCP; ${CLIENTS * (SENDS + 2)} tool calls a round, every echo exact, ` +
         `no process, session or agent left after any round; this process (server and all clients) after a full GC: ${before} before the rounds, ${after} after ${ROUNDS + 1} of each`,
     })
+    rows.push(...(await childHost(composition, clean, baseline)))
     return rows
   } finally {
     await server.close()
