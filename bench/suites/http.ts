@@ -205,7 +205,9 @@ export async function http(): Promise<BenchRow[]> {
     const rows: BenchRow[] = []
     const direct = await toolsCaller(composition)
     const remote = await httpCaller(server.url, token)
-    const [directId, remoteId] = await Promise.all([direct, remote].map(async (caller) => (await caller.call('terminal_open', { type: 'shell' })).meta.sessionId as string))
+    const [directId, remoteId] = await Promise.all(
+      [direct, remote].map(async (caller) => (await caller.call('terminal_open', { type: 'shell' })).meta.sessionId as string),
+    )
     let trip = 0
     const trips = await collectInterleaved(
       ROUND_TRIPS,

@@ -157,7 +157,10 @@ describe('dsh-terminal mcp --http', () => {
     )
     const done = await headless.finished
     expect(done.code).toBe(0)
-    const lines = done.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { text: string })
+    const lines = done.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { text: string })
     expect(lines[1]!.text).toContain('\ntoken=unset values=0\n')
   })
 

@@ -51,13 +51,20 @@ async function call(client: Client, name: string, args: Record<string, unknown> 
 }
 
 /** A raw request to the endpoint, for what the SDK client hides: status, headers and the error body. */
-async function raw(init: RequestInit & { headers?: Record<string, string> } = {}): Promise<{ status: number; auth: string | null; code: unknown; message: string }> {
+async function raw(
+  init: RequestInit & { headers?: Record<string, string> } = {},
+): Promise<{ status: number; auth: string | null; code: unknown; message: string }> {
   const response = await fetch(server.url, init)
   const body = (await response.json()) as { error: { message: string; data: { code: string } } }
   return { status: response.status, auth: response.headers.get('www-authenticate'), code: body.error.data.code, message: body.error.message }
 }
 
-const INITIALIZE = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
+const INITIALIZE = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+})
 const POST_HEADERS = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }
 
 describe('MCP over Streamable HTTP', () => {
@@ -69,7 +76,10 @@ describe('MCP over Streamable HTTP', () => {
     expect(client.getInstructions()).toMatch(/## Terminal sessions/)
     const { tools } = await client.listTools()
     expect(tools.map((tool) => tool.name).sort()).toEqual(ALL_TOOLS)
-    expect(await call(client, 'terminal_open', { type: 'snapshot' })).toMatchObject({ isError: false, text: expect.stringMatching(/^started terminal session pty-1/) })
+    expect(await call(client, 'terminal_open', { type: 'snapshot' })).toMatchObject({
+      isError: false,
+      text: expect.stringMatching(/^started terminal session pty-1/),
+    })
     expect((await call(client, 'terminal_send', { sessionId: 'pty-1', text: 'hi' })).text).toBe('hi\nok: hi\n[wait: stdin_read]\n[exit: 0]\n[session: running]')
     expect(await call(client, 'terminal_close', { sessionId: 'pty-1' })).toEqual({ isError: false, text: 'closed terminal session pty-1' })
     expect(server.sessionCount).toBe(1)
@@ -103,9 +113,19 @@ describe('MCP over Streamable HTTP', () => {
     await expect(connect(null)).rejects.toMatchObject({ code: 401 })
     await expect(connect('not-the-token-at-all')).rejects.toMatchObject({ code: 401 })
     const missing = await raw({ method: 'POST', headers: POST_HEADERS, body: INITIALIZE })
-    expect(missing).toMatchObject({ status: 401, auth: 'Bearer realm="dsh-terminal"', code: 'UNAUTHORIZED', message: expect.stringMatching(/^missing bearer token: send "Authorization: Bearer <token>"/) })
+    expect(missing).toMatchObject({
+      status: 401,
+      auth: 'Bearer realm="dsh-terminal"',
+      code: 'UNAUTHORIZED',
+      message: expect.stringMatching(/^missing bearer token: send "Authorization: Bearer <token>"/),
+    })
     const bad = await raw({ method: 'POST', headers: { ...POST_HEADERS, Authorization: `Bearer ${TOKEN}x` }, body: INITIALIZE })
-    expect(bad).toMatchObject({ status: 401, auth: 'Bearer realm="dsh-terminal", error="invalid_token"', code: 'UNAUTHORIZED', message: expect.stringMatching(/^invalid bearer token/) })
+    expect(bad).toMatchObject({
+      status: 401,
+      auth: 'Bearer realm="dsh-terminal", error="invalid_token"',
+      code: 'UNAUTHORIZED',
+      message: expect.stringMatching(/^invalid bearer token/),
+    })
     expect(await raw({ method: 'POST', headers: { ...POST_HEADERS, Authorization: `Basic ${TOKEN}` }, body: INITIALIZE })).toMatchObject({ status: 401 })
     expect(composition.agents.list()).toEqual([])
   })
@@ -118,13 +138,24 @@ describe('MCP over Streamable HTTP', () => {
     await transport.terminateSession()
     const stale = await connect(TOKEN, ended)
     await expect(stale.client.callTool({ name: 'terminal_list', arguments: {} })).rejects.toMatchObject({ code: 404 })
-    const unknown = await raw({ method: 'POST', headers: { ...POST_HEADERS, Authorization: `Bearer ${TOKEN}`, 'Mcp-Session-Id': 'no-such-session' }, body: INITIALIZE })
-    expect(unknown).toMatchObject({ status: 404, code: 'UNKNOWN_SESSION', message: expect.stringMatching(/^unknown MCP session no-such-session: .* start a new session with initialize/) })
+    const unknown = await raw({
+      method: 'POST',
+      headers: { ...POST_HEADERS, Authorization: `Bearer ${TOKEN}`, 'Mcp-Session-Id': 'no-such-session' },
+      body: INITIALIZE,
+    })
+    expect(unknown).toMatchObject({
+      status: 404,
+      code: 'UNKNOWN_SESSION',
+      message: expect.stringMatching(/^unknown MCP session no-such-session: .* start a new session with initialize/),
+    })
     const authorized = { Authorization: `Bearer ${TOKEN}` }
     expect(await raw({ method: 'GET', headers: authorized })).toMatchObject({ status: 400, code: 'SESSION_REQUIRED' })
     const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' })
     expect(await raw({ method: 'POST', headers: { ...POST_HEADERS, ...authorized }, body: list })).toMatchObject({ status: 400, code: 'SESSION_REQUIRED' })
-    expect(await raw({ method: 'POST', headers: { ...POST_HEADERS, ...authorized, Origin: 'http://evil.example' }, body: INITIALIZE })).toMatchObject({ status: 403, code: 'FORBIDDEN_ORIGIN' })
+    expect(await raw({ method: 'POST', headers: { ...POST_HEADERS, ...authorized, Origin: 'http://evil.example' }, body: INITIALIZE })).toMatchObject({
+      status: 403,
+      code: 'FORBIDDEN_ORIGIN',
+    })
     expect(await raw({ method: 'POST', headers: { ...POST_HEADERS, ...authorized, Origin: 'null' }, body: INITIALIZE })).toMatchObject({ status: 403 })
     expect((await fetch(server.url.replace('/mcp', '/other'), { headers: authorized })).status).toBe(404)
     // A loopback origin passes (a local web UI), and so does none at all (every native client).
@@ -148,7 +179,7 @@ describe('MCP over Streamable HTTP', () => {
     expect(server.sessionCount).toBe(0)
   })
 
-  it('closes a dropped client\'s session after the idle timeout, with its terminals and jobs', async () => {
+  it("closes a dropped client's session after the idle timeout, with its terminals and jobs", async () => {
     await serve({ idleTimeoutMs: 50 })
     const terminals = composition.root.get('terminals') as TerminalSessionService
     const { client } = await connect()
@@ -212,9 +243,16 @@ describe('HTTP options, token and origin', () => {
     expect(parseListenAddress('localhost:1')).toEqual({ host: 'localhost', port: 1 })
     expect(() => parseListenAddress('::1:80')).toThrow(/write an IPv6 address in brackets: \[::1\]:80/)
     for (const bad of ['', 'abc', '70000', ':80', '[nope]:1', 'a b:1']) expect(() => parseListenAddress(bad)).toThrow(/^--http wants a port/)
-    expect([parseDuration('30m'), parseDuration('90s'), parseDuration('90'), parseDuration('250ms'), parseDuration('1h'), parseDuration('0')]).toEqual([1_800_000, 90_000, 90_000, 250, 3_600_000, 0])
+    expect([parseDuration('30m'), parseDuration('90s'), parseDuration('90'), parseDuration('250ms'), parseDuration('1h'), parseDuration('0')]).toEqual([
+      1_800_000, 90_000, 90_000, 250, 3_600_000, 0,
+    ])
     expect(() => parseDuration('soon')).toThrow(/--idle-timeout wants a duration/)
-    expect(parseCliArgs(['mcp', '--http', '[::1]:0', '--idle-timeout', '5m'])).toEqual({ kind: 'run', command: 'mcp', http: { host: '::1', port: 0 }, idleTimeoutMs: 300_000 })
+    expect(parseCliArgs(['mcp', '--http', '[::1]:0', '--idle-timeout', '5m'])).toEqual({
+      kind: 'run',
+      command: 'mcp',
+      http: { host: '::1', port: 0 },
+      idleTimeoutMs: 300_000,
+    })
     expect(parseCliArgs(['headless', '--http', '8080'])).toEqual({ kind: 'usage-error', message: '--http and --idle-timeout belong to mcp, not headless' })
     expect(parseCliArgs(['mcp', '--idle-timeout', '5m'])).toMatchObject({ kind: 'usage-error', message: expect.stringMatching(/needs --http/) })
     expect(parseCliArgs(['mcp', '--http', 'x'])).toMatchObject({ kind: 'usage-error' })
@@ -239,14 +277,22 @@ describe('HTTP options, token and origin', () => {
   })
 
   it('admits only loopback origins, or none', () => {
-    for (const origin of [undefined, 'http://localhost:3000', 'http://127.0.0.1', 'https://[::1]:8443', 'http://app.localhost']) expect(originAllowed(origin)).toBe(true)
-    for (const origin of ['null', 'http://evil.example', 'http://127.0.0.1.evil.example', 'file://', 'http://10.0.0.1', 'garbage']) expect(originAllowed(origin)).toBe(false)
+    for (const origin of [undefined, 'http://localhost:3000', 'http://127.0.0.1', 'https://[::1]:8443', 'http://app.localhost'])
+      expect(originAllowed(origin)).toBe(true)
+    for (const origin of ['null', 'http://evil.example', 'http://127.0.0.1.evil.example', 'file://', 'http://10.0.0.1', 'garbage'])
+      expect(originAllowed(origin)).toBe(false)
     expect(isLoopbackHost('127.1.2.3')).toBe(true)
     expect(isLoopbackHost('0.0.0.0')).toBe(false)
   })
 
   it('prints the URL, the token and the Claude Code command; never the value of an environment token', () => {
-    const facts = { url: 'http://127.0.0.1:8080/mcp', bound: { host: '127.0.0.1', port: 8080 }, idleTimeoutMs: 1_800_000, configPath: '/c.yml', workspace: '/w' }
+    const facts = {
+      url: 'http://127.0.0.1:8080/mcp',
+      bound: { host: '127.0.0.1', port: 8080 },
+      idleTimeoutMs: 1_800_000,
+      configPath: '/c.yml',
+      workspace: '/w',
+    }
     const generated = httpBanner({ ...facts, token: { value: 'tok', source: 'generated' } })
     expect(generated).toContain('listening on http://127.0.0.1:8080/mcp\n  token: tok  (generated')
     expect(generated).toContain('claude mcp add --transport http dsh-terminal http://127.0.0.1:8080/mcp --header "Authorization: Bearer tok"')

@@ -38,7 +38,11 @@ export async function connectInMemory(composition: Pick<Composition, 'tools' | '
 }
 
 /** Call a tool; its text content joined, whether it failed, and its structured content. */
-export async function callTool(client: Client, name: string, args: Record<string, unknown> = {}): Promise<{ isError: boolean; text: string; meta: Record<string, unknown> }> {
+export async function callTool(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<{ isError: boolean; text: string; meta: Record<string, unknown> }> {
   const result = await client.callTool({ name, arguments: args })
   const text = (result.content as { text: string }[]).map((block) => block.text).join('\n')
   return { isError: result.isError === true, text, meta: (result.structuredContent ?? {}) as Record<string, unknown> }

@@ -53,7 +53,9 @@ export async function runMcpHttp(options: McpHttpRunOptions): Promise<number> {
     return 1
   }
   const shutdown = waitForShutdown(process.stdout)
-  process.stderr.write(httpBanner({ url: server.url, bound: server.address, token, idleTimeoutMs, configPath: composition.configPath, workspace: process.cwd() }))
+  process.stderr.write(
+    httpBanner({ url: server.url, bound: server.address, token, idleTimeoutMs, configPath: composition.configPath, workspace: process.cwd() }),
+  )
   await shutdown
   let code = 0
   await server.close().catch((error: unknown) => {
@@ -88,7 +90,9 @@ export function httpBanner(facts: HttpBannerFacts): string {
     `  workspace:   ${facts.workspace}`,
   ]
   if (!isLoopbackHost(facts.bound.host)) {
-    lines.push(`  warning: bound to ${facts.bound.host}, reachable beyond this machine. Anyone with the token gets a shell, and plain HTTP sends the token unencrypted.`)
+    lines.push(
+      `  warning: bound to ${facts.bound.host}, reachable beyond this machine. Anyone with the token gets a shell, and plain HTTP sends the token unencrypted.`,
+    )
   }
   return `${lines.join('\n')}\n`
 }

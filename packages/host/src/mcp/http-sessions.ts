@@ -76,7 +76,9 @@ export class HttpSession {
       await this.connection.close()
       if (reason !== 'not-initialized') this.table.log(`session ${shortId(this.id)} closed (${this.#why(reason)}): its terminals and jobs are closed`)
     } catch (error) {
-      this.table.log(`session ${shortId(this.id)} closed (${this.#why(reason)}), but closing its terminals and jobs failed: ${error instanceof Error ? error.message : String(error)}`)
+      this.table.log(
+        `session ${shortId(this.id)} closed (${this.#why(reason)}), but closing its terminals and jobs failed: ${error instanceof Error ? error.message : String(error)}`,
+      )
     }
   }
 

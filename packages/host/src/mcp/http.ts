@@ -113,16 +113,30 @@ export class McpHttpServer {
   async #route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const origin = req.headers.origin
     if (!originAllowed(origin)) {
-      return sendHttpError(res, 'FORBIDDEN_ORIGIN', `Origin ${origin} is not a loopback origin: web pages elsewhere may not call this server (DNS-rebinding protection); native clients send no Origin`)
+      return sendHttpError(
+        res,
+        'FORBIDDEN_ORIGIN',
+        `Origin ${origin} is not a loopback origin: web pages elsewhere may not call this server (DNS-rebinding protection); native clients send no Origin`,
+      )
     }
     const auth = checkBearer(req.headers, this.#token)
     if (auth === 'missing') {
-      return sendHttpError(res, 'UNAUTHORIZED', `missing bearer token: send "Authorization: Bearer <token>" with the token the server printed at startup (or the value of ${TOKEN_ENV})`, { 'WWW-Authenticate': REALM })
+      return sendHttpError(
+        res,
+        'UNAUTHORIZED',
+        `missing bearer token: send "Authorization: Bearer <token>" with the token the server printed at startup (or the value of ${TOKEN_ENV})`,
+        { 'WWW-Authenticate': REALM },
+      )
     }
     if (auth === 'invalid') {
-      return sendHttpError(res, 'UNAUTHORIZED', `invalid bearer token: use the token the server printed at startup (or the value of ${TOKEN_ENV}); a restarted server has a new one unless ${TOKEN_ENV} is set`, {
-        'WWW-Authenticate': `${REALM}, error="invalid_token"`,
-      })
+      return sendHttpError(
+        res,
+        'UNAUTHORIZED',
+        `invalid bearer token: use the token the server printed at startup (or the value of ${TOKEN_ENV}); a restarted server has a new one unless ${TOKEN_ENV} is set`,
+        {
+          'WWW-Authenticate': `${REALM}, error="invalid_token"`,
+        },
+      )
     }
     const path = new URL(req.url ?? '/', 'http://localhost').pathname
     if (path !== MCP_PATH) return sendHttpError(res, 'NOT_FOUND', `no endpoint at ${path}: the MCP endpoint is ${MCP_PATH}`)
@@ -133,7 +147,11 @@ export class McpHttpServer {
     if (typeof id === 'string' && id !== '') {
       const session = this.#sessions.get(id)
       if (!session || session.closing) {
-        return sendHttpError(res, 'UNKNOWN_SESSION', `unknown MCP session ${id}: it ended (DELETE, idle timeout or a server restart), and its terminals and jobs were closed with it; start a new session with initialize, without Mcp-Session-Id`)
+        return sendHttpError(
+          res,
+          'UNKNOWN_SESSION',
+          `unknown MCP session ${id}: it ended (DELETE, idle timeout or a server restart), and its terminals and jobs were closed with it; start a new session with initialize, without Mcp-Session-Id`,
+        )
       }
       session.track(res)
       return session.transport.handleRequest(req, res)
@@ -147,7 +165,11 @@ export class McpHttpServer {
     const initializing = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body)
     if (!initializing) return sendHttpError(res, 'SESSION_REQUIRED', required)
     if (this.#sessions.full) {
-      return sendHttpError(res, 'TOO_MANY_SESSIONS', `${this.#sessions.size} MCP sessions are open, the most this server allows; end one (DELETE) or wait for an idle one to time out`)
+      return sendHttpError(
+        res,
+        'TOO_MANY_SESSIONS',
+        `${this.#sessions.size} MCP sessions are open, the most this server allows; end one (DELETE) or wait for an idle one to time out`,
+      )
     }
     const session = await this.#sessions.open()
     if (!session) return sendHttpError(res, 'SHUTTING_DOWN', shuttingDown)
