@@ -12,7 +12,9 @@ const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'))
 console.log(`# dsh-terminal bench — node ${process.version}, ${process.platform}/${process.arch}, ${cpus().length} cpu(s), ${new Date().toISOString()}\n`)
 
 let failed = false
-for (const file of readdirSync(suitesDir).filter((name) => name.endsWith('.ts')).sort()) {
+for (const file of readdirSync(suitesDir)
+  .filter((name) => name.endsWith('.ts'))
+  .sort()) {
   const module = (await import(pathToFileURL(new URL(file, suitesDir).pathname).href)) as Record<string, unknown>
   for (const [name, suite] of Object.entries(module)) {
     if (typeof suite !== 'function' || (wanted.length > 0 && !wanted.includes(name))) continue

@@ -55,7 +55,10 @@ export async function runDocs(root: string): Promise<DocsRun> {
   const byName = new Map<string, WorkspacePackage>(packages.map((pkg) => [pkg.name, pkg]))
   failures.push(...checkLayers(packages))
 
-  const program = createDocsProgram(root, packages.flatMap((pkg) => (pkg.entry ? [pkg.entry] : [])))
+  const program = createDocsProgram(
+    root,
+    packages.flatMap((pkg) => (pkg.entry ? [pkg.entry] : [])),
+  )
   failures.push(...checkDeclaredImports(program, root, packages))
   const apis = new Map<string, PackageApi>(packages.map((pkg) => [pkg.name, packageApi(program, root, pkg)]))
 
@@ -125,7 +128,9 @@ async function main(): Promise<void> {
     process.stderr.write(`docs:${mode} failed:\n\n${problems.map((problem) => `✗ ${problem}`).join('\n\n')}\n`)
     process.exit(1)
   }
-  process.stdout.write(`docs:${mode}: ${run.pages.length} pages ${mode === 'gen' && stale.length > 0 ? 'regenerated' : 'up to date'}; layers, imports and README config tables hold\n`)
+  process.stdout.write(
+    `docs:${mode}: ${run.pages.length} pages ${mode === 'gen' && stale.length > 0 ? 'regenerated' : 'up to date'}; layers, imports and README config tables hold\n`,
+  )
   // Imported plugin modules may keep handles open (node-pty, timers); the run is complete.
   process.exit(0)
 }

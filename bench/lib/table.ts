@@ -26,7 +26,15 @@ export function renderTable(suite: string, rows: readonly BenchRow[]): string {
   const body = rows.map((row) => {
     const stats = summarize(row.samples)
     const isFloor = rows.some((other) => other.floor === row.figure)
-    return [row.figure, String(stats.n), formatNumber(stats.p50), formatNumber(stats.p95), formatNumber(stats.max), row.unit, isFloor ? 'floor' : ratio(row, rows)]
+    return [
+      row.figure,
+      String(stats.n),
+      formatNumber(stats.p50),
+      formatNumber(stats.p95),
+      formatNumber(stats.max),
+      row.unit,
+      isFloor ? 'floor' : ratio(row, rows),
+    ]
   })
   const widths = header.map((title, column) => Math.max(title.length, ...body.map((cells) => cells[column]!.length)))
   const line = (cells: string[]) => cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ')

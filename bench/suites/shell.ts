@@ -15,7 +15,6 @@ import { treeReady } from '../lib/process-tree'
 import { pty, type RawPty } from '../lib/raw-pty'
 import type { BenchRow } from '../lib/types'
 
-
 const PYTHON = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim()
 const FLOOD = 'head -c 20000000 /dev/urandom | base64'
 const FLOOD_BYTES = 27_017_547 // base64 of 20 MB: 26 666 668 characters plus 350 879 newlines
@@ -162,7 +161,11 @@ export async function shell(): Promise<BenchRow[]> {
     const raw = await RawShell.open()
     const id = await stack.open()
     // Floor and backend alternate send by send, so drift in the host's load hits both alike.
-    const trueTrips = await roundTripPairs(300, () => raw.run('true'), async () => exact(await stack.run(id, 'true'), 'dsh> ', '`true`'))
+    const trueTrips = await roundTripPairs(
+      300,
+      () => raw.run('true'),
+      async () => exact(await stack.run(id, 'true'), 'dsh> ', '`true`'),
+    )
     rows.push({ figure: 'raw: `true` round trip', unit: 'µs', samples: trueTrips.floor })
     rows.push({ figure: 'shell: `true` round trip', unit: 'µs', floor: 'raw: `true` round trip', samples: trueTrips.contender })
     const echoTrips = await roundTripPairs(
@@ -191,10 +194,14 @@ export async function shell(): Promise<BenchRow[]> {
       figure: 'raw: 27 MB flood',
       unit: 'MiB/s',
       higherIsBetter: true,
-      samples: await collect(3, async () => {
-        const elapsed = await timed(() => raw.run(FLOOD))
-        return FLOOD_BYTES / 1_048_576 / (elapsed / 1000)
-      }, 1),
+      samples: await collect(
+        3,
+        async () => {
+          const elapsed = await timed(() => raw.run(FLOOD))
+          return FLOOD_BYTES / 1_048_576 / (elapsed / 1000)
+        },
+        1,
+      ),
     })
     let peakGrowth = 0
     let floods = 0
@@ -203,18 +210,25 @@ export async function shell(): Promise<BenchRow[]> {
       unit: 'MiB/s',
       higherIsBetter: true,
       floor: 'raw: 27 MB flood',
-      samples: await collect(3, async () => {
-        const base = process.memoryUsage().rss
-        let peak = base
-        const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10)
-        const elapsed = await timed(async () => exact(await stack.run(id, FLOOD), 'dsh> ', 'the flood'))
-        clearInterval(sampler)
-        // The warm-up flood grows V8's heap once; the measured ones show whether memory stays bounded.
-        if (floods++ > 0) peakGrowth = Math.max(peakGrowth, peak - base)
-        return FLOOD_BYTES / 1_048_576 / (elapsed / 1000)
-      }, 1),
+      samples: await collect(
+        3,
+        async () => {
+          const base = process.memoryUsage().rss
+          let peak = base
+          const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10)
+          const elapsed = await timed(async () => exact(await stack.run(id, FLOOD), 'dsh> ', 'the flood'))
+          clearInterval(sampler)
+          // The warm-up flood grows V8's heap once; the measured ones show whether memory stays bounded.
+          if (floods++ > 0) peakGrowth = Math.max(peakGrowth, peak - base)
+          return FLOOD_BYTES / 1_048_576 / (elapsed / 1000)
+        },
+        1,
+      ),
     })
-    rows[rows.length - 1] = { ...rows[rows.length - 1]!, note: `peak RSS growth per flood after the warm-up one ${(peakGrowth / 1_048_576).toFixed(1)} MiB (scrollbackMaxBytes 4 MiB, result capped at 256 KiB)` }
+    rows[rows.length - 1] = {
+      ...rows[rows.length - 1]!,
+      note: `peak RSS growth per flood after the warm-up one ${(peakGrowth / 1_048_576).toFixed(1)} MiB (scrollbackMaxBytes 4 MiB, result capped at 256 KiB)`,
+    }
     await raw.close()
     await stack.close(id)
 
@@ -240,30 +254,38 @@ export async function shell(): Promise<BenchRow[]> {
     rows.push({
       figure: 'raw: SIGKILL 20 known pids + SIGHUP',
       unit: 'ms',
-      samples: await collect(6, async () => {
-        const shell = await RawShell.open()
-        shell.term.write(`${TREE}\r`)
-        const kids = await treeReady(shell.term.pid)
-        return timed(async () => {
-          for (const kid of kids) process.kill(kid, 'SIGKILL')
-          await shell.close()
-        })
-      }, 1),
+      samples: await collect(
+        6,
+        async () => {
+          const shell = await RawShell.open()
+          shell.term.write(`${TREE}\r`)
+          const kids = await treeReady(shell.term.pid)
+          return timed(async () => {
+            for (const kid of kids) process.kill(kid, 'SIGKILL')
+            await shell.close()
+          })
+        },
+        1,
+      ),
     })
     rows.push({
       figure: 'shell: close 20-process tree, 1 TERM-ignorer',
       unit: 'ms',
       floor: 'raw: SIGKILL 20 known pids + SIGHUP',
       note: `disposeGraceMs ${CONFIG.disposeGraceMs}`,
-      samples: await collect(6, async () => {
-        const session = await stack.open()
-        await stack.run(session, TREE)
-        const pid = Number((await stack.run(session, 'echo "pid=$$"')).viewport.match(/pid=(\d+)/)?.[1])
-        const kids = await treeReady(pid)
-        const elapsed = await timed(() => stack.close(session))
-        if (kids.some((kid) => children(pid).includes(kid))) throw new Error('bench: tree survived')
-        return elapsed
-      }, 1),
+      samples: await collect(
+        6,
+        async () => {
+          const session = await stack.open()
+          await stack.run(session, TREE)
+          const pid = Number((await stack.run(session, 'echo "pid=$$"')).viewport.match(/pid=(\d+)/)?.[1])
+          const kids = await treeReady(pid)
+          const elapsed = await timed(() => stack.close(session))
+          if (kids.some((kid) => children(pid).includes(kid))) throw new Error('bench: tree survived')
+          return elapsed
+        },
+        1,
+      ),
     })
 
     // Heavy and sensitive to drift (load, our heap growing): floor and backend alternate per sample.

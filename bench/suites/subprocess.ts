@@ -12,7 +12,6 @@ import { treeReady } from '../lib/process-tree'
 import { pty, type RawPty } from '../lib/raw-pty'
 import type { BenchRow } from '../lib/types'
 
-
 const PROMPT = 'B$ '
 const ENV = { PS1: PROMPT, TERM: 'dumb', HISTFILE: '/dev/null' }
 const BASH = ['bash', '--noprofile', '--norc', '-i']
@@ -121,7 +120,9 @@ export async function subprocess(): Promise<BenchRow[]> {
     figure: 'provider: open with limits',
     unit: 'ms',
     floor: 'provider: open, no limits (interleaved)',
-    note: limitedProbe.handle.limits.notApplied ? `not enforced here: ${limitedProbe.handle.limits.notApplied}` : 'cgroups per session: mkdir + limit writes, /bin/sh launcher joins, then execs bash',
+    note: limitedProbe.handle.limits.notApplied
+      ? `not enforced here: ${limitedProbe.handle.limits.notApplied}`
+      : 'cgroups per session: mkdir + limit writes, /bin/sh launcher joins, then execs bash',
     samples: limited.contender,
   })
 
@@ -149,40 +150,52 @@ export async function subprocess(): Promise<BenchRow[]> {
     figure: 'node-pty: SIGKILL 20 known pids + SIGHUP → exit',
     unit: 'ms',
     note: 'the floor knows the pids in advance and verifies nothing',
-    samples: await collect(8, async () => {
-      const { term, exited } = await rawShell()
-      term.write(TREE)
-      const kids = await treeReady(term.pid)
-      return timed(async () => {
-        for (const kid of kids) process.kill(kid, 'SIGKILL')
-        await hangUp(term, exited)
-      })
-    }, 1),
+    samples: await collect(
+      8,
+      async () => {
+        const { term, exited } = await rawShell()
+        term.write(TREE)
+        const kids = await treeReady(term.pid)
+        return timed(async () => {
+          for (const kid of kids) process.kill(kid, 'SIGKILL')
+          await hangUp(term, exited)
+        })
+      },
+      1,
+    ),
   })
   rows.push({
     figure: 'provider: terminate() 20-process tree, 1 TERM-ignorer',
     unit: 'ms',
     floor: 'node-pty: SIGKILL 20 known pids + SIGHUP → exit',
     note: `graceMs ${GRACE_MS}: the ignorer is SIGKILLed at once, the others die on SIGTERM, so no grace is spent`,
-    samples: await collect(8, async () => {
-      const { handle } = await providerShell(root)
-      await handle.write(TREE)
-      const kids = await treeReady(handle.pid)
-      const elapsed = await timed(() => handle.terminate())
-      if (kids.some((kid) => children(handle.pid).includes(kid))) throw new Error('bench: tree survived')
-      return elapsed
-    }, 1),
+    samples: await collect(
+      8,
+      async () => {
+        const { handle } = await providerShell(root)
+        await handle.write(TREE)
+        const kids = await treeReady(handle.pid)
+        const elapsed = await timed(() => handle.terminate())
+        if (kids.some((kid) => children(handle.pid).includes(kid))) throw new Error('bench: tree survived')
+        return elapsed
+      },
+      1,
+    ),
   })
 
   const probe = await providerShell(root)
   rows.push({
     figure: 'raw: one read of /proc/<pid>/stat',
     unit: 'µs',
-    samples: await collect(300, async () => {
-      const start = performance.now()
-      readFileSync(`/proc/${probe.handle.pid}/stat`, 'latin1')
-      return (performance.now() - start) * 1000
-    }, 20),
+    samples: await collect(
+      300,
+      async () => {
+        const start = performance.now()
+        readFileSync(`/proc/${probe.handle.pid}/stat`, 'latin1')
+        return (performance.now() - start) * 1000
+      },
+      20,
+    ),
   })
   rows.push({
     figure: 'inspectForeground: idle bash',

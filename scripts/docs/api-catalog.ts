@@ -57,9 +57,7 @@ export function packageApi(program: ts.Program, root: string, pkg: WorkspacePack
   const symbols: ApiSymbol[] = []
   for (const exported of checker.getExportsOfModule(moduleSymbol)) {
     const target = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported
-    const declarations = [...(target.declarations ?? [])].sort(
-      (a, b) => compareText(a.getSourceFile().fileName, b.getSourceFile().fileName) || a.pos - b.pos,
-    )
+    const declarations = [...(target.declarations ?? [])].sort((a, b) => compareText(a.getSourceFile().fileName, b.getSourceFile().fileName) || a.pos - b.pos)
     const first = declarations[0]
     if (!first) continue
     const file = posix.normalize(relative(root, first.getSourceFile().fileName).split('\\').join('/'))

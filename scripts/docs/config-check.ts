@@ -75,7 +75,8 @@ export async function checkReadmeConfigs(root: string, packages: readonly Worksp
     const { found, keys } = readmeConfigKeys(readFileSync(join(root, pkg.readme), 'utf8'))
     const missing = fields.filter((field) => !keys.has(field))
     if (!found) failures.push(`${pkg.readme}: no "Config" or "Configuration" section; the schema has ${fields.map((f) => `\`${f}\``).join(', ')}`)
-    else if (missing.length > 0) failures.push(`${pkg.readme}: the config table misses ${missing.map((f) => `\`${f}\``).join(', ')} (fields of ${pkg.name}'s Config)`)
+    else if (missing.length > 0)
+      failures.push(`${pkg.readme}: the config table misses ${missing.map((f) => `\`${f}\``).join(', ')} (fields of ${pkg.name}'s Config)`)
   }
   return failures
 }

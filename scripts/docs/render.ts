@@ -57,11 +57,7 @@ function nodeId(name: string): string {
  * subgraph per layer, highest first; runtime edges solid, devDependencies dotted) and the layer
  * table, each package linked to its README and to the subsystem page that catalogs its API.
  */
-export function renderDepsBlock(
-  page: string,
-  packages: readonly WorkspacePackage[],
-  subsystemPages: ReadonlyMap<string, string>,
-): string {
+export function renderDepsBlock(page: string, packages: readonly WorkspacePackage[], subsystemPages: ReadonlyMap<string, string>): string {
   const byName = new Map(packages.map((pkg) => [pkg.name, pkg]))
   const graph = ['```mermaid', 'graph TD']
   for (const layer of [...LAYERS].reverse()) {

@@ -36,13 +36,16 @@ export class Agent {
    * Failures are collected and rethrown together by {@link Agent.dispose}.
    */
   own(cleanup: AgentCleanup, label = 'agent cleanup'): () => Promise<void> {
-    const dispose = this.scope.effect(() => async () => {
-      try {
-        await cleanup()
-      } catch (error) {
-        this.#failures.push(error)
-      }
-    }, label)
+    const dispose = this.scope.effect(
+      () => async () => {
+        try {
+          await cleanup()
+        } catch (error) {
+          this.#failures.push(error)
+        }
+      },
+      label,
+    )
     return async () => {
       await dispose()
     }

@@ -36,11 +36,14 @@ export class AgentService extends Service {
 
   constructor(ctx: Context) {
     super(ctx, 'agents')
-    ctx.effect(() => () => {
-      const agents = [...this.agents.values()]
-      this.agents.clear()
-      return Promise.allSettled(agents.map((agent) => agent.dispose())).then(() => undefined)
-    }, 'agents: end every agent')
+    ctx.effect(
+      () => () => {
+        const agents = [...this.agents.values()]
+        this.agents.clear()
+        return Promise.allSettled(agents.map((agent) => agent.dispose())).then(() => undefined)
+      },
+      'agents: end every agent',
+    )
   }
 
   /** Create, register and return a new agent whose scope is a child of this service's context. */

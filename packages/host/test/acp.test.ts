@@ -51,8 +51,11 @@ describe('ACP projection through the snapshot overlay', () => {
     const notifications: AcpSessionNotification[] = []
     for (const request of SCRIPT) {
       const before = notifications.length
-      await executeProjected(composition.tools, 'acp-session-1', { callId: `call-${request.id}`, name: request.tool, arguments: request.arguments, agent }, (n) =>
-        notifications.push(n),
+      await executeProjected(
+        composition.tools,
+        'acp-session-1',
+        { callId: `call-${request.id}`, name: request.tool, arguments: request.arguments, agent },
+        (n) => notifications.push(n),
       )
       const [started, finished] = notifications.slice(before)
       expect(notifications.length - before).toBe(2)
@@ -64,9 +67,20 @@ describe('ACP projection through the snapshot overlay', () => {
       expect(notification.update).not.toHaveProperty('locations')
     }
     const kinds = Object.fromEntries(notifications.filter((n) => n.update.sessionUpdate === 'tool_call').map((n) => [n.update.toolCallId, n.update.kind]))
-    expect(kinds).toMatchObject({ 'call-1': 'execute', 'call-2': 'execute', 'call-3': 'read', 'call-4': 'execute', 'call-5': 'execute', 'call-8': 'read', 'call-9': 'delete' })
+    expect(kinds).toMatchObject({
+      'call-1': 'execute',
+      'call-2': 'execute',
+      'call-3': 'read',
+      'call-4': 'execute',
+      'call-5': 'execute',
+      'call-8': 'read',
+      'call-9': 'delete',
+    })
     const missing = notifications.find((n) => n.update.toolCallId === 'call-10' && n.update.sessionUpdate === 'tool_call_update')!
-    expect(missing.update).toMatchObject({ status: 'failed', content: [{ type: 'content', content: { type: 'text', text: 'Error: unknown PTY session pty-1' } }] })
+    expect(missing.update).toMatchObject({
+      status: 'failed',
+      content: [{ type: 'content', content: { type: 'text', text: 'Error: unknown PTY session pty-1' } }],
+    })
     expect(notifications).toMatchSnapshot()
   })
 

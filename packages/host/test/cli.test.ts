@@ -50,7 +50,10 @@ describe('command line', () => {
   it('fails loudly at startup, before any protocol output, when an entry does not start', async () => {
     const { dir, remove } = await tempDir('dsh-host-cli-')
     cleanups.push(remove)
-    await writeFile(join(dir, 'cordis.yml'), '- id: agents\n  name: dsh-agent\n- id: tools\n  name: dsh-tools\n- id: bad\n  name: dsh-jobs\n  config: { maxActiveJobsPerOwner: -1 }\n')
+    await writeFile(
+      join(dir, 'cordis.yml'),
+      '- id: agents\n  name: dsh-agent\n- id: tools\n  name: dsh-tools\n- id: bad\n  name: dsh-jobs\n  config: { maxActiveJobsPerOwner: -1 }\n',
+    )
     const result = await runCli(['headless', '--config', join(dir, 'cordis.yml')], '{"id": 1, "tool": "job_list"}\n')
     expect(result).toMatchObject({ code: 1, stdout: '' })
     expect(result.stderr).toMatch(/did not start:\n {2}bad \(dsh-jobs\): invalid config/)
@@ -74,7 +77,10 @@ describe('dsh-terminal headless', () => {
     const result = await runCli(['headless', '--config', 'snapshot.yml'], `${input}\n`, dir)
     expect(result.stderr).toBe('')
     expect(result.code).toBe(0)
-    const lines = result.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
+    const lines = result.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
     expect(lines.map((line) => [line.id, line.isError])).toEqual([
       [1, false],
       [null, true],
@@ -93,7 +99,10 @@ describe('dsh-terminal headless', () => {
     ].join('\n')
     const result = await runCli(['headless', '--config', 'cordis.yml', '--cwd', dir], `${input}\n`)
     expect(result.code).toBe(0)
-    const [opened, sent] = result.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { isError: boolean; text: string })
+    const [opened, sent] = result.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { isError: boolean; text: string })
     expect(opened!.isError).toBe(false)
     expect(sent!.text).toContain(`cwd=${realpathSync(dir)}\n`)
   })

@@ -20,7 +20,6 @@ const SPINE = `# A comment the host must never lose.
   name: dsh-tool-jobs
 `
 
-
 const opened: Composition[] = []
 const cleanups: (() => Promise<void>)[] = []
 

@@ -37,10 +37,7 @@ export interface ToolSpec<P extends ToolParameters = ToolParameters, R extends b
   /** Set to `false` for tools that may run without an initiating agent. */
   requiresAgent?: R
   /** Run the call with validated arguments; a thrown error becomes an `Error: <message>` result. */
-  execute(
-    args: z.output<P>,
-    call: ToolCallContext<R extends false ? Agent | undefined : Agent>,
-  ): string | ToolOutput | Promise<string | ToolOutput>
+  execute(args: z.output<P>, call: ToolCallContext<R extends false ? Agent | undefined : Agent>): string | ToolOutput | Promise<string | ToolOutput>
   /**
    * Presentation intent: called without `result` for the call, then with it for the result.
    * Returned fields override the defaults (`kind`, title = tool name, rawInput = arguments).

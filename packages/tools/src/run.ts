@@ -45,7 +45,7 @@ export async function runTool(tool: Tool, request: ToolExecuteRequest): Promise<
     view = normalizeOutput(name, await tool.execute(args, { callId, name, agent, signal }))
   } catch (thrown) {
     const message = errorMessage(thrown)
-    error = { code: signal.aborted && isAbortError(thrown) ? 'CANCELLED' : errorCode(thrown) ?? 'TOOL_FAILED', message }
+    error = { code: signal.aborted && isAbortError(thrown) ? 'CANCELLED' : (errorCode(thrown) ?? 'TOOL_FAILED'), message }
     view = { content: [textContent(`Error: ${message}`)], isError: true }
   }
   const presentation = mergePresentation(callPresentation, safePresent(tool, args, view))

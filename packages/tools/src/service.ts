@@ -35,13 +35,16 @@ export class ToolService extends Service {
   register(tool: Tool): () => Promise<void> {
     if (!isTool(tool)) throw new ToolError('INVALID_TOOL', 'ctx.tools.register() takes a tool made by defineTool()')
     this.assertFreeName(tool.name)
-    return this.ctx.effect(() => {
-      this.assertFreeName(tool.name)
-      this.tools.set(tool.name, tool)
-      return () => {
-        if (this.tools.get(tool.name) === tool) this.tools.delete(tool.name)
-      }
-    }, `tools.register(${JSON.stringify(tool.name)})`)
+    return this.ctx.effect(
+      () => {
+        this.assertFreeName(tool.name)
+        this.tools.set(tool.name, tool)
+        return () => {
+          if (this.tools.get(tool.name) === tool) this.tools.delete(tool.name)
+        }
+      },
+      `tools.register(${JSON.stringify(tool.name)})`,
+    )
   }
 
   /** The registered tool called `name`, if any. */
@@ -76,9 +79,7 @@ export class ToolService extends Service {
     if (tool) return runTool(tool, request)
     const shown = JSON.stringify(truncateUtf8Head(String(request.name), MAX_ECHOED_NAME_BYTES))
     const names = [...this.tools.keys()].sort()
-    const message = names.length
-      ? `unknown tool ${shown}; available tools: ${names.join(', ')}`
-      : `unknown tool ${shown}; no tools are registered`
+    const message = names.length ? `unknown tool ${shown}; available tools: ${names.join(', ')}` : `unknown tool ${shown}; no tools are registered`
     return {
       callId: request.callId,
       name: request.name,
@@ -104,13 +105,16 @@ export class ToolService extends Service {
     }
     const copy = { ...section }
     this.assertFreeSection(copy.id)
-    return this.ctx.effect(() => {
-      this.assertFreeSection(copy.id)
-      this.sections.set(copy.id, copy)
-      return () => {
-        if (this.sections.get(copy.id) === copy) this.sections.delete(copy.id)
-      }
-    }, `tools.registerGuidance(${JSON.stringify(copy.id)})`)
+    return this.ctx.effect(
+      () => {
+        this.assertFreeSection(copy.id)
+        this.sections.set(copy.id, copy)
+        return () => {
+          if (this.sections.get(copy.id) === copy) this.sections.delete(copy.id)
+        }
+      },
+      `tools.registerGuidance(${JSON.stringify(copy.id)})`,
+    )
   }
 
   /** Registered guidance sections in render order. */

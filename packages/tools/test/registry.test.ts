@@ -122,7 +122,11 @@ describe('ctx.tools registry', () => {
       { id: 'basics', title: 'Basics', text: 'Be brief.', order: 10 },
     ]
     const rendered: string[] = []
-    for (const order of [[0, 1, 2], [2, 1, 0], [1, 0, 2]]) {
+    for (const order of [
+      [0, 1, 2],
+      [2, 1, 0],
+      [1, 0, 2],
+    ]) {
       const root = await setup()
       for (const index of order) root.tools.registerGuidance(sections[index]!)
       rendered.push(root.tools.renderGuidance())

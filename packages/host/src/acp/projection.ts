@@ -20,9 +20,7 @@ export interface AcpToolCallFields {
 }
 
 /** An ACP `SessionUpdate` announcing a tool call or reporting its result. */
-export type AcpToolCallUpdate =
-  | ({ sessionUpdate: 'tool_call' } & AcpToolCallFields)
-  | ({ sessionUpdate: 'tool_call_update' } & AcpToolCallFields)
+export type AcpToolCallUpdate = ({ sessionUpdate: 'tool_call' } & AcpToolCallFields) | ({ sessionUpdate: 'tool_call_update' } & AcpToolCallFields)
 
 /** The params of an ACP `session/update` notification. */
 export interface AcpSessionNotification {

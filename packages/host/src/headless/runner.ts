@@ -37,7 +37,13 @@ export async function runJsonLines(options: JsonLinesOptions): Promise<number> {
         output.write(formatResponse(parsed.response))
       } else {
         const { id, tool } = parsed.request
-        const result = await tools.execute({ callId: `headless-${answered + 1}`, name: tool, arguments: parsed.request.arguments, agent, ...(signal ? { signal } : {}) })
+        const result = await tools.execute({
+          callId: `headless-${answered + 1}`,
+          name: tool,
+          arguments: parsed.request.arguments,
+          agent,
+          ...(signal ? { signal } : {}),
+        })
         output.write(formatResponse(responseFor(id, result)))
       }
       answered++

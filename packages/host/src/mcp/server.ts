@@ -10,7 +10,6 @@ import { type McpToolResult, toMcpResult } from './results'
 /** Name the server reports in `initialize`. */
 export const SERVER_NAME = 'dsh-terminal'
 
-
 /** What one MCP server instance serves. */
 export interface McpServerOptions {
   /** The composition's tool registry: its tools, schemas and call pipeline. */
@@ -29,10 +28,7 @@ export interface McpServerOptions {
 export function createMcpServer(options: McpServerOptions): Server {
   const { tools, agent } = options
   const guidance = tools.renderGuidance()
-  const server = new Server(
-    { name: SERVER_NAME, version: HOST_VERSION },
-    { capabilities: { tools: {} }, ...(guidance ? { instructions: guidance } : {}) },
-  )
+  const server = new Server({ name: SERVER_NAME, version: HOST_VERSION }, { capabilities: { tools: {} }, ...(guidance ? { instructions: guidance } : {}) })
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: tools.list().map((info) => ({

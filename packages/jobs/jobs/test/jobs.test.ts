@@ -45,7 +45,14 @@ describe('ctx.jobs', () => {
     expect(a.runs()).toBe(1)
     expect(a.context().id).toBe('pty-send-1')
     const info = root.jobs.get('pty-send-1', agent)
-    expect(info).toMatchObject({ id: 'pty-send-1', kind: 'pty-send', label: 'pty-1: make', status: 'running', cancelRequested: false, outputLimitBytes: 262_144 })
+    expect(info).toMatchObject({
+      id: 'pty-send-1',
+      kind: 'pty-send',
+      label: 'pty-1: make',
+      status: 'running',
+      cancelRequested: false,
+      outputLimitBytes: 262_144,
+    })
     expect(info?.owner === agent).toBe(true)
     expect(info?.detail).toMatch(/^\d+(\.\d)?m?s elapsed$/)
     expect(statusOf(root.jobs.list(agent))).toEqual(['pty-send-1 running', 'pty-send-2 running', 'fetch-1 running'])
@@ -58,7 +65,14 @@ describe('ctx.jobs', () => {
     const failure = new Error('SEND_ACTIVE: pty-1 is busy')
     let caught: unknown
     try {
-      root.jobs.start({ kind: 'pty-send', label: 'x', owner: agent, run: () => { throw failure } })
+      root.jobs.start({
+        kind: 'pty-send',
+        label: 'x',
+        owner: agent,
+        run: () => {
+          throw failure
+        },
+      })
     } catch (error) {
       caught = error
     }

@@ -13,12 +13,7 @@ export const Config = z
       .max(MAX_TIMER_MS)
       .default(30_000)
       .describe('Longest job_output {wait: true} blocks before it reports a still-running job.'),
-    maxResultBytes: z
-      .number()
-      .int()
-      .min(64)
-      .default(262_144)
-      .describe('Cap on every job tool result, errors included (tail kept, so status lines survive).'),
+    maxResultBytes: z.number().int().min(64).default(262_144).describe('Cap on every job tool result, errors included (tail kept, so status lines survive).'),
   })
   .prefault({})
 

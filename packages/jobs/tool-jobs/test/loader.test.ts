@@ -133,9 +133,7 @@ describe('loader composition', () => {
       },
     })
     // The yml's config reached dsh-jobs: one running job per owner, 4096-byte default bound.
-    expect(() => root.jobs.start({ kind: 'build', label: 'again', owner: agent, run: () => ({ cancel() {}, done: Promise.resolve() }) })).toThrow(
-      /limit 1/,
-    )
+    expect(() => root.jobs.start({ kind: 'build', label: 'again', owner: agent, run: () => ({ cancel() {}, done: Promise.resolve() }) })).toThrow(/limit 1/)
     expect(root.jobs.get(id, agent)?.outputLimitBytes).toBe(4096)
     const pending = root.tools.execute({ callId: 'c1', name: 'job_output', arguments: { jobId: id, wait: true }, agent })
     finish({ detail: 'exit 0' })

@@ -133,9 +133,7 @@ describe('dsh-tool-jobs', () => {
     expect(job.cancels()).toBe(1)
     await root.jobs.wait(job.id, agent)
     expect(textOf(await call(root, agent, 'job_output', { jobId: job.id }))).toBe('(no new output)\n[status: killed, cancelled by job_kill]')
-    expect(textOf(await call(root, agent, 'job_kill', { jobId: job.id }))).toBe(
-      'job pty-send-1 has already finished [status: killed, cancelled by job_kill]',
-    )
+    expect(textOf(await call(root, agent, 'job_kill', { jobId: job.id }))).toBe('job pty-send-1 has already finished [status: killed, cancelled by job_kill]')
     expect(job.cancels()).toBe(1)
   })
 

@@ -43,15 +43,21 @@ export function bwrapOptions(policy: SandboxPolicy, plan: MountPlan = EMPTY_MOUN
     '--unshare-pid',
     // No capability at all, also when the host runs as root: without this, bwrap run by real root
     // keeps CAP_SYS_ADMIN and the sandbox can remount `/` read-write.
-    '--cap-drop', 'ALL',
+    '--cap-drop',
+    'ALL',
     // The whole host filesystem, read-only and without device nodes.
-    '--ro-bind', '/', '/',
+    '--ro-bind',
+    '/',
+    '/',
     // A minimal /dev (null, zero, urandom, tty, a private devpts and /dev/shm); /dev/console is the
     // caller's terminal, so `tty` and job control keep working.
-    '--dev', '/dev',
-    '--proc', '/proc',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
     // A private, empty /tmp that disappears with the sandbox.
-    '--tmpfs', '/tmp',
+    '--tmpfs',
+    '/tmp',
   )
   // Only a loopback interface; also the host's abstract Unix sockets become unreachable.
   if ((policy.network ?? defaultNetwork(policy.mode)) === 'none') options.push('--unshare-net')

@@ -22,7 +22,12 @@ export const Config = z
      * workspace root. Paths that do not exist when a session starts are skipped.
      */
     protectedPaths: z
-      .array(z.string().min(1, 'a protected path must not be empty').refine((path) => !path.includes('\0'), 'a protected path must not contain NUL'))
+      .array(
+        z
+          .string()
+          .min(1, 'a protected path must not be empty')
+          .refine((path) => !path.includes('\0'), 'a protected path must not contain NUL'),
+      )
       .default([]),
   })
   .prefault({})

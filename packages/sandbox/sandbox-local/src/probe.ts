@@ -14,8 +14,7 @@ const INSTALL_FIX = 'install bubblewrap: apt-get install bubblewrap (Debian/Ubun
 const USERNS_FIX =
   'enable unprivileged user namespaces: sysctl -w kernel.unprivileged_userns_clone=1 (Debian) and user.max_user_namespaces > 0; ' +
   'on Ubuntu 23.10+ also allow them for bwrap: sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap'
-const CONTAINER_FIX =
-  'run on a host, or in a container allowed to mount and unshare namespaces (a seccomp/AppArmor profile that permits them, or --privileged)'
+const CONTAINER_FIX = 'run on a host, or in a container allowed to mount and unshare namespaces (a seccomp/AppArmor profile that permits them, or --privileged)'
 
 /**
  * Find an executable the way execvp would: a name containing `/` is a path (relative to the
@@ -67,10 +66,7 @@ export async function probeBwrap(bwrapPath: string, platform: NodeJS.Platform = 
   const executable = await resolveExecutable(bwrapPath)
   if (executable === undefined) {
     const where = bwrapPath.includes('/') ? `at ${resolve(bwrapPath)}` : 'on PATH'
-    throw new SandboxError(
-      'SANDBOX_UNAVAILABLE',
-      `bubblewrap not found: no executable "${bwrapPath}" ${where}; ${INSTALL_FIX}, or set bwrapPath`,
-    )
+    throw new SandboxError('SANDBOX_UNAVAILABLE', `bubblewrap not found: no executable "${bwrapPath}" ${where}; ${INSTALL_FIX}, or set bwrapPath`)
   }
   let outcome: TrialOutcome | undefined
   for (const userNamespace of [true, false]) {
@@ -124,10 +120,7 @@ export function assertConfined(executable: string, report: string): void {
   )
 }
 
-type TrialOutcome =
-  | { kind: 'ok'; stdout: string }
-  | { kind: 'spawn-error'; message: string }
-  | { kind: 'failed'; status: string; stderr: string }
+type TrialOutcome = { kind: 'ok'; stdout: string } | { kind: 'spawn-error'; message: string } | { kind: 'failed'; status: string; stderr: string }
 
 function runTrial(argv: string[]): Promise<TrialOutcome> {
   return new Promise((settle) => {

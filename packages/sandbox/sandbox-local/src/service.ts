@@ -88,7 +88,7 @@ export class LocalSandbox extends Sandbox {
     if (this.memo.warnedInstallation) return
     this.memo.warnedInstallation = true
     this.log.warn(
-      'the workspace %s is the host\'s own installation: it stays read-only inside sandboxes (protectHostInstallation); choose another workspace to let sessions write',
+      "the workspace %s is the host's own installation: it stays read-only inside sandboxes (protectHostInstallation); choose another workspace to let sessions write",
       workspaceRoot,
     )
   }

@@ -7,13 +7,21 @@ describe('bwrap options', () => {
     expect(options).toEqual([
       '--die-with-parent',
       '--unshare-pid',
-      '--cap-drop', 'ALL',
-      '--ro-bind', '/', '/',
-      '--dev', '/dev',
-      '--proc', '/proc',
-      '--tmpfs', '/tmp',
+      '--cap-drop',
+      'ALL',
+      '--ro-bind',
+      '/',
+      '/',
+      '--dev',
+      '/dev',
+      '--proc',
+      '/proc',
+      '--tmpfs',
+      '/tmp',
       '--unshare-net',
-      '--ro-bind', '/work/project', '/work/project',
+      '--ro-bind',
+      '/work/project',
+      '/work/project',
     ])
   })
 
@@ -47,10 +55,18 @@ describe('bwrap options', () => {
     const options = bwrapOptions({ mode: 'workspace-write', workspaceRoot: '/w' }, plan)
     const after = options.slice(options.indexOf('/w') + 2)
     expect(after).toEqual([
-      '--ro-bind', '/w/tools', '/w/tools',
-      '--bind', '/w/.git', '/w/.git',
-      '--ro-bind', '/w/.git/config', '/w/.git/config',
-      '--ro-bind', '/w/.git/hooks', '/w/.git/hooks',
+      '--ro-bind',
+      '/w/tools',
+      '/w/tools',
+      '--bind',
+      '/w/.git',
+      '/w/.git',
+      '--ro-bind',
+      '/w/.git/config',
+      '/w/.git/config',
+      '--ro-bind',
+      '/w/.git/hooks',
+      '/w/.git/hooks',
     ])
     const hidden = options.indexOf('/run/docker.sock')
     expect(options.slice(hidden - 2, hidden + 1)).toEqual(['--ro-bind', '/dev/null', '/run/docker.sock'])

@@ -165,10 +165,14 @@ describe.skipIf(bwrapUnavailable !== undefined)('attacks on the sandbox, with re
     }
 
     it('hooks and config are not writable, while git commit works', async () => {
-      const hook = await inRepo("printf '#!/bin/sh\\necho HOOKED > /var/tmp/hooked\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo PLANTED")
+      const hook = await inRepo(
+        "printf '#!/bin/sh\\necho HOOKED > /var/tmp/hooked\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo PLANTED",
+      )
       expect(hook.stdout).not.toContain('PLANTED')
       expect(existsSync(join(repo, '.git', 'hooks', 'pre-commit'))).toBe(false)
-      const config = await inRepo('git config core.hooksPath /var/tmp; git config core.fsmonitor "touch /var/tmp/fsmonitor"; echo "[core] hooksPath = /var/tmp" >> .git/config')
+      const config = await inRepo(
+        'git config core.hooksPath /var/tmp; git config core.fsmonitor "touch /var/tmp/fsmonitor"; echo "[core] hooksPath = /var/tmp" >> .git/config',
+      )
       expect(config.stderr).toMatch(/Read-only file system|could not lock config file/)
       expect(git(['config', '--list', '--local'], repo)).not.toMatch(/hookspath|fsmonitor/i)
       const commit = await inRepo(`echo b > b.txt && git ${identity.join(' ')} add b.txt && git ${identity.join(' ')} commit -qm second && git log --format=%s`)

@@ -4,16 +4,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { SandboxError } from 'dsh-sandbox'
 import * as localPlugin from 'dsh-sandbox-local'
-import {
-  assertConfined,
-  Config,
-  explainBwrapFailure,
-  type HostFacts,
-  LocalSandbox,
-  probeBwrap,
-  readLegacyTiocsti,
-  resolveExecutable,
-} from 'dsh-sandbox-local'
+import { assertConfined, Config, explainBwrapFailure, type HostFacts, LocalSandbox, probeBwrap, readLegacyTiocsti, resolveExecutable } from 'dsh-sandbox-local'
 import { bwrapUnavailable, scratchDir } from './helpers'
 
 let dir: { path: string; remove: () => Promise<void> }
@@ -70,8 +61,7 @@ describe('probe: missing or refused bubblewrap fails closed and names the fix', 
 
   it('a host that refuses user namespaces', async () => {
     const fake = join(dir.path, 'bwrap')
-    const said =
-      "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces."
+    const said = 'bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces.'
     await writeFile(fake, `#!/bin/sh\necho "${said}" >&2\nexit 1\n`)
     await chmod(fake, 0o755)
     const result = await failure(probeBwrap(fake))
@@ -175,7 +165,11 @@ describe('legacy TIOCSTI check', () => {
     const { ScriptedSandbox } = scripted(async () => hostFacts(enabled))
     const root = new Context()
     const warnings: string[] = []
-    root.logger.exporter({ colors: 0, levels: { default: 3 }, export: (message) => message.type === 'warn' && warnings.push(String(message.args[1] ?? message.args[0])) })
+    root.logger.exporter({
+      colors: 0,
+      levels: { default: 3 },
+      export: (message) => message.type === 'warn' && warnings.push(String(message.args[1] ?? message.args[0])),
+    })
     await root.plugin(ScriptedSandbox, Config.parse({}))
     await root.sandbox.confine(['sh'], { mode: 'read-only', workspaceRoot: dir.path })
     await root.sandbox.confine(['sh'], { mode: 'workspace-write', workspaceRoot: dir.path })

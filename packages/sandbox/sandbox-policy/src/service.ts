@@ -33,12 +33,15 @@ export class SandboxPolicyService extends Service {
   constructor(ctx: Context, config: SandboxPolicyConfig) {
     super(ctx, 'sandboxPolicy')
     this.config = config
-    ctx.effect(() => () => {
-      const records = [...this.owners.values()]
-      this.owners.clear()
-      this.listeners.clear()
-      return Promise.all(records.map((record) => record.forget())).then(() => undefined)
-    }, 'sandboxPolicy: forget every owner')
+    ctx.effect(
+      () => () => {
+        const records = [...this.owners.values()]
+        this.owners.clear()
+        this.listeners.clear()
+        return Promise.all(records.map((record) => record.forget())).then(() => undefined)
+      },
+      'sandboxPolicy: forget every owner',
+    )
   }
 
   /** The deployment default mode (config `mode`). */
@@ -75,10 +78,7 @@ export class SandboxPolicyService extends Service {
    */
   setSessionMode(owner: Agent, mode: SandboxMode | undefined): SandboxMode {
     if (mode !== undefined && !isSandboxMode(mode)) {
-      throw new SandboxPolicyError(
-        'INVALID_MODE',
-        `unknown sandbox mode ${JSON.stringify(mode)}; expected read-only, workspace-write or danger-full-access`,
-      )
+      throw new SandboxPolicyError('INVALID_MODE', `unknown sandbox mode ${JSON.stringify(mode)}; expected read-only, workspace-write or danger-full-access`)
     }
     this.assertLive(owner)
     const from = this.effectiveMode(owner)

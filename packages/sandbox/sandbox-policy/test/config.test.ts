@@ -62,8 +62,6 @@ describe('dsh-sandbox-policy config', () => {
 
   it('is the one ctx.sandboxPolicy: a second policy fails to load', async () => {
     const { root } = await setup()
-    expect(await Promise.resolve(root.plugin(policyPlugin, {})).then(() => 'loaded', String)).toMatch(
-      /service "sandboxPolicy" has been registered/,
-    )
+    expect(await Promise.resolve(root.plugin(policyPlugin, {})).then(() => 'loaded', String)).toMatch(/service "sandboxPolicy" has been registered/)
   })
 })

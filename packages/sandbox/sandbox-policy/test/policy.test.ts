@@ -81,10 +81,7 @@ describe('mode changes', () => {
     })
     root.sandboxPolicy.setSessionMode(alice, 'read-only')
     expect(root.sandboxPolicy.setSessionMode(alice, undefined)).toBe('workspace-write')
-    expect(changes).toEqual([
-      'alice: workspace-write -> read-only (committed: workspace-write)',
-      'alice: read-only -> workspace-write (committed: read-only)',
-    ])
+    expect(changes).toEqual(['alice: workspace-write -> read-only (committed: workspace-write)', 'alice: read-only -> workspace-write (committed: read-only)'])
     expect(root.sandboxPolicy.sessionMode(alice)).toBeUndefined()
   })
 

@@ -21,10 +21,7 @@ export function assertConfineRequest(argv: readonly string[], policy: SandboxPol
   }
   const mode: unknown = policy.mode
   if (mode === 'danger-full-access') {
-    throw new SandboxError(
-      'INVALID_POLICY',
-      'danger-full-access is unconfined and must not reach a sandbox provider: start the process directly',
-    )
+    throw new SandboxError('INVALID_POLICY', 'danger-full-access is unconfined and must not reach a sandbox provider: start the process directly')
   }
   if (!isSandboxMode(mode)) {
     throw new SandboxError('INVALID_POLICY', `unknown sandbox mode ${JSON.stringify(mode)}; expected read-only or workspace-write`)

@@ -1,14 +1,6 @@
 import { Context } from '@deepseek-ai/cordis'
 import { describe, expect, it } from 'vitest'
-import {
-  assertConfineRequest,
-  isConfinedMode,
-  isSandboxMode,
-  Sandbox,
-  SandboxError,
-  SandboxModeSchema,
-  type SandboxPolicy,
-} from 'dsh-sandbox'
+import { assertConfineRequest, isConfinedMode, isSandboxMode, Sandbox, SandboxError, SandboxModeSchema, type SandboxPolicy } from 'dsh-sandbox'
 
 /** A provider that records what it was asked and prefixes a marker, to exercise the seam. */
 class EchoSandbox extends Sandbox {

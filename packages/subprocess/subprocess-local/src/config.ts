@@ -7,7 +7,12 @@ const MAX_TIMER_MS = 2 ** 31 - 1
 export const Config = z
   .object({
     /** Output held for the first `onOutput` subscriber before the PTY is paused (back-pressure, no loss). */
-    backlogBytes: z.number().int().min(1).max(1024 * 1024 * 1024).default(8 * 1024 * 1024),
+    backlogBytes: z
+      .number()
+      .int()
+      .min(1)
+      .max(1024 * 1024 * 1024)
+      .default(8 * 1024 * 1024),
     /** How long SIGKILLed processes get to leave the process table before teardown reports them. */
     killWaitMs: z.number().int().min(1).max(MAX_TIMER_MS).default(2000),
     /** SIGKILL every managed process tree synchronously when the host process exits. */
@@ -17,10 +22,12 @@ export const Config = z
      * `DSH_*`: the harness's own namespace reaches a terminal only through `spec.env`.
      */
     envAllow: z
-      .array(z.string().superRefine((name, ctx) => {
-        const problem = envAllowProblem(name)
-        if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem })
-      }))
+      .array(
+        z.string().superRefine((name, ctx) => {
+          const problem = envAllowProblem(name)
+          if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem })
+        }),
+      )
       .default([]),
   })
   .prefault({})

@@ -1,12 +1,5 @@
 import type { Context } from '@deepseek-ai/cordis'
-import {
-  scrubEnvironment,
-  SubprocessError,
-  SubprocessRuntime,
-  type SubprocessTerminalHandle,
-  type TerminalSpawnSpec,
-  validateSpawnSpec,
-} from 'dsh-subprocess'
+import { scrubEnvironment, SubprocessError, SubprocessRuntime, type SubprocessTerminalHandle, type TerminalSpawnSpec, validateSpawnSpec } from 'dsh-subprocess'
 import { spawn } from 'node-pty'
 import { stat } from 'node:fs/promises'
 import { CgroupLimiter, type CgroupLimiterOptions } from './cgroup/limiter'

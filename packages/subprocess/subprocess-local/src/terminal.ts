@@ -57,9 +57,7 @@ const TRANSITION_WAIT_MS = 100
 /** Tracked descendants beyond which an inspection also drops the ones that are gone (bounded memory). */
 const PRUNE_ABOVE = 64
 
-const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(
-  Object.entries(constants.signals).map(([name, number]) => [number, name as NodeJS.Signals]),
-)
+const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(Object.entries(constants.signals).map(([name, number]) => [number, name as NodeJS.Signals]))
 
 /** A node-pty terminal plus the inspector and teardown that make its whole tree manageable. */
 export class LocalTerminal implements SubprocessTerminalHandle {
@@ -140,7 +138,10 @@ export class LocalTerminal implements SubprocessTerminalHandle {
     const outcome = await cgroup.awaitJoin(this.pid, this.done, JOIN_TIMEOUT_MS)
     if (outcome === 'joined') return
     if (outcome === 'timeout') {
-      throw new SubprocessError('SPAWN_FAILED', `the terminal did not join its cgroups (${cgroup.dirs.join(', ')}) within ${JOIN_TIMEOUT_MS} ms; it was not started`)
+      throw new SubprocessError(
+        'SPAWN_FAILED',
+        `the terminal did not join its cgroups (${cgroup.dirs.join(', ')}) within ${JOIN_TIMEOUT_MS} ms; it was not started`,
+      )
     }
     // An exit before the join was seen is either the launcher's failure or a program that ran and ended at once.
     const failure = joinFailure(this.#exit?.exitCode ?? null, this.#output.held().toString('utf8'))

@@ -16,7 +16,15 @@ function delegatedV2(): FakeCgroupFiles {
 function limiter(files: FakeCgroupFiles, options: Partial<CgroupLimiterOptions> = {}) {
   const warnings: string[] = []
   const subject = new CgroupLimiter(
-    { mountInfo: () => mountLine('/cg', 2), selfCgroup: () => '0::/app.slice/host.scope', files, hostPid: HOST_PID, platform: 'linux', isAlive: () => true, ...options },
+    {
+      mountInfo: () => mountLine('/cg', 2),
+      selfCgroup: () => '0::/app.slice/host.scope',
+      files,
+      hostPid: HOST_PID,
+      platform: 'linux',
+      isAlive: () => true,
+      ...options,
+    },
     (message) => warnings.push(message),
   )
   return { subject, warnings }
@@ -44,7 +52,10 @@ describe('CgroupLimiter', () => {
 
   it('writes v1 file names and only the controllers asked for', () => {
     const files = new FakeCgroupFiles({ '/bin/sh': '', '/p/cgroup.procs': '', '/m/cgroup.procs': '' })
-    const { subject } = limiter(files, { mountInfo: () => [mountLine('/p', 1, ['pids']), mountLine('/m', 1, ['memory'])].join('\n'), selfCgroup: () => '3:pids:/\n4:memory:/' })
+    const { subject } = limiter(files, {
+      mountInfo: () => [mountLine('/p', 1, ['pids']), mountLine('/m', 1, ['memory'])].join('\n'),
+      selfCgroup: () => '3:pids:/\n4:memory:/',
+    })
     const memoryOnly = subject.open({ maxMemoryBytes: 4096 })
     expect(memoryOnly.cgroup!.dirs).toHaveLength(1)
     expect(files.read(`${memoryOnly.cgroup!.dirs[0]}/memory.limit_in_bytes`)).toBe('4096')
@@ -105,7 +116,9 @@ describe('CgroupLimiter', () => {
   })
 
   it('says so when cgroups cannot exist: another platform, unreadable /proc, no launcher shell', () => {
-    expect(limiter(delegatedV2(), { platform: 'darwin' }).subject.open({ maxProcesses: 1 }).applied).toEqual({ notApplied: 'cgroups exist only on Linux, not on darwin' })
+    expect(limiter(delegatedV2(), { platform: 'darwin' }).subject.open({ maxProcesses: 1 }).applied).toEqual({
+      notApplied: 'cgroups exist only on Linux, not on darwin',
+    })
     expect(limiter(delegatedV2(), { mountInfo: () => undefined }).subject.open({ maxProcesses: 1 }).applied.notApplied).toBe(
       'cannot read /proc/self/mountinfo and /proc/self/cgroup',
     )
@@ -115,9 +128,16 @@ describe('CgroupLimiter', () => {
 
   it('sweeps the parents of dead hosts at start, keeping live ones and foreign directories', () => {
     const files = delegatedV2()
-    for (const dir of ['dsh-terminal-111-1/session-4', 'dsh-terminal-222-3', `dsh-terminal-${HOST_PID}-9`, 'dsh-terminal-x-1', 'other']) files.mkdir(`/cg/app.slice/${dir.split('/')[0]}`)
+    for (const dir of ['dsh-terminal-111-1/session-4', 'dsh-terminal-222-3', `dsh-terminal-${HOST_PID}-9`, 'dsh-terminal-x-1', 'other'])
+      files.mkdir(`/cg/app.slice/${dir.split('/')[0]}`)
     files.mkdir('/cg/app.slice/dsh-terminal-111-1/session-4')
     limiter(files, { isAlive: (pid) => pid === 222 })
-    expect(files.subdirectories('/cg/app.slice').sort()).toEqual(['dsh-terminal-222-3', `dsh-terminal-${HOST_PID}-9`, 'dsh-terminal-x-1', 'host.scope', 'other'])
+    expect(files.subdirectories('/cg/app.slice').sort()).toEqual([
+      'dsh-terminal-222-3',
+      `dsh-terminal-${HOST_PID}-9`,
+      'dsh-terminal-x-1',
+      'host.scope',
+      'other',
+    ])
   })
 })

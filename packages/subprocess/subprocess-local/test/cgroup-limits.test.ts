@@ -49,7 +49,7 @@ async function prompt(shell: SubprocessTerminalHandle) {
   return out
 }
 
-describe.skipIf(!canLimit)('per-session limits on this host\'s cgroups', () => {
+describe.skipIf(!canLimit)("per-session limits on this host's cgroups", () => {
   it('runs the session in cgroups of its own with the limits written, and removes them after close', async () => {
     env = await mountRuntime()
     const shell = await env.spawn({ argv: BASH, env: BASH_ENV, limits: { maxProcesses: 64, maxMemoryBytes: 256 * MiB } })
@@ -150,7 +150,11 @@ describe('per-session limits where they cannot be enforced', () => {
   it.skipIf(!LINUX)('starts sessions without caps, says so once in the log and in the handle', async () => {
     env = await mountRuntime({}, { cgroups: { mountInfo: () => '', selfCgroup: () => '' } })
     const warnings: string[] = []
-    env.root.logger.exporter({ colors: 0, levels: { default: 3 }, export: (message) => void (message.type === 'warn' && warnings.push(String(message.args[1] ?? message.args[0]))) })
+    env.root.logger.exporter({
+      colors: 0,
+      levels: { default: 3 },
+      export: (message) => void (message.type === 'warn' && warnings.push(String(message.args[1] ?? message.args[0]))),
+    })
     for (let round = 0; round < 2; round++) {
       const shell = await env.spawn({ argv: BASH, env: BASH_ENV, limits: { maxProcesses: 64, maxMemoryBytes: 256 * MiB } })
       expect(shell.limits).toEqual({ notApplied: 'no cgroup filesystem is mounted' })
@@ -160,7 +164,7 @@ describe('per-session limits where they cannot be enforced', () => {
     expect(warnings).toEqual(['per-session limits are not enforced: no cgroup filesystem is mounted; sessions start without them'])
   })
 
-  it.skipIf(!LINUX)('spawns the program itself, in the host\'s cgroups, when no limit is asked for', async () => {
+  it.skipIf(!LINUX)("spawns the program itself, in the host's cgroups, when no limit is asked for", async () => {
     env = await mountRuntime()
     const shell = await env.spawn({ argv: BASH, env: BASH_ENV })
     expect(shell.limits).toEqual({})

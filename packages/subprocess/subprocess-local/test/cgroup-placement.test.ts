@@ -34,7 +34,7 @@ describe('parseHierarchies', () => {
 })
 
 describe('placeLimits', () => {
-  it('prefers v1 mounts and nests under the host cgroup there (this host\'s hybrid layout)', () => {
+  it("prefers v1 mounts and nests under the host cgroup there (this host's hybrid layout)", () => {
     const files = new FakeCgroupFiles({ '/sys/fs/cgroup/pids/cgroup.procs': '', '/sys/fs/cgroup/memory/jobs/42/cgroup.procs': '' })
     const placement = placeLimits(parseHierarchies(HYBRID.mountInfo, HYBRID.selfCgroup), files)
     expect(placement.hierarchies).toEqual([
@@ -56,7 +56,9 @@ describe('placeLimits', () => {
 
   it('v2: nests under the host cgroup when it already enables them (the root cgroup)', () => {
     const files = new FakeCgroupFiles({ '/cg/cgroup.controllers': 'memory pids', '/cg/cgroup.subtree_control': 'memory pids' })
-    expect(placeLimits(parseHierarchies(mountLine('/cg', 2), '0::/'), files).hierarchies).toEqual([{ version: 2, base: '/cg', controllers: ['pids', 'memory'] }])
+    expect(placeLimits(parseHierarchies(mountLine('/cg', 2), '0::/'), files).hierarchies).toEqual([
+      { version: 2, base: '/cg', controllers: ['pids', 'memory'] },
+    ])
   })
 
   it('v2: says why when controllers are offered but not enabled above the host (no internal processes)', () => {
@@ -64,8 +66,8 @@ describe('placeLimits', () => {
     const placement = placeLimits(parseHierarchies(mountLine('/cg', 2), '0::/leaf'), files)
     expect(placement.hierarchies).toEqual([])
     expect(placement.unavailable.get('pids')).toBe(
-      'cgroup v2 offers pids to the host\'s cgroup /cg/leaf, but neither it nor its parent enables it in cgroup.subtree_control ' +
-        '(a cgroup that holds processes, like the host\'s, cannot enable controllers for children); ' +
+      "cgroup v2 offers pids to the host's cgroup /cg/leaf, but neither it nor its parent enables it in cgroup.subtree_control " +
+        "(a cgroup that holds processes, like the host's, cannot enable controllers for children); " +
         'start the host in a cgroup whose parent enables pids and memory in cgroup.subtree_control and is writable by the host',
     )
   })
@@ -81,7 +83,7 @@ describe('placeLimits', () => {
   it('says why when nothing is mounted, or the v1 mount does not show the host', () => {
     expect(placeLimits([], new FakeCgroupFiles()).unavailable.get('pids')).toBe('no cgroup filesystem is mounted')
     const hidden = placeLimits(parseHierarchies(mountLine('/p', 1, ['pids'], '/a'), '3:pids:/b'), new FakeCgroupFiles())
-    expect(hidden.unavailable.get('pids')).toBe('the cgroup v1 pids hierarchy at /p does not show the host\'s own cgroup')
+    expect(hidden.unavailable.get('pids')).toBe("the cgroup v1 pids hierarchy at /p does not show the host's own cgroup")
   })
 
   it('uses what exists: v1 pids here, memory missing', () => {

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { DarwinInspector } from 'dsh-subprocess-local'
 
 const START = 'Thu Jul 16 10:00:00 2026'
-const line = (pid: number, ppid: number, pgid: number, tpgid: number, stat = 'S', start = START) => `${String(pid).padStart(5)} ${String(ppid).padStart(5)} ${String(pgid).padStart(5)} ${String(tpgid).padStart(5)} ${stat.padEnd(4)} ${start}`
+const line = (pid: number, ppid: number, pgid: number, tpgid: number, stat = 'S', start = START) =>
+  `${String(pid).padStart(5)} ${String(ppid).padStart(5)} ${String(pgid).padStart(5)} ${String(tpgid).padStart(5)} ${stat.padEnd(4)} ${start}`
 
 /** A fake `ps` answering `-A` with the whole table and `-p a,b` with the listed rows. */
 function fakePs(rows: string[]) {
@@ -34,7 +35,14 @@ describe('DarwinInspector (injected ps output)', () => {
     const remembered: number[] = []
     const facts = await inspector.foreground(SHELL, 3, (records) => remembered.push(...records.map((record) => record.pid)))
     expect(facts).toEqual({
-      sequence: 3, processGroupId: 200, isShellGroup: false, stdinWaitSupported: false, stdinWaitProven: false, complete: false, waits: [], threads: [],
+      sequence: 3,
+      processGroupId: 200,
+      isShellGroup: false,
+      stdinWaitSupported: false,
+      stdinWaitProven: false,
+      complete: false,
+      waits: [],
+      threads: [],
     })
     expect(remembered).toEqual([201, 202, 200])
     expect(calls).toHaveLength(1)
@@ -43,14 +51,26 @@ describe('DarwinInspector (injected ps output)', () => {
 
   it('walks members children first, counts zombies as gone and keeps reparented tracked processes', async () => {
     const { inspector } = fakePs([...rows, line(400, 1, 400, 0, 'S'), line(401, 400, 400, 0, 'S')])
-    const scan = await inspector.members({ shell: SHELL, tracked: [{ pid: 400, started: START }, { pid: 300, started: START }], thorough: true })
+    const scan = await inspector.members({
+      shell: SHELL,
+      tracked: [
+        { pid: 400, started: START },
+        { pid: 300, started: START },
+      ],
+      thorough: true,
+    })
     expect(scan.members.map((record) => record.pid)).toEqual([201, 200, 401, 400])
     expect(inspector.membersSync({ shell: SHELL, tracked: [], thorough: true }).members.map((record) => record.pid)).toEqual([201, 200])
   })
 
   it('checks identity with lstart and treats zombies and missing pids as gone', async () => {
     const { inspector } = fakePs(rows)
-    const alive = await inspector.alive([{ pid: 200, started: START }, { pid: 202, started: START }, { pid: 300, started: START }, { pid: 999, started: START }])
+    const alive = await inspector.alive([
+      { pid: 200, started: START },
+      { pid: 202, started: START },
+      { pid: 300, started: START },
+      { pid: 999, started: START },
+    ])
     expect(alive).toEqual([{ pid: 200, started: START }])
     expect(inspector.aliveSync([{ pid: 201, started: START }])).toEqual([{ pid: 201, started: START }])
     expect(await inspector.record({ pid: 300, started: START })).toBeUndefined()

@@ -38,7 +38,11 @@ describe('environment scrub in a real child', () => {
     expect(await handle.done).toEqual({ exitCode: 0, signal: null })
     const lines = out.text().split(/\r?\n/)
     for (const [name, value] of Object.entries(KEPT)) expect(lines).toContain(`${name}=${value}`)
-    for (const name of Object.keys(LEAKS)) expect(lines.some((line) => line.startsWith(`${name}=`)), name).toBe(false)
+    for (const name of Object.keys(LEAKS))
+      expect(
+        lines.some((line) => line.startsWith(`${name}=`)),
+        name,
+      ).toBe(false)
     expect(out.text()).not.toMatch(/leak-/)
   })
 })

@@ -24,7 +24,16 @@ export class FakeProc implements ProcSource {
 
   process(spec: FakeProcess): this {
     const p: Required<FakeProcess> = {
-      ppid: 1, pgid: spec.pid, sid: spec.pid, tty: 0, tpgid: -1, state: 'S', threads: 1, start: 1000, comm: `p${spec.pid}`, ...spec,
+      ppid: 1,
+      pgid: spec.pid,
+      sid: spec.pid,
+      tty: 0,
+      tpgid: -1,
+      state: 'S',
+      threads: 1,
+      start: 1000,
+      comm: `p${spec.pid}`,
+      ...spec,
     }
     this.pids.set(p.pid, p)
     const fields = [p.state, p.ppid, p.pgid, p.sid, p.tty, p.tpgid, 4194560, 0, 0, 0, 0, 0, 0, 0, 0, 20, 0, p.threads, 0, p.start, 100, 200]
@@ -67,7 +76,10 @@ export class FakeProc implements ProcSource {
       // Attribute every child to the main thread unless a test wrote the file itself.
       if (this.files.has(path)) return this.files.get(path)
       if (children[1] !== children[2]) return ''
-      return [...this.pids.values()].filter((p) => p.ppid === Number(children[1])).map((p) => `${p.pid} `).join('')
+      return [...this.pids.values()]
+        .filter((p) => p.ppid === Number(children[1]))
+        .map((p) => `${p.pid} `)
+        .join('')
     }
     return this.files.get(path)
   }

@@ -11,7 +11,10 @@ import { eventually } from 'dsh-testkit'
  */
 export async function mountRuntime(config: Record<string, unknown> = {}, options?: local.LocalSubprocessRuntimeOptions) {
   const root = new Context()
-  const direct = { name: 'dsh-subprocess-local-with-options', apply: (ctx: Context) => void new local.LocalSubprocessRuntime(ctx, local.Config.parse(config), options) }
+  const direct = {
+    name: 'dsh-subprocess-local-with-options',
+    apply: (ctx: Context) => void new local.LocalSubprocessRuntime(ctx, local.Config.parse(config), options),
+  }
   const fiber = options ? await root.plugin(direct) : await root.plugin(local, config)
   const handles: SubprocessTerminalHandle[] = []
   const runtime: SubprocessRuntime = root.subprocess

@@ -28,17 +28,32 @@ async function foreground(proc: FakeProc, arch = 'x64') {
 
 describe('LinuxInspector.foreground (fixtures)', () => {
   it('proves read(0) on the terminal and reports the counters', async () => {
-    const proc = session().process({ pid: 200, ppid: 100, pgid: 200, sid: 100, tty: PTS0, start: 1100 }).thread(200, 200, blocked(0, 0, 0x1000, 4096), 9, 2).fd(200, 0, PTS0)
+    const proc = session()
+      .process({ pid: 200, ppid: 100, pgid: 200, sid: 100, tty: PTS0, start: 1100 })
+      .thread(200, 200, blocked(0, 0, 0x1000, 4096), 9, 2)
+      .fd(200, 0, PTS0)
     const { facts, remembered } = await foreground(proc)
     expect(facts).toMatchObject({ sequence: 7, processGroupId: 200, isShellGroup: false, stdinWaitProven: true, complete: true })
     expect(facts!.waits).toEqual([
-      { pid: 200, tid: 200, started: '1100', state: 'stdin-wait', syscall: 0, syscallName: 'read', fd: 0, voluntaryCtxtSwitches: 9, nonvoluntaryCtxtSwitches: 2 },
+      {
+        pid: 200,
+        tid: 200,
+        started: '1100',
+        state: 'stdin-wait',
+        syscall: 0,
+        syscallName: 'read',
+        fd: 0,
+        voluntaryCtxtSwitches: 9,
+        nonvoluntaryCtxtSwitches: 2,
+      },
     ])
     expect(remembered.map((record) => record.pid)).toEqual([200])
   })
 
   it('proves pselect6 from the fd set in process memory, and misses when memory is unreadable', async () => {
-    const proc = session(100).thread(100, 100, blocked(270, 1, 0x5000)).fd(100, 0, PTS0)
+    const proc = session(100)
+      .thread(100, 100, blocked(270, 1, 0x5000))
+      .fd(100, 0, PTS0)
     expect((await foreground(proc)).facts!.stdinWaitProven).toBe(false)
     expect((await foreground(proc)).facts!.threads[0]).toMatchObject({ state: 'unknown', syscall: 270 })
     expect((await foreground(proc)).facts!.complete).toBe(false)
@@ -49,7 +64,10 @@ describe('LinuxInspector.foreground (fixtures)', () => {
   })
 
   it('does not prove select on other fds, or a select without a read set', async () => {
-    const other = session(100).thread(100, 100, blocked(23, 8, 0x5000)).mem(100, 0x5000, Buffer.from([0b1000_0000])).fd(100, 7, 0, 99)
+    const other = session(100)
+      .thread(100, 100, blocked(23, 8, 0x5000))
+      .mem(100, 0x5000, Buffer.from([0b1000_0000]))
+      .fd(100, 7, 0, 99)
     expect((await foreground(other)).facts!.threads[0]).toMatchObject({ state: 'blocked', syscall: 23, voluntaryCtxtSwitches: 5 })
     const sleeping = session(100).thread(100, 100, blocked(23, 0, 0))
     expect((await foreground(sleeping)).facts!.threads[0]!.state).toBe('blocked')
@@ -63,9 +81,13 @@ describe('LinuxInspector.foreground (fixtures)', () => {
       return buffer
     }
     const base = () => session(100).fd(100, 0, PTS0).fd(100, 5, 0, 77)
-    const pollin = base().thread(100, 100, blocked(7, 0x6000, 2)).mem(100, 0x6000, Buffer.concat([entry(5, 1), entry(0, 1)]))
+    const pollin = base()
+      .thread(100, 100, blocked(7, 0x6000, 2))
+      .mem(100, 0x6000, Buffer.concat([entry(5, 1), entry(0, 1)]))
     expect((await foreground(pollin)).facts!.waits[0]).toMatchObject({ syscallName: 'poll', fd: 0 })
-    const pollout = base().thread(100, 100, blocked(271, 0x6000, 1)).mem(100, 0x6000, entry(0, 4))
+    const pollout = base()
+      .thread(100, 100, blocked(271, 0x6000, 1))
+      .mem(100, 0x6000, entry(0, 4))
     expect((await foreground(pollout)).facts!.stdinWaitProven).toBe(false)
     const unreadable = base().thread(100, 100, blocked(7, 0x6000, 1))
     expect((await foreground(unreadable)).facts!.threads[0]!.state).toBe('unknown')
@@ -117,7 +139,7 @@ describe('LinuxInspector.foreground (fixtures)', () => {
   })
 
   it('reports nothing for a recycled pid, a zombie shell, or one that does not own its terminal yet', async () => {
-    expect((await inspector(session()).foreground({ pid: 100, started: '999' }, 1, () => {}))).toBeUndefined()
+    expect(await inspector(session()).foreground({ pid: 100, started: '999' }, 1, () => {})).toBeUndefined()
     expect((await foreground(session().process({ pid: 100, ppid: SELF, state: 'Z', tty: PTS0, tpgid: 200, start: 1000 }))).facts).toBeUndefined()
     const forkedNotYetSetsid = session().process({ pid: 100, ppid: SELF, pgid: SELF, sid: SELF, tty: PTS1, tpgid: 77, start: 1000 })
     expect((await foreground(forkedNotYetSetsid)).facts).toBeUndefined()

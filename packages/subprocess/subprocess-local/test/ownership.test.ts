@@ -23,7 +23,16 @@ class ForkingChild extends ScriptedInspector {
 
   protected facts(record: ProcessRecord, sequence: number): ForegroundFacts | undefined {
     if (record.sid !== record.pid) return undefined
-    return { sequence, processGroupId: record.tpgid, isShellGroup: true, stdinWaitSupported: true, stdinWaitProven: true, complete: true, waits: [], threads: [] }
+    return {
+      sequence,
+      processGroupId: record.tpgid,
+      isShellGroup: true,
+      stdinWaitSupported: true,
+      stdinWaitProven: true,
+      complete: true,
+      waits: [],
+      threads: [],
+    }
   }
 }
 

@@ -11,7 +11,18 @@ const tail = '4194560 0 0 0 0 0 0 0 0 20 0 1 0 69122 3133440 414 184467440737095
 describe('parseStat', () => {
   it('parses past the last ")" so a comm with spaces and parentheses cannot shift fields', () => {
     const record = parseStat(`4242 (evil) S 1 2 (x)) T 7 4242 4242 34816 5000 ${tail}\n`)
-    expect(record).toMatchObject({ pid: 4242, ppid: 7, pgid: 4242, sid: 4242, ttyNr: 34816, tpgid: 5000, started: '69122', stopped: true, zombie: false, threads: 1 })
+    expect(record).toMatchObject({
+      pid: 4242,
+      ppid: 7,
+      pgid: 4242,
+      sid: 4242,
+      ttyNr: 34816,
+      tpgid: 5000,
+      started: '69122',
+      stopped: true,
+      zombie: false,
+      threads: 1,
+    })
   })
 
   it('recognises zombies and dead tasks', () => {
@@ -58,7 +69,14 @@ describe('parseSyscall', () => {
 describe('syscallTable', () => {
   it('maps the x86-64 and arm64 waits', () => {
     expect(Object.fromEntries(syscallTable('x64')!)).toEqual({
-      0: 'read', 7: 'poll', 23: 'select', 232: 'epoll_wait', 270: 'pselect6', 271: 'ppoll', 281: 'epoll_pwait', 441: 'epoll_pwait2',
+      0: 'read',
+      7: 'poll',
+      23: 'select',
+      232: 'epoll_wait',
+      270: 'pselect6',
+      271: 'ppoll',
+      281: 'epoll_pwait',
+      441: 'epoll_pwait2',
     })
     expect(Object.fromEntries(syscallTable('arm64')!)).toEqual({ 63: 'read', 72: 'pselect6', 73: 'ppoll', 22: 'epoll_pwait', 441: 'epoll_pwait2' })
   })
@@ -89,7 +107,8 @@ describe('status parsing', () => {
 
 describe('parseEpollTargets', () => {
   it('parses registrations with their inode', () => {
-    const text = 'pos:\t0\nflags:\t02000002\nmnt_id:\t17\nino:\t1038\ntfd:        3 events:       19 data:                3  pos:0 ino:d3f6 sdev:f\ntfd:       20 events:        4 data: 14  pos:0 ino:3 sdev:18\n'
+    const text =
+      'pos:\t0\nflags:\t02000002\nmnt_id:\t17\nino:\t1038\ntfd:        3 events:       19 data:                3  pos:0 ino:d3f6 sdev:f\ntfd:       20 events:        4 data: 14  pos:0 ino:3 sdev:18\n'
     expect(parseEpollTargets(text)).toEqual([
       { fd: 3, events: 0x19, ino: 0xd3f6 },
       { fd: 20, events: 4, ino: 3 },
@@ -107,8 +126,16 @@ describe('parseEpollTargets', () => {
 describe('ps parsing (macOS)', () => {
   it('parses lines with an lstart identity and normalises its padding', () => {
     expect(parsePsLine('  501     1   501   612 Ss   Thu Jul  6 10:00:00 2026')).toEqual({
-      pid: 501, ppid: 1, pgid: 501, tpgid: 612, sid: undefined, ttyNr: undefined,
-      started: 'Thu Jul 6 10:00:00 2026', zombie: false, stopped: false, threads: 1,
+      pid: 501,
+      ppid: 1,
+      pgid: 501,
+      tpgid: 612,
+      sid: undefined,
+      ttyNr: undefined,
+      started: 'Thu Jul 6 10:00:00 2026',
+      zombie: false,
+      stopped: false,
+      threads: 1,
     })
     expect(parsePsLine('  700   501   700     0 Z+   Thu Jul 16 10:00:01 2026')?.zombie).toBe(true)
     expect(parsePsLine('  701   501   700     0 T    Thu Jul 16 10:00:01 2026')?.stopped).toBe(true)

@@ -22,7 +22,16 @@ class Foreground extends ScriptedInspector {
 
   protected facts(record: ProcessRecord, sequence: number): ForegroundFacts {
     const front = record.tpgid
-    return { sequence, processGroupId: front, isShellGroup: front === SHELL, stdinWaitSupported: true, stdinWaitProven: this.stage === 'at-prompt', complete: true, waits: [], threads: [] }
+    return {
+      sequence,
+      processGroupId: front,
+      isShellGroup: front === SHELL,
+      stdinWaitSupported: true,
+      stdinWaitProven: this.stage === 'at-prompt',
+      complete: true,
+      waits: [],
+      threads: [],
+    }
   }
 
   override async sameImage(pid: number, parent: number): Promise<boolean> {

@@ -12,10 +12,14 @@ afterEach(async () => {
 
 /** Inspect until the foreground group is not the shell and is proven waiting on the terminal. */
 function provenWait(handle: SubprocessTerminalHandle, what: string): Promise<ForegroundFacts> {
-  return eventually(async () => {
-    const facts = await handle.inspectForeground()
-    return facts && !facts.isShellGroup && facts.stdinWaitProven ? facts : undefined
-  }, what, 15_000)
+  return eventually(
+    async () => {
+      const facts = await handle.inspectForeground()
+      return facts && !facts.isShellGroup && facts.stdinWaitProven ? facts : undefined
+    },
+    what,
+    15_000,
+  )
 }
 
 async function shellWith(command: string) {
@@ -94,7 +98,9 @@ describe.skipIf(process.platform !== 'linux')('stdin-wait proof on real programs
     const { shell } = await shellWith('sleep 30 | cat')
     const facts = await eventually(async () => {
       const sample = await shell.inspectForeground()
-      return sample && !sample.isShellGroup && sample.complete && sample.threads.length === 2 && sample.threads.every((t) => t.state === 'blocked') ? sample : undefined
+      return sample && !sample.isShellGroup && sample.complete && sample.threads.length === 2 && sample.threads.every((t) => t.state === 'blocked')
+        ? sample
+        : undefined
     }, 'the pipeline blocked')
     expect(facts.stdinWaitProven).toBe(false)
   })

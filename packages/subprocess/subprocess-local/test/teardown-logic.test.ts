@@ -14,7 +14,17 @@ interface FakeProcess {
 }
 
 const rec = (pid: number, ppid: number, extra: Partial<ProcessRecord> = {}): ProcessRecord => ({
-  pid, started: String(pid * 10), ppid, pgid: pid, sid: 1, tpgid: 1, ttyNr: 1, zombie: false, stopped: false, threads: 1, ...extra,
+  pid,
+  started: String(pid * 10),
+  ppid,
+  pgid: pid,
+  sid: 1,
+  tpgid: 1,
+  ttyNr: 1,
+  zombie: false,
+  stopped: false,
+  threads: 1,
+  ...extra,
 })
 
 /** A process table driven by the signals teardown sends. */
@@ -144,7 +154,9 @@ describe('teardown (fake process table)', () => {
   })
 
   it('fails with the surviving pids and succeeds when retried after they went away', async () => {
-    const world = new FakeWorld().add({ record: rec(1, 0), disposition: bashDisposition }).add({ record: rec(2, 1), disposition: { termIgnored: true, hupIgnored: true } })
+    const world = new FakeWorld()
+      .add({ record: rec(1, 0), disposition: bashDisposition })
+      .add({ record: rec(2, 1), disposition: { termIgnored: true, hupIgnored: true } })
     world.undying.add(2)
     const first = target(world)
     const error = await teardown(first).catch((caught: unknown) => caught)
@@ -171,7 +183,9 @@ describe('teardown (fake process table)', () => {
   })
 
   it('resumes a stopped member so it can act on SIGTERM', async () => {
-    const world = new FakeWorld().add({ record: rec(1, 0), disposition: bashDisposition }).add({ record: rec(2, 1, { stopped: true }), disposition: { termIgnored: false, hupIgnored: false }, diesOn: ['SIGCONT'] })
+    const world = new FakeWorld()
+      .add({ record: rec(1, 0), disposition: bashDisposition })
+      .add({ record: rec(2, 1, { stopped: true }), disposition: { termIgnored: false, hupIgnored: false }, diesOn: ['SIGCONT'] })
     await teardown(target(world))
     expect(world.log.slice(0, 2)).toEqual(['SIGTERM 2', 'SIGCONT 2'])
   })

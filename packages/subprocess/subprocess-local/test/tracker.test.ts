@@ -3,7 +3,16 @@ import type { ProcessRecord } from 'dsh-subprocess-local'
 import { Tracker } from '../src/tracker'
 
 const rec = (pid: number, started: string, zombie = false): ProcessRecord => ({
-  pid, started, ppid: 1, pgid: pid, sid: 1, tpgid: 1, ttyNr: 0, zombie, stopped: false, threads: 1,
+  pid,
+  started,
+  ppid: 1,
+  pgid: pid,
+  sid: 1,
+  tpgid: 1,
+  ttyNr: 0,
+  zombie,
+  stopped: false,
+  threads: 1,
 })
 
 describe('Tracker', () => {
@@ -28,7 +37,12 @@ describe('Tracker', () => {
     const checked = tracker.list()
     tracker.remember([rec(5, 'e')])
     tracker.retain(checked, [{ pid: 3, started: 'c' }])
-    expect(tracker.list().map((identity) => identity.pid).sort()).toEqual([3, 5])
+    expect(
+      tracker
+        .list()
+        .map((identity) => identity.pid)
+        .sort(),
+    ).toEqual([3, 5])
     expect(tracker.size).toBe(2)
   })
 })

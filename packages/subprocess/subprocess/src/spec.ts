@@ -54,7 +54,10 @@ function validateLimits(limits: TerminalLimits): void {
 
 /** Check a window size (spawn and resize share the bounds). */
 export function validateTerminalSize(rows: number, cols: number): void {
-  for (const [label, value] of [['rows', rows], ['cols', cols]] as const) {
+  for (const [label, value] of [
+    ['rows', rows],
+    ['cols', cols],
+  ] as const) {
     if (!Number.isSafeInteger(value) || value < 1 || value > MAX_TERMINAL_SIZE) {
       invalid(`${label} must be an integer between 1 and ${MAX_TERMINAL_SIZE}, got ${String(value)}`)
     }

@@ -55,7 +55,13 @@ describe('isNewWait', () => {
 
   it('compares counters when the thread was blocked in the same wait syscall on other fds', () => {
     const epoll: ThreadSample = {
-      pid: 10, tid: 10, started: '500', state: 'blocked', syscall: 281, voluntaryCtxtSwitches: 7, nonvoluntaryCtxtSwitches: 0,
+      pid: 10,
+      tid: 10,
+      started: '500',
+      state: 'blocked',
+      syscall: 281,
+      voluntaryCtxtSwitches: 7,
+      nonvoluntaryCtxtSwitches: 0,
     }
     const nodeWait = (voluntary: number) => wait({ syscall: 281, syscallName: 'epoll_pwait', voluntaryCtxtSwitches: voluntary, nonvoluntaryCtxtSwitches: 0 })
     expect(isNewWait(facts([epoll]), facts([nodeWait(7)]))).toBe(false)

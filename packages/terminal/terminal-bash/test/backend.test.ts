@@ -122,7 +122,9 @@ describe('send reservation and the cancelling SIGINT', () => {
     expect(first.cancel()).toBe(true)
     while (fake.heldSignals.length === 0) await new Promise((resolve) => setImmediate(resolve))
     // The job (group 5000) exits on its own; a successor would start a new foreground group.
-    expect(() => stack!.terminals.startSend(stack!.agent, sessionId, { text: 'vim notes', submit: true })).toThrow(expect.objectContaining({ code: 'SEND_ACTIVE' }))
+    expect(() => stack!.terminals.startSend(stack!.agent, sessionId, { text: 'vim notes', submit: true })).toThrow(
+      expect.objectContaining({ code: 'SEND_ACTIVE' }),
+    )
     fake.holdSignals = false
     fake.heldSignals[0]!.resolve()
     while (fake.signals.length === 0) await new Promise((resolve) => setImmediate(resolve))

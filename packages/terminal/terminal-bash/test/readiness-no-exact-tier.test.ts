@@ -52,4 +52,3 @@ describe('without the exact tier (macOS)', () => {
     expect(await mine.done).toMatchObject({ viewport: 'echo mine\nmine\ndsh> ', waitReason: 'stdin_read' })
   })
 })
-

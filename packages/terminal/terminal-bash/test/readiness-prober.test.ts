@@ -125,7 +125,11 @@ describe('foreground prober', () => {
     const next = r.starts.length
     await vi.advanceTimersByTimeAsync(40)
     r.prober.stop()
-    const gaps = (from: number) => r.starts.slice(from).map((t, i, all) => (i === 0 ? 0 : Math.round(t - (all[i - 1] as number)))).slice(2, 4)
+    const gaps = (from: number) =>
+      r.starts
+        .slice(from)
+        .map((t, i, all) => (i === 0 ? 0 : Math.round(t - (all[i - 1] as number))))
+        .slice(2, 4)
     expect(gaps(count)).toEqual([1, 1])
     expect(gaps(next)).toEqual([7, 7])
   })

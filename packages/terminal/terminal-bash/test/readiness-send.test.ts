@@ -352,7 +352,12 @@ describe('exit', () => {
     fake.emit('exit 3\r\nexit\r\n')
     fake.finish({ exitCode: 3, signal: null })
     await tick(0)
-    expect(await op.done).toEqual({ viewport: 'exit 3\nexit\n', waitReason: 'session_exit', sessionStatus: { kind: 'exited', exitCode: 3, signal: null }, truncated: false })
+    expect(await op.done).toEqual({
+      viewport: 'exit 3\nexit\n',
+      waitReason: 'session_exit',
+      sessionStatus: { kind: 'exited', exitCode: 3, signal: null },
+      truncated: false,
+    })
     const later = session.startSend({ text: 'echo hi', submit: true })
     expect(await later.done).toMatchObject({ waitReason: 'session_exit', viewport: '' })
     expect(fake.writes).toEqual(['exit 3\r'])

@@ -14,18 +14,25 @@ afterEach(async () => {
 
 /** The pids cgroup directory a process is in: its v1 `pids` line under that mount, else its v2 line. */
 function pidsCgroup(pid: number): string {
-  const mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((line) => line.split(' '))
+  const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((line) => line.split(' '))
   const mountOf = (type: string, option?: string) =>
     mounts.find((fields) => fields[fields.indexOf('-') + 1] === type && (!option || fields[fields.indexOf('-') + 3]?.split(',').includes(option)))?.[4]
-  const lines = readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n').map((line) => line.split(':'))
+  const lines = readFileSync(`/proc/${pid}/cgroup`, 'utf8')
+    .split('\n')
+    .map((line) => line.split(':'))
   const legacy = lines.find((fields) => fields[1]?.split(',').includes('pids'))
   if (legacy) return `${mountOf('cgroup', 'pids')}${legacy.slice(2).join(':')}`
-  return `${mountOf('cgroup2')}${lines.find((fields) => fields[0] === '0')?.slice(2).join(':')}`
+  return `${mountOf('cgroup2')}${lines
+    .find((fields) => fields[0] === '0')
+    ?.slice(2)
+    .join(':')}`
 }
 
 // Forks sleeping children until the kernel refuses one, then reports how far it got.
 const FORK_UNTIL_REFUSED =
-  "python3 -c $'import os, time\\nn = 0\\ntry:\\n    while n < 500:\\n        if os.fork() == 0:\\n            time.sleep(60)\\n            os._exit(0)\\n        n += 1\\nexcept OSError as e:\\n    print(\"refused after\", n, e.strerror)'"
+  'python3 -c $\'import os, time\\nn = 0\\ntry:\\n    while n < 500:\\n        if os.fork() == 0:\\n            time.sleep(60)\\n            os._exit(0)\\n        n += 1\\nexcept OSError as e:\\n    print("refused after", n, e.strerror)\''
 
 describe.skipIf(!canLimit)('configured caps on a real shell', () => {
   it('stops forks at maxProcesses inside the session; closing removes the session and its cgroup', async () => {
@@ -42,7 +49,7 @@ describe.skipIf(!canLimit)('configured caps on a real shell', () => {
     expect(existsSync(cgroup)).toBe(false)
   })
 
-  it('starts the shell in the host\'s own cgroups when both caps are 0', async () => {
+  it("starts the shell in the host's own cgroups when both caps are 0", async () => {
     stack = await startStack({ ...PATIENT, maxProcesses: 0, maxMemoryBytes: 0 })
     const { pid } = await stack.open()
     expect(readFileSync(`/proc/${pid}/cgroup`, 'utf8')).toBe(readFileSync('/proc/self/cgroup', 'utf8'))

@@ -173,7 +173,11 @@ describe.skipIf(bwrapUnavailable !== undefined)('a shell in the owner sandbox (r
 
   it('a missing bwrap fails closed with the error that names the fix, and nothing starts', async () => {
     stack = await startStack(PATIENT, confined('workspace-write', join(workspace, 'no-such-bwrap')))
-    await expect(stack.open()).rejects.toMatchObject({ name: 'SandboxError', code: 'SANDBOX_UNAVAILABLE', message: expect.stringContaining('install bubblewrap') })
+    await expect(stack.open()).rejects.toMatchObject({
+      name: 'SandboxError',
+      code: 'SANDBOX_UNAVAILABLE',
+      message: expect.stringContaining('install bubblewrap'),
+    })
     expect(stack.terminals.list(stack.agent)).toEqual([])
     expect(stack.terminals.hasOwnerActivity(stack.agent)).toBe(false)
   })

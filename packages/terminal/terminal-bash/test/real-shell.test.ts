@@ -33,7 +33,13 @@ describe('a persistent shell', () => {
     await stack.run(id, 'export GREETING=hello')
     await stack.run(id, 'greet() { echo "$GREETING from $(basename "$PWD")"; }')
     const result = await stack.run(id, 'greet')
-    expect(result).toEqual({ viewport: 'greet\nhello from sub\ndsh> ', waitReason: 'stdin_read', sessionStatus: { kind: 'running' }, truncated: false, exitCode: 0 })
+    expect(result).toEqual({
+      viewport: 'greet\nhello from sub\ndsh> ',
+      waitReason: 'stdin_read',
+      sessionStatus: { kind: 'running' },
+      truncated: false,
+      exitCode: 0,
+    })
     await stack.run(id, 'cd ..')
   })
 
@@ -99,7 +105,10 @@ describe('a persistent shell', () => {
   })
 
   it('does not leak credential-shaped or harness variables, and exports the session identity', async () => {
-    const result = await stack.run(id, 'echo "[${MY_API_KEY-unset}] [${DSH_TEST_SECRET_TOKEN-unset}] [${DSH_PROMPT_NONCE-unset}] $DSH_TERMINAL_SESSION_ID $DSH_TERMINAL_OWNER $TERM $PAGER"')
+    const result = await stack.run(
+      id,
+      'echo "[${MY_API_KEY-unset}] [${DSH_TEST_SECRET_TOKEN-unset}] [${DSH_PROMPT_NONCE-unset}] $DSH_TERMINAL_SESSION_ID $DSH_TERMINAL_OWNER $TERM $PAGER"',
+    )
     expect(result.viewport.split('\n')[1]).toBe(`[unset] [unset] [unset] ${id} ${stack.agent.id} dumb cat`)
   })
 

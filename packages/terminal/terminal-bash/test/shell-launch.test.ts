@@ -54,8 +54,14 @@ describe('shell launch', () => {
   })
 
   it('validates the working directory', async () => {
-    await expect(resolveWorkingDirectory(join(dir, 'missing'))).rejects.toMatchObject({ code: 'INVALID_CWD', message: `PTY working directory ${JSON.stringify(join(dir, 'missing'))} does not exist` })
-    await expect(resolveWorkingDirectory(file)).rejects.toMatchObject({ code: 'INVALID_CWD', message: `PTY working directory ${JSON.stringify(file)} is not a directory` })
+    await expect(resolveWorkingDirectory(join(dir, 'missing'))).rejects.toMatchObject({
+      code: 'INVALID_CWD',
+      message: `PTY working directory ${JSON.stringify(join(dir, 'missing'))} does not exist`,
+    })
+    await expect(resolveWorkingDirectory(file)).rejects.toMatchObject({
+      code: 'INVALID_CWD',
+      message: `PTY working directory ${JSON.stringify(file)} is not a directory`,
+    })
     await expect(resolveWorkingDirectory('')).rejects.toMatchObject({ code: 'INVALID_CWD' })
     expect(await resolveWorkingDirectory('.')).toBe(process.cwd())
   })

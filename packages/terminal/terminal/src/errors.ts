@@ -61,10 +61,8 @@ export const refuse = {
   foreign: (id: string) => new TerminalError('FOREIGN_SESSION', `PTY session ${id} belongs to another agent`),
   sendActive: (id: string) => new TerminalError('SEND_ACTIVE', `PTY session ${id} already has an active send`),
   ownerNotLive: (owner: Agent) => new TerminalError('OWNER_NOT_LIVE', `agent ${owner.id} is not a live PTY owner`),
-  duplicateName: (name: string) =>
-    new TerminalError('DUPLICATE_NAME', `PTY session name ${JSON.stringify(name)} is already in use by this agent`),
-  duplicateBackend: (type: string) =>
-    new TerminalError('DUPLICATE_BACKEND', `PTY backend ${JSON.stringify(type)} is already registered`),
+  duplicateName: (name: string) => new TerminalError('DUPLICATE_NAME', `PTY session name ${JSON.stringify(name)} is already in use by this agent`),
+  duplicateBackend: (type: string) => new TerminalError('DUPLICATE_BACKEND', `PTY backend ${JSON.stringify(type)} is already registered`),
   disposing: () => new TerminalError('SERVICE_DISPOSING', 'PTY service is disposing'),
   invalid: (message: string) => new TerminalError('INVALID_REQUEST', message),
   sessionLimit: (owner: Agent, limit: number) =>

@@ -1,13 +1,7 @@
 import type { Agent } from 'dsh-agent'
 import type { TerminalBackendSession } from './backend'
 import { refuse } from './errors'
-import type {
-  TerminalSendHandle,
-  TerminalSendOperation,
-  TerminalSendRequest,
-  TerminalSessionId,
-  TerminalSessionSnapshot,
-} from './types'
+import type { TerminalSendHandle, TerminalSendOperation, TerminalSendRequest, TerminalSessionId, TerminalSessionSnapshot } from './types'
 
 /** One close attempt; the fence names it so an older failure can never clear a newer attempt. */
 interface CloseAttempt {

@@ -37,9 +37,7 @@ export function isTerminalSignal(value: unknown): value is TerminalSignal {
 }
 
 /** Status of a session's top-level process, observed independently of any send. */
-export type TerminalSessionStatus =
-  | { kind: 'running' }
-  | { kind: 'exited'; exitCode: number | null; signal: string | null }
+export type TerminalSessionStatus = { kind: 'running' } | { kind: 'exited'; exitCode: number | null; signal: string | null }
 
 /** What a consumer asks `spawn` for; `name` is owner-local display metadata, never an address. */
 export interface TerminalSpawnRequest {

@@ -163,14 +163,9 @@ describe('owner disposed mid-spawn', () => {
     const error = (result as { error: unknown }).error
     expect(error).toBeInstanceOf(AggregateError)
     expect(summary(error).message).toBe('PTY spawn and rollback both failed')
-    expect((error as AggregateError).errors.map((inner) => summary(inner).message)).toEqual([
-      'agent alice is not a live PTY owner',
-      'rollback failed',
-    ])
+    expect((error as AggregateError).errors.map((inner) => summary(inner).message)).toEqual(['agent alice is not a live PTY owner', 'rollback failed'])
     const disposed = await disposing
-    expect(disposed.ok ? [] : (disposed.error as AgentDisposeError).errors.map(summary)).toEqual([
-      { name: 'Error', message: 'rollback failed' },
-    ])
+    expect(disposed.ok ? [] : (disposed.error as AgentDisposeError).errors.map(summary)).toEqual([{ name: 'Error', message: 'rollback failed' }])
     expect(h.terminals.hasOwnerActivity(alice)).toBe(false)
   })
 
@@ -207,9 +202,7 @@ describe('owner disposed mid-spawn', () => {
       'half-started shell survived',
     ])
     const disposed = await disposing
-    expect(disposed.ok ? [] : (disposed.error as AgentDisposeError).errors.map((e) => summary(e).message)).toEqual([
-      'half-started shell survived',
-    ])
+    expect(disposed.ok ? [] : (disposed.error as AgentDisposeError).errors.map((e) => summary(e).message)).toEqual(['half-started shell survived'])
     expect(h.terminals.hasOwnerActivity(alice)).toBe(false)
   })
 })

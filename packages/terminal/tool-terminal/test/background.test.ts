@@ -104,9 +104,14 @@ describe('background sends through ctx.jobs', () => {
     session.replies.push('hang')
     await h.call('terminal_send', { sessionId: 'pty-1', text: 'make', run_in_background: true })
     const busy = await h.call('terminal_send', { sessionId: 'pty-1', text: 'ls' })
-    expect([h.text(busy), busy.error?.code]).toEqual(['Error: PTY session pty-1 is busy: background job pty-send-1 holds it until its send ends (it may be running or being interrupted). Follow it with job_output or stop it with job_kill, then send again.', 'SEND_ACTIVE'])
+    expect([h.text(busy), busy.error?.code]).toEqual([
+      'Error: PTY session pty-1 is busy: background job pty-send-1 holds it until its send ends (it may be running or being interrupted). Follow it with job_output or stop it with job_kill, then send again.',
+      'SEND_ACTIVE',
+    ])
     const busyInBackground = await h.call('terminal_send', { sessionId: 'pty-1', text: 'ls', run_in_background: true })
-    expect(h.text(busyInBackground)).toBe('Error: PTY session pty-1 is busy: background job pty-send-1 holds it until its send ends (it may be running or being interrupted). Follow it with job_output or stop it with job_kill, then send again.')
+    expect(h.text(busyInBackground)).toBe(
+      'Error: PTY session pty-1 is busy: background job pty-send-1 holds it until its send ends (it may be running or being interrupted). Follow it with job_output or stop it with job_kill, then send again.',
+    )
     session.sends[0]!.finish()
     await h.call('job_output', { jobId: 'pty-send-1', wait: true })
     await flush()
@@ -121,7 +126,10 @@ describe('background sends through ctx.jobs', () => {
     const foreground = h.call('terminal_send', { sessionId: 'pty-1', text: 'sleep 1' })
     await flush()
     const active = await h.call('terminal_send', { sessionId: 'pty-1', text: 'x', run_in_background: true })
-    expect([h.text(active), active.error?.code]).toEqual(['Error: PTY session pty-1 is busy: an earlier send on it has not finished (another terminal_send still waiting, or one being interrupted). Wait for it, then send again; terminal_signal SIGINT interrupts what runs in front.', 'SEND_ACTIVE'])
+    expect([h.text(active), active.error?.code]).toEqual([
+      'Error: PTY session pty-1 is busy: an earlier send on it has not finished (another terminal_send still waiting, or one being interrupted). Wait for it, then send again; terminal_signal SIGINT interrupts what runs in front.',
+      'SEND_ACTIVE',
+    ])
     const unknown = await h.call('terminal_send', { sessionId: 'pty-7', text: 'x', run_in_background: true })
     expect(unknown.error?.code).toBe('NO_SESSION')
     const other = await h.root.agents.create()

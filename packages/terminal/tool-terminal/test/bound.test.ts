@@ -29,7 +29,11 @@ describe('fitResult', () => {
 
   it('drops optional lines, then compacts the head, then cuts the metadata from its end', () => {
     expect(fitResult(send, 64).text).toBe(`${'a'.repeat(7)}\n[wait: stdin_read]\n[session: running]\n${TRUNCATION_MARKER}`)
-    const open = { head: 'started terminal session pty-1 (main) [type: shell]', compactHead: 'started terminal session pty-1 [type: shell]', body: 'motd'.repeat(9) }
+    const open = {
+      head: 'started terminal session pty-1 (main) [type: shell]',
+      compactHead: 'started terminal session pty-1 [type: shell]',
+      body: 'motd'.repeat(9),
+    }
     expect(fitResult(open, 64).text).toBe(`started terminal session pty-1 [type: shell]\n${TRUNCATION_MARKER}`)
     const tiny = fitResult({ head: 'Error: '.padEnd(100, 'x'), body: '' }, 30)
     expect(tiny.text).toBe(`Error: xxxx\n${TRUNCATION_MARKER}`)
@@ -37,20 +41,15 @@ describe('fitResult', () => {
 
   it('never splits a code point and holds exactly one marker (property)', () => {
     fc.assert(
-      fc.property(
-        fc.string({ unit: 'grapheme', maxLength: 200 }),
-        fc.boolean(),
-        fc.integer({ min: 64, max: 400 }),
-        (body, truncated, maxBytes) => {
-          const fitted = fitResult({ head: 'h pty-1', body, trailer: [{ text: '[wait: timeout]' }], truncated }, maxBytes)
-          expect(utf8ByteLength(fitted.text)).toBeLessThanOrEqual(maxBytes)
-          expect(fitted.text).not.toContain('\uFFFD')
-          expect(fitted.text.startsWith('h pty-1')).toBe(true)
-          expect(fitted.text).toContain('[wait: timeout]')
-          if (!body.includes(TRUNCATION_MARKER)) expect(markers(fitted.text)).toBe(fitted.truncated ? 1 : 0)
-          if (fitted.truncated && !body.includes(TRUNCATION_MARKER)) expect(fitted.text.endsWith(TRUNCATION_MARKER)).toBe(true)
-        },
-      ),
+      fc.property(fc.string({ unit: 'grapheme', maxLength: 200 }), fc.boolean(), fc.integer({ min: 64, max: 400 }), (body, truncated, maxBytes) => {
+        const fitted = fitResult({ head: 'h pty-1', body, trailer: [{ text: '[wait: timeout]' }], truncated }, maxBytes)
+        expect(utf8ByteLength(fitted.text)).toBeLessThanOrEqual(maxBytes)
+        expect(fitted.text).not.toContain('\uFFFD')
+        expect(fitted.text.startsWith('h pty-1')).toBe(true)
+        expect(fitted.text).toContain('[wait: timeout]')
+        if (!body.includes(TRUNCATION_MARKER)) expect(markers(fitted.text)).toBe(fitted.truncated ? 1 : 0)
+        if (fitted.truncated && !body.includes(TRUNCATION_MARKER)) expect(fitted.text.endsWith(TRUNCATION_MARKER)).toBe(true)
+      }),
     )
   })
 

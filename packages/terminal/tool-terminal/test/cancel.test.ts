@@ -5,8 +5,7 @@ import { disposeAll, flush, setup } from './harness'
 
 afterEach(disposeAll)
 
-const CANCELLED_TEXT =
-  'Error: terminal_send on pty-1 was cancelled; SIGINT was sent to its foreground process group. Use terminal_read to see the output.'
+const CANCELLED_TEXT = 'Error: terminal_send on pty-1 was cancelled; SIGINT was sent to its foreground process group. Use terminal_read to see the output.'
 
 describe('cancelling a foreground terminal_send', () => {
   it('delivers SIGINT through the send and returns a CANCELLED error as soon as the send settles', async () => {

@@ -41,7 +41,12 @@ describe('config', () => {
     expect(h.root.tools.guidance().map((section) => section.id)).toEqual(['terminal'])
     const guidance = h.root.tools.renderGuidance()
     expect(guidance.startsWith('## Terminal sessions\nUse a terminal session only when state must persist')).toBe(true)
-    for (const phrase of ['terminal_close', 'inferred_idle (output went quiet) and timeout do NOT prove the command finished', 'not the name', 'run_in_background']) {
+    for (const phrase of [
+      'terminal_close',
+      'inferred_idle (output went quiet) and timeout do NOT prove the command finished',
+      'not the name',
+      'run_in_background',
+    ]) {
       expect(guidance).toContain(phrase)
     }
   })
@@ -62,9 +67,15 @@ describe('config', () => {
     const h = await setup()
     const schemas = Object.fromEntries(h.root.tools.list().map((tool) => [tool.name, tool.inputSchema]))
     const shape = (name: string) => {
-      const schema = schemas[name] as { properties: Record<string, { type?: string; default?: unknown; enum?: unknown }>; required?: string[]; additionalProperties?: boolean }
+      const schema = schemas[name] as {
+        properties: Record<string, { type?: string; default?: unknown; enum?: unknown }>
+        required?: string[]
+        additionalProperties?: boolean
+      }
       return {
-        properties: Object.fromEntries(Object.entries(schema.properties).map(([key, value]) => [key, { type: value.type, default: value.default, enum: value.enum }])),
+        properties: Object.fromEntries(
+          Object.entries(schema.properties).map(([key, value]) => [key, { type: value.type, default: value.default, enum: value.enum }]),
+        ),
         required: schema.required ?? [],
         additionalProperties: schema.additionalProperties,
       }
@@ -83,7 +94,11 @@ describe('config', () => {
         additionalProperties: false,
       },
       terminal_read: {
-        properties: { sessionId: s, offset: { type: 'integer', default: undefined, enum: undefined }, count: { type: 'integer', default: 500, enum: undefined } },
+        properties: {
+          sessionId: s,
+          offset: { type: 'integer', default: undefined, enum: undefined },
+          count: { type: 'integer', default: 500, enum: undefined },
+        },
         required: ['sessionId'],
         additionalProperties: false,
       },

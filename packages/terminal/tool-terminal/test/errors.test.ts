@@ -71,7 +71,9 @@ describe('error paths: every refusal is one bounded "Error: …" text with a sta
     const first = h.call('terminal_send', { sessionId: 'pty-1', text: 'sleep 100' })
     await flush()
     const second = await h.call('terminal_send', { sessionId: 'pty-1', text: 'echo late' })
-    expect(h.text(second)).toBe('Error: PTY session pty-1 is busy: an earlier send on it has not finished (another terminal_send still waiting, or one being interrupted). Wait for it, then send again; terminal_signal SIGINT interrupts what runs in front.')
+    expect(h.text(second)).toBe(
+      'Error: PTY session pty-1 is busy: an earlier send on it has not finished (another terminal_send still waiting, or one being interrupted). Wait for it, then send again; terminal_signal SIGINT interrupts what runs in front.',
+    )
     expect(second.error?.code).toBe('SEND_ACTIVE')
     expect(session.sends.map((send) => send.request.text)).toEqual(['sleep 100'])
     session.sends[0]!.finish({ viewport: 'woke' })
@@ -102,10 +104,7 @@ describe('error paths: every refusal is one bounded "Error: …" text with a sta
     expect([h.text(unknown), unknown.error?.code]).toEqual(['Error: no PTY backend registered for "python"', 'NO_BACKEND'])
     await h.call('terminal_open', { type: 'shell', name: 'main' })
     const duplicate = await h.call('terminal_open', { type: 'shell', name: 'main' })
-    expect([h.text(duplicate), duplicate.error?.code]).toEqual([
-      'Error: PTY session name "main" is already in use by this agent',
-      'DUPLICATE_NAME',
-    ])
+    expect([h.text(duplicate), duplicate.error?.code]).toEqual(['Error: PTY session name "main" is already in use by this agent', 'DUPLICATE_NAME'])
     const missing = await h.call('terminal_open', { type: 'shell', cwd: '/missing' })
     expect([h.text(missing), missing.error?.code]).toEqual(['Error: PTY cwd /missing is not an existing directory', 'TOOL_FAILED'])
     const empty = await h.call('terminal_open', { type: '' })

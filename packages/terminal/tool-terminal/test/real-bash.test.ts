@@ -91,7 +91,9 @@ describe('dsh-tool-terminal on a real bash', () => {
     const started = await call('terminal_send', { sessionId: 'pty-1', text: 'sleep 30', run_in_background: true })
     expect(text(started)).toBe('started background job pty-send-1')
     const busy = await call('terminal_send', { sessionId: 'pty-1', text: 'echo no' })
-    expect(text(busy)).toBe('Error: PTY session pty-1 is busy: background job pty-send-1 holds it until its send ends (it may be running or being interrupted). Follow it with job_output or stop it with job_kill, then send again.')
+    expect(text(busy)).toBe(
+      'Error: PTY session pty-1 is busy: background job pty-send-1 holds it until its send ends (it may be running or being interrupted). Follow it with job_output or stop it with job_kill, then send again.',
+    )
     await waitForForeground(pid)
     const signalled = await call('terminal_signal', { sessionId: 'pty-1', signal: 'SIGINT' })
     expect(text(signalled)).toMatch(/^delivered SIGINT to foreground process group \d+$/)
@@ -146,8 +148,12 @@ describe('dsh-tool-terminal on a real bash', () => {
  * fork, keeps these tests about the tools: the provider's own fork-to-exec wait is tested below it.
  */
 async function waitForForeground(shellPid: number): Promise<void> {
-  await eventually(() => {
-    const group = foregroundGroup(shellPid)
-    return group !== undefined && group > 0 && group !== shellPid && processName(group) === 'sleep'
-  }, `shell ${shellPid} to start sleep in the foreground`, 5000)
+  await eventually(
+    () => {
+      const group = foregroundGroup(shellPid)
+      return group !== undefined && group > 0 && group !== shellPid && processName(group) === 'sleep'
+    },
+    `shell ${shellPid} to start sleep in the foreground`,
+    5000,
+  )
 }

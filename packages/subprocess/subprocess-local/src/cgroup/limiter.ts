@@ -115,7 +115,10 @@ export class CgroupLimiter {
 
   #detect(options: CgroupLimiterOptions): LimitPlacement {
     const platform = options.platform ?? process.platform
-    const everywhere = (reason: string): LimitPlacement => ({ hierarchies: [], unavailable: new Map(LIMIT_CONTROLLERS.map((controller) => [controller, reason])) })
+    const everywhere = (reason: string): LimitPlacement => ({
+      hierarchies: [],
+      unavailable: new Map(LIMIT_CONTROLLERS.map((controller) => [controller, reason])),
+    })
     if (platform !== 'linux') return everywhere(`cgroups exist only on Linux, not on ${platform}`)
     const mountInfo = (options.mountInfo ?? (() => readText('/proc/self/mountinfo')))()
     const selfCgroup = (options.selfCgroup ?? (() => readText('/proc/self/cgroup')))()

@@ -30,7 +30,10 @@ export function parseHierarchies(mountInfo: string, selfCgroup: string): Mounted
     if (version === undefined) continue
     // v1 super options name the attached controllers among rw/ro and friends; a membership line
     // lists the same controllers, so matching any one of them identifies the hierarchy.
-    const membership = version === 2 ? memberships.find((line) => line.id === '0') : memberships.find((line) => line.controllers.some((name) => mount.superOptions.includes(name)))
+    const membership =
+      version === 2
+        ? memberships.find((line) => line.id === '0')
+        : memberships.find((line) => line.controllers.some((name) => mount.superOptions.includes(name)))
     const controllers = version === 2 ? [] : (membership?.controllers ?? [])
     const key = version === 2 ? 'v2' : `v1:${[...controllers].sort().join(',')}`
     const ownDir = membership ? directoryOf(mount, membership.path) : undefined
@@ -62,7 +65,10 @@ function parseMemberships(text: string): { id: string; controllers: string[]; pa
     if (first <= 0 || second < 0) return []
     const path = line.slice(second + 1)
     if (!path.startsWith('/')) return []
-    const controllers = line.slice(first + 1, second).split(',').filter((name) => name !== '')
+    const controllers = line
+      .slice(first + 1, second)
+      .split(',')
+      .filter((name) => name !== '')
     return [{ id: line.slice(0, first), controllers, path }]
   })
 }

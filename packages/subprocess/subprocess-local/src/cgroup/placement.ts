@@ -67,7 +67,9 @@ function placeV2(hierarchy: MountedHierarchy, controller: LimitController, files
   if (ownDir === undefined) return { reason: `no cgroup v1 ${controller} mount, and the cgroup v2 mount at ${mountPoint} does not show the host's own cgroup` }
   const offered = words(files.read(`${ownDir}/cgroup.controllers`))
   if (!offered.includes(controller)) {
-    return { reason: `no cgroup v1 ${controller} mount, and cgroup v2 does not offer ${controller} to the host's cgroup ${ownDir} (cgroup.controllers: "${offered.join(' ')}")` }
+    return {
+      reason: `no cgroup v1 ${controller} mount, and cgroup v2 does not offer ${controller} to the host's cgroup ${ownDir} (cgroup.controllers: "${offered.join(' ')}")`,
+    }
   }
   const candidates = ownDir === mountPoint ? [ownDir] : [ownDir, dirname(ownDir)]
   const base = candidates.find((dir) => words(files.read(`${dir}/cgroup.subtree_control`)).includes(controller))
@@ -75,7 +77,7 @@ function placeV2(hierarchy: MountedHierarchy, controller: LimitController, files
   return {
     reason:
       `cgroup v2 offers ${controller} to the host's cgroup ${ownDir}, but neither it nor its parent enables it in cgroup.subtree_control ` +
-      '(a cgroup that holds processes, like the host\'s, cannot enable controllers for children); ' +
+      "(a cgroup that holds processes, like the host's, cannot enable controllers for children); " +
       'start the host in a cgroup whose parent enables pids and memory in cgroup.subtree_control and is writable by the host',
   }
 }

@@ -81,7 +81,9 @@ export class SessionCgroup {
       for (const pid of members) sendKill(pid)
       if (!busy || performance.now() > deadline) {
         const dirs = left.map((failure) => `${failure.dir}: ${failure.code}`).join(', ')
-        this.#warn(`could not remove session cgroup ${dirs}${members.length > 0 ? ` (pids still inside: ${members.join(', ')})` : ''}; the next start sweeps it`)
+        this.#warn(
+          `could not remove session cgroup ${dirs}${members.length > 0 ? ` (pids still inside: ${members.join(', ')})` : ''}; the next start sweeps it`,
+        )
         return
       }
       await sleep(delay)

@@ -10,7 +10,10 @@ export function parseStat(text: string | undefined): ProcessRecord | undefined {
   const close = text.lastIndexOf(')')
   if (open <= 0 || close < open) return undefined
   const pid = integer(text.slice(0, open))
-  const fields = text.slice(close + 2).trim().split(' ')
+  const fields = text
+    .slice(close + 2)
+    .trim()
+    .split(' ')
   // fields[0] is field 3 (state) of proc(5); starttime (field 22) is fields[19].
   if (pid === undefined || pid <= 0 || fields.length < 20) return undefined
   const state = fields[0]

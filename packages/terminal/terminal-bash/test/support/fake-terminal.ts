@@ -163,7 +163,14 @@ export class FakeTerminal implements SubprocessTerminalHandle {
     const threads: ThreadSample[] = fg.threads.map((thread) => {
       const base = { pid: thread.pid, tid: thread.tid ?? thread.pid, started: `s${thread.pid}` }
       if (thread.state === 'running') return { ...base, state: 'running' }
-      return { ...base, state: thread.state, syscall: thread.syscall ?? 270, voluntaryCtxtSwitches: thread.switches, nonvoluntaryCtxtSwitches: 0, ...(thread.state === 'stdin-wait' ? { fd: 0, syscallName: thread.syscallName ?? 'pselect6' } : {}) }
+      return {
+        ...base,
+        state: thread.state,
+        syscall: thread.syscall ?? 270,
+        voluntaryCtxtSwitches: thread.switches,
+        nonvoluntaryCtxtSwitches: 0,
+        ...(thread.state === 'stdin-wait' ? { fd: 0, syscallName: thread.syscallName ?? 'pselect6' } : {}),
+      }
     })
     const waits = this.noExactTier ? [] : (threads.filter((thread) => thread.state === 'stdin-wait') as StdinWait[])
     return {
@@ -186,7 +193,8 @@ export class FakeTerminal implements SubprocessTerminalHandle {
     }
     const fg = this.foreground
     if (this.exit || !fg) throw new SubprocessError('NO_FOREGROUND_GROUP', 'cannot resolve the foreground process group')
-    if (signal === 'SIGKILL' && (fg.shell || this.#shellGroup(fg))) throw new SubprocessError('REFUSED_SHELL_KILL', 'refusing to SIGKILL the terminal shell; terminate the terminal session instead')
+    if (signal === 'SIGKILL' && (fg.shell || this.#shellGroup(fg)))
+      throw new SubprocessError('REFUSED_SHELL_KILL', 'refusing to SIGKILL the terminal shell; terminate the terminal session instead')
     this.signals.push({ signal, pgid: fg.pgid })
     this.events.push(`${signal} ${fg.pgid}`)
     return fg.pgid

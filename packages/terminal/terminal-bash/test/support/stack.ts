@@ -52,8 +52,7 @@ export async function startStack(config: ShellBackendConfigInput = PATIENT, sand
   fibers.push(await root.plugin(bashPlugin, config))
   const agent = await root.agents.create()
   const terminals = root.terminals
-  const send: Stack['send'] = (id, text, options = {}) =>
-    terminals.startSend(agent, id, { text, submit: options.submit ?? true, signal: options.signal })
+  const send: Stack['send'] = (id, text, options = {}) => terminals.startSend(agent, id, { text, submit: options.submit ?? true, signal: options.signal })
   return {
     root,
     agent,

@@ -1,11 +1,4 @@
-import type {
-  TerminalReadResult,
-  TerminalSendResult,
-  TerminalSessionSnapshot,
-  TerminalSessionStatus,
-  TerminalSignal,
-  TerminalSpawnResult,
-} from 'dsh-terminal'
+import type { TerminalReadResult, TerminalSendResult, TerminalSessionSnapshot, TerminalSessionStatus, TerminalSignal, TerminalSpawnResult } from 'dsh-terminal'
 import type { MetaLine, ResultLayout } from './bound'
 
 // Every model-visible text of the six tools is written here, once, as a pure function of the facts.

@@ -10,8 +10,7 @@ export const listParameters = z.strictObject({})
 export function listTool({ ctx, config }: ToolDeps) {
   return defineTool({
     name: 'terminal_list',
-    description:
-      'List your open terminal sessions, one per line: id, name, type, status and pid. Use it to recover session ids and to find sessions to close.',
+    description: 'List your open terminal sessions, one per line: id, name, type, status and pid. Use it to recover session ids and to find sessions to close.',
     kind: 'read',
     parameters: listParameters,
     execute(_args, call) {

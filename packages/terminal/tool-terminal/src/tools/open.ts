@@ -19,7 +19,7 @@ export const openParameters = z.strictObject({
     .string()
     .min(1, 'cwd, when given, must not be empty')
     .optional()
-    .describe('Optional starting directory (an existing absolute path). Defaults to the backend\'s working directory.'),
+    .describe("Optional starting directory (an existing absolute path). Defaults to the backend's working directory."),
 })
 
 /**
