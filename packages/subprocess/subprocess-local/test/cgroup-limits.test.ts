@@ -58,7 +58,8 @@ describe.skipIf(!canLimit)("per-session limits on this host's cgroups", () => {
     for (const dir of Object.values(dirs)) expect(dir).toMatch(new RegExp(`/dsh-terminal-${process.pid}-\\d+/session-\\d+$`))
     expect(limitFiles(dirs).pids()).toBe('64')
     expect(limitFiles(dirs).memory()).toBe(String(256 * MiB))
-    expect(commandLine(shell.pid)?.[0]).toMatch(/bash$/)
+    // The spawn resolves once the launcher joined; it execs the program right after (same pid).
+    await eventually(() => /bash$/.test(commandLine(shell.pid)?.[0] ?? ''), 'the launcher to exec bash under its own pid')
     const out = await prompt(shell)
     await shell.write('sleep 300 & echo JOB=$!\r')
     const job = await pidFrom(out, 'JOB')
