@@ -15,8 +15,6 @@ export {
   ShellBackendError,
   type ShellBackendErrorCode,
 } from './errors'
-// The phases a send goes through (for diagnostics of a live send).
-export type { SendPhase } from './readiness/send-contract'
 export { confineShellArgv, resolveShellCwd, type ShellBoundary } from './sandbox/boundary'
 export { fenceAllOwners, fenceOwner, MODE_FENCE_KEY, MODE_FENCE_MESSAGE } from './sandbox/mode-fence'
 export { DEFAULT_READ_LINES, ENTER, ShellSession } from './session/shell-session'

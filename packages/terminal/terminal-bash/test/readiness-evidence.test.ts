@@ -15,6 +15,12 @@ function evidence(before: ForegroundFacts | undefined, rules: Partial<EvidenceRu
   return new ReadinessEvidence({ before, requireNewWait: true, stillMs: 50, ...rules })
 }
 
+/** What `judge` answers. */
+const NONE = { kind: 'none' }
+const PROMPT = { kind: 'proof', proof: 'prompt' }
+const STDIN = { kind: 'proof', proof: 'stdin' }
+const followUp = (delayMs: number) => ({ kind: 'follow-up', delayMs })
+
 const quiet = (arrivals = 3, lineHasText = true) => ({ promptReady: false, arrivals, lineHasText })
 const sample = (f: ForegroundFacts | undefined, startedAt = 0, arrivalsAtStart = 3) => ({ facts: f, startedAt, arrivalsAtStart })
 
@@ -23,136 +29,131 @@ const atPrompt = (arrivals = 3) => ({ promptReady: true, arrivals, lineHasText: 
 describe('readiness evidence: prompt tier (A)', () => {
   it('with nothing written, counts the prompt at once with the shell in front and blocked reading', () => {
     const e = evidence(undefined, { requireNewWait: false })
-    expect(e.judge(sample(facts(shellWaiting())), atPrompt())).toBe('prompt')
-    expect(e.judge(sample(facts(childBlocked())), atPrompt())).toBeUndefined()
+    expect(e.judge(sample(facts(shellWaiting())), atPrompt())).toEqual(PROMPT)
+    expect(e.judge(sample(facts(childBlocked())), atPrompt())).toEqual(NONE)
   })
 
   it('after a write, counts the prompt once the shell’s wait held still for stillMs', () => {
     const e = evidence(undefined, { stillMs: 50 })
-    expect(e.judge(sample(facts(shellWaiting(30)), 0), atPrompt())).toBeUndefined()
-    expect(e.followUpMs).toBe(50)
-    expect(e.judge(sample(facts(shellWaiting(30)), 20), atPrompt())).toBeUndefined()
+    expect(e.judge(sample(facts(shellWaiting(30)), 0), atPrompt())).toEqual(followUp(50))
     // The follow-up lands exactly when the hold can be complete.
-    expect(e.followUpMs).toBe(30)
-    expect(e.judge(sample(facts(shellWaiting(30)), 50), atPrompt())).toBe('prompt')
-    expect(e.judge(sample(facts(childBlocked())), atPrompt())).toBeUndefined()
+    expect(e.judge(sample(facts(shellWaiting(30)), 20), atPrompt())).toEqual(followUp(30))
+    expect(e.judge(sample(facts(shellWaiting(30)), 50), atPrompt())).toEqual(PROMPT)
+    expect(e.judge(sample(facts(childBlocked())), atPrompt())).toEqual(NONE)
   })
 
   it('an owed prompt whose shell then wakes (it reads our input) restarts the hold', () => {
     const e = evidence(undefined, { stillMs: 50 })
-    expect(e.judge(sample(facts(shellWaiting(30)), 0), atPrompt())).toBeUndefined()
+    expect(e.judge(sample(facts(shellWaiting(30)), 0), atPrompt())).toEqual(followUp(50))
     // Same output, but the waiting thread ran: it is no longer the same wait.
-    expect(e.judge(sample(facts(shellWaiting(31)), 50), atPrompt())).toBeUndefined()
-    expect(e.judge(sample(facts(shellWaiting(31)), 99), atPrompt())).toBeUndefined()
-    expect(e.judge(sample(facts(shellWaiting(31)), 100), atPrompt())).toBe('prompt')
+    expect(e.judge(sample(facts(shellWaiting(31)), 50), atPrompt())).toEqual(followUp(50))
+    expect(e.judge(sample(facts(shellWaiting(31)), 99), atPrompt())).toEqual(followUp(1))
+    expect(e.judge(sample(facts(shellWaiting(31)), 100), atPrompt())).toEqual(PROMPT)
   })
 
   it('waits for the shell to block, and falls back after pollInterval of stillness if it never provably does', () => {
     const e = evidence(undefined, { requireNewWait: false, stillMs: 50 })
-    expect(e.judge(sample(facts(shellRunning()), 0), atPrompt())).toBeUndefined()
     // It usually blocks a moment after printing the prompt: look again at once, then on the backoff.
-    expect(e.followUpMs).toBe(1)
-    expect(e.judge(sample(facts(shellRunning()), 20), atPrompt())).toBeUndefined()
-    expect(e.followUpMs).toBeUndefined()
-    expect(e.judge(sample(facts(shellRunning()), 50), atPrompt())).toBe('prompt')
+    expect(e.judge(sample(facts(shellRunning()), 0), atPrompt())).toEqual(followUp(1))
+    expect(e.judge(sample(facts(shellRunning()), 20), atPrompt())).toEqual(NONE)
+    expect(e.judge(sample(facts(shellRunning()), 50), atPrompt())).toEqual(PROMPT)
     const blocks = evidence(undefined, { requireNewWait: false, stillMs: 50 })
-    expect(blocks.judge(sample(facts(shellRunning()), 0), atPrompt())).toBeUndefined()
-    expect(blocks.judge(sample(facts(shellWaiting()), 1), atPrompt())).toBe('prompt')
+    expect(blocks.judge(sample(facts(shellRunning()), 0), atPrompt())).toEqual(followUp(1))
+    expect(blocks.judge(sample(facts(shellWaiting()), 1), atPrompt())).toEqual(PROMPT)
   })
 
   it('restarts the fallback clock when output arrived in between', () => {
     const e = evidence(undefined, { stillMs: 50 })
     e.judge(sample(facts(shellRunning()), 0, 3), atPrompt(3))
-    expect(e.judge(sample(facts(shellRunning()), 60, 4), atPrompt(4))).toBeUndefined()
-    expect(e.judge(sample(facts(shellRunning()), 110, 4), atPrompt(4))).toBe('prompt')
+    expect(e.judge(sample(facts(shellRunning()), 60, 4), atPrompt(4))).toEqual(followUp(1))
+    expect(e.judge(sample(facts(shellRunning()), 110, 4), atPrompt(4))).toEqual(PROMPT)
   })
 
   it('without an exact tier (macOS) the shell in front is enough at startup, and held still otherwise', () => {
     const unproven = () => facts(shellRunning(), { noExactTier: true })
-    expect(evidence(undefined, { requireNewWait: false, nothingTyped: true }).judge(sample(unproven()), atPrompt())).toBe('prompt')
+    expect(evidence(undefined, { requireNewWait: false, nothingTyped: true }).judge(sample(unproven()), atPrompt())).toEqual(PROMPT)
     // A send that only waits may meet a prompt owed from earlier input, as a send that writes may.
     const waitOnly = evidence(undefined, { requireNewWait: false, stillMs: 50 })
-    expect(waitOnly.judge(sample(unproven(), 0), atPrompt())).toBeUndefined()
-    expect(waitOnly.judge(sample(unproven(), 50), atPrompt())).toBe('prompt')
+    expect(waitOnly.judge(sample(unproven(), 0), atPrompt())).toEqual(followUp(50))
+    expect(waitOnly.judge(sample(unproven(), 50), atPrompt())).toEqual(PROMPT)
     const e = evidence(undefined, { stillMs: 50 })
-    expect(e.judge(sample(facts(shellRunning(), { noExactTier: true }), 0), atPrompt())).toBeUndefined()
-    expect(e.judge(sample(facts(shellRunning(), { noExactTier: true }), 50), atPrompt())).toBe('prompt')
+    expect(e.judge(sample(facts(shellRunning(), { noExactTier: true }), 0), atPrompt())).toEqual(followUp(50))
+    expect(e.judge(sample(facts(shellRunning(), { noExactTier: true }), 50), atPrompt())).toEqual(PROMPT)
   })
 })
 
 describe('readiness evidence: stdin tier (B)', () => {
   it('a new foreground group waiting for input is proof at once', () => {
     const before = facts(shellWaiting(10))
-    expect(evidence(before).judge(sample(facts(childWaiting())), quiet())).toBe('stdin')
+    expect(evidence(before).judge(sample(facts(childWaiting())), quiet())).toEqual(STDIN)
   })
 
   it('with nothing on the cursor’s line a wait must hold still for stillMs; an epoll wait never counts', () => {
     const before = facts(shellWaiting(10))
     // bc after `42`, or a program whose prompt is still in flight: hold still, no output.
     const e = evidence(before, { stillMs: 50 })
-    expect(e.judge(sample(facts(childWaiting(5000, 3)), 0), quiet(3, false))).toBeUndefined()
-    expect(e.judge(sample(facts(childWaiting(5000, 3)), 20), quiet(3, false))).toBeUndefined()
-    expect(e.judge(sample(facts(childWaiting(5000, 3)), 50), quiet(3, false))).toBe('stdin')
+    expect(e.judge(sample(facts(childWaiting(5000, 3)), 0), quiet(3, false))).toEqual(followUp(1))
+    expect(e.judge(sample(facts(childWaiting(5000, 3)), 20), quiet(3, false))).toEqual(followUp(30))
+    expect(e.judge(sample(facts(childWaiting(5000, 3)), 50), quiet(3, false))).toEqual(STDIN)
     // The same for the shell's own group (a silent `read -s`).
     const shell = evidence(before, { stillMs: 50 })
-    expect(shell.judge(sample(facts(shellWaiting(11)), 0), quiet(3, false))).toBeUndefined()
-    expect(shell.judge(sample(facts(shellWaiting(11)), 49), quiet(3, false))).toBeUndefined()
-    expect(shell.judge(sample(facts(shellWaiting(11)), 50), quiet(3, false))).toBe('stdin')
+    expect(shell.judge(sample(facts(shellWaiting(11)), 0), quiet(3, false))).toEqual(followUp(1))
+    expect(shell.judge(sample(facts(shellWaiting(11)), 49), quiet(3, false))).toEqual(followUp(1))
+    expect(shell.judge(sample(facts(shellWaiting(11)), 50), quiet(3, false))).toEqual(STDIN)
     // node exiting after `.exit`: epoll still lists stdin, nothing is on the line.
     const loop = childWaiting()
     loop.threads[0]!.syscallName = 'epoll_wait'
     const exiting = evidence(before, { stillMs: 50 })
-    expect(exiting.judge(sample(facts(loop), 0), quiet(3, false))).toBeUndefined()
-    expect(exiting.judge(sample(facts(loop), 500), quiet(3, false))).toBeUndefined()
-    expect(evidence(before).judge(sample(facts(loop)), quiet(3, true))).toBe('stdin')
+    expect(exiting.judge(sample(facts(loop), 0), quiet(3, false))).toEqual(NONE)
+    expect(exiting.judge(sample(facts(loop), 500), quiet(3, false))).toEqual(NONE)
+    expect(evidence(before).judge(sample(facts(loop)), quiet(3, true))).toEqual(STDIN)
   })
 
   it('output arriving while a silent wait holds still restarts the clock', () => {
     const e = evidence(facts(shellWaiting(10)), { stillMs: 50 })
-    expect(e.judge(sample(facts(childWaiting(5000, 3)), 0, 3), quiet(3, false))).toBeUndefined()
-    expect(e.judge(sample(facts(childWaiting(5000, 3)), 60, 4), quiet(4, false))).toBeUndefined()
-    expect(e.judge(sample(facts(childWaiting(5000, 3)), 110, 4), quiet(4, false))).toBe('stdin')
+    expect(e.judge(sample(facts(childWaiting(5000, 3)), 0, 3), quiet(3, false))).toEqual(followUp(1))
+    expect(e.judge(sample(facts(childWaiting(5000, 3)), 60, 4), quiet(4, false))).toEqual(followUp(1))
+    expect(e.judge(sample(facts(childWaiting(5000, 3)), 110, 4), quiet(4, false))).toEqual(STDIN)
   })
 
   it('a wait that already existed before the write is not proof', () => {
     const before = facts(childWaiting(5000, 7))
     const e = evidence(before)
-    expect(e.judge(sample(facts(childWaiting(5000, 7))), quiet())).toBeUndefined()
-    expect(e.judge(sample(facts(childWaiting(5000, 8))), quiet())).toBe('stdin')
+    expect(e.judge(sample(facts(childWaiting(5000, 7))), quiet())).toEqual(NONE)
+    expect(e.judge(sample(facts(childWaiting(5000, 8))), quiet())).toEqual(STDIN)
   })
 
   it('the shell group without a prompt needs the same wait twice with nothing in between', () => {
     const before = facts(shellWaiting(10))
     const e = evidence(before)
-    expect(e.judge(sample(facts(shellWaiting(11)), 0, 3), quiet(3))).toBeUndefined()
-    expect(e.followUpMs).toBe(1)
+    expect(e.judge(sample(facts(shellWaiting(11)), 0, 3), quiet(3))).toEqual(followUp(1))
     // It ran again (readline consuming more input): the candidate moves on.
-    expect(e.judge(sample(facts(shellWaiting(12)), 1, 3), quiet(3))).toBeUndefined()
+    expect(e.judge(sample(facts(shellWaiting(12)), 1, 3), quiet(3))).toEqual(followUp(1))
     // Output arrived between two otherwise identical samples: still no proof.
-    expect(e.judge(sample(facts(shellWaiting(12)), 2, 4), quiet(4))).toBeUndefined()
-    expect(e.judge(sample(facts(shellWaiting(12)), 3, 4), quiet(4))).toBe('stdin')
+    expect(e.judge(sample(facts(shellWaiting(12)), 2, 4), quiet(4))).toEqual(followUp(1))
+    expect(e.judge(sample(facts(shellWaiting(12)), 3, 4), quiet(4))).toEqual(STDIN)
   })
 
   it('a sample voided by output that arrived while it ran proves nothing', () => {
     const e = evidence(facts(shellWaiting()))
-    expect(e.judge(sample(facts(childWaiting()), 0, 3), quiet(4))).toBeUndefined()
+    expect(e.judge(sample(facts(childWaiting()), 0, 3), quiet(4))).toEqual(NONE)
   })
 
   it('a sample taken before the baseline proves nothing (stale after a rebase)', () => {
     const stale = facts(childWaiting(6000))
     const e = evidence(facts(shellWaiting()))
-    expect(e.judge(sample(stale), quiet())).toBeUndefined()
+    expect(e.judge(sample(stale), quiet())).toEqual(NONE)
   })
 
   it('without input written any proven wait counts, but startup needs output first', () => {
     const e = evidence(undefined, { requireNewWait: false, outputAfter: 0 })
-    expect(e.judge(sample(facts(childWaiting()), 0, 0), quiet(0))).toBeUndefined()
-    expect(e.judge(sample(facts(childWaiting()), 0, 1), quiet(1))).toBe('stdin')
+    expect(e.judge(sample(facts(childWaiting()), 0, 0), quiet(0))).toEqual(NONE)
+    expect(e.judge(sample(facts(childWaiting()), 0, 1), quiet(1))).toEqual(STDIN)
   })
 
   it('nothing is proven where the platform cannot prove waits, or with no group', () => {
     const e = evidence(facts(shellWaiting()))
-    expect(e.judge(sample(facts(childWaiting(), { noExactTier: true })), quiet())).toBeUndefined()
-    expect(e.judge(sample(undefined), quiet())).toBeUndefined()
+    expect(e.judge(sample(facts(childWaiting(), { noExactTier: true })), quiet())).toEqual(NONE)
+    expect(e.judge(sample(undefined), quiet())).toEqual(NONE)
   })
 })

@@ -3,6 +3,15 @@ import { type ForegroundFacts, isNewWait, type StdinWait } from 'dsh-subprocess'
 /** Which exact tier proved readiness: the controlled prompt (A) or a proven new stdin wait (B). */
 export type ReadinessProof = 'prompt' | 'stdin'
 
+/**
+ * What one sample proves: readiness (`proof`), a candidate that a probe `delayMs` after this sample
+ * started could confirm (`follow-up`), or nothing (`none`: the next probe is left to the backoff).
+ */
+export type Judgement =
+  | { readonly kind: 'proof'; readonly proof: ReadinessProof }
+  | { readonly kind: 'follow-up'; readonly delayMs: number }
+  | { readonly kind: 'none' }
+
 /** One foreground inspection and the output counter at the moment it started. */
 export interface ProbeSample {
   /** What the provider reported; `undefined` when there was no foreground group to report. */
@@ -64,19 +73,10 @@ export class ReadinessEvidence {
   #rules: EvidenceRules
   #prompt: HeldWait | undefined
   #candidate: HeldWait | undefined
-  #followUpMs: number | undefined
 
   /** Starts with the rules of one send. */
   constructor(rules: EvidenceRules) {
     this.#rules = rules
-  }
-
-  /**
-   * Set right after a judgement opened a candidate: how soon (ms after that sample started) a
-   * follow-up probe could confirm it. `undefined` leaves the next probe to the backoff.
-   */
-  get followUpMs(): number | undefined {
-    return this.#followUpMs
   }
 
   /** True while a candidate proof waits for confirmation; output that arrives now deserves a prompt probe. */
@@ -95,15 +95,14 @@ export class ReadinessEvidence {
    * Judge one sample. Output that arrived while the inspection ran voids it: the facts may already
    * be stale, and the burst that arrived schedules a fresh probe anyway.
    */
-  judge(sample: ProbeSample, view: StreamView): ReadinessProof | undefined {
-    this.#followUpMs = undefined
+  judge(sample: ProbeSample, view: StreamView): Judgement {
     const { facts } = sample
     const before = this.#rules.before
     const stale = facts !== undefined && before !== undefined && facts.sequence <= before.sequence
     if (facts === undefined || stale || view.arrivals !== sample.arrivalsAtStart) {
       this.#prompt = undefined
       this.#candidate = undefined
-      return undefined
+      return NOTHING
     }
     if (view.promptReady && facts.isShellGroup) return this.#judgePrompt(sample, facts)
     this.#prompt = undefined
@@ -122,31 +121,28 @@ export class ReadinessEvidence {
    * enough (readline blocks only with nothing queued); an unproven prompt counts at once only at
    * startup, before anything was ever typed.
    */
-  #judgePrompt(sample: ProbeSample, facts: ForegroundFacts): ReadinessProof | undefined {
+  #judgePrompt(sample: ProbeSample, facts: ForegroundFacts): Judgement {
     this.#candidate = undefined
     const blocked = facts.stdinWaitSupported && facts.stdinWaitProven
-    if (!this.#rules.requireNewWait && blocked) return 'prompt'
-    if (this.#rules.nothingTyped && !facts.stdinWaitSupported) return 'prompt'
+    if (!this.#rules.requireNewWait && blocked) return PROMPT_PROOF
+    if (this.#rules.nothingTyped && !facts.stdinWaitSupported) return PROMPT_PROOF
     const signature = blocked ? waitSignature(facts.waits) : ''
     // A shell that can be proven blocked but is not yet usually blocks a moment after its prompt.
     const blockSoon = facts.stdinWaitSupported && !blocked
     const held = this.#prompt
     if (held === undefined || held.arrivals !== sample.arrivalsAtStart || held.signature !== signature) {
       this.#prompt = { signature, arrivals: sample.arrivalsAtStart, since: sample.startedAt }
-      this.#followUpMs = blockSoon ? FOLLOW_UP_MS : this.#rules.stillMs
-      return undefined
+      return followUp(blockSoon ? FOLLOW_UP_MS : this.#rules.stillMs)
     }
     // Meanwhile keep probing on the backoff; a held wait is confirmed by one probe when its time is up.
-    if (blockSoon) return sample.startedAt - held.since >= this.#rules.stillMs ? 'prompt' : undefined
-    return this.#heldLongEnough(held, sample) ? 'prompt' : undefined
+    if (blockSoon) return sample.startedAt - held.since >= this.#rules.stillMs ? PROMPT_PROOF : NOTHING
+    return this.#onceHeld(held, sample, PROMPT_PROOF)
   }
 
-  /** True once `held` stood still for `stillMs`; otherwise asks for the probe that can tell. */
-  #heldLongEnough(held: HeldWait, sample: ProbeSample): boolean {
+  /** `proof` once `held` stood still for `stillMs`; otherwise the follow-up probe that can tell. */
+  #onceHeld(held: HeldWait, sample: ProbeSample, proof: Judgement): Judgement {
     const remaining = held.since + this.#rules.stillMs - sample.startedAt
-    if (remaining <= 0) return true
-    this.#followUpMs = remaining
-    return false
+    return remaining <= 0 ? proof : followUp(remaining)
   }
 
   /**
@@ -160,7 +156,7 @@ export class ReadinessEvidence {
    *   printed the marker and prompt before it blocks. An epoll wait never counts then: an event loop
    *   keeps stdin registered while it waits for anything else (node does while it exits).
    */
-  #judgeStdin(sample: ProbeSample, facts: ForegroundFacts, view: StreamView): ReadinessProof | undefined {
+  #judgeStdin(sample: ProbeSample, facts: ForegroundFacts, view: StreamView): Judgement {
     const rules = this.#rules
     const proven =
       facts.stdinWaitSupported &&
@@ -170,21 +166,20 @@ export class ReadinessEvidence {
       (!rules.requireNewWait || isNewWait(rules.before, facts))
     if (!proven) {
       this.#candidate = undefined
-      return undefined
+      return NOTHING
     }
-    if (view.lineHasText && !facts.isShellGroup) return 'stdin'
+    if (view.lineHasText && !facts.isShellGroup) return STDIN_PROOF
     if (!view.lineHasText && facts.waits.every((wait) => EVENT_LOOP_WAITS.has(wait.syscallName))) {
       this.#candidate = undefined
-      return undefined
+      return NOTHING
     }
     const signature = waitSignature(facts.waits)
     const candidate = this.#candidate
     if (candidate && candidate.signature === signature && candidate.arrivals === sample.arrivalsAtStart) {
-      return view.lineHasText || this.#heldLongEnough(candidate, sample) ? 'stdin' : undefined
+      return view.lineHasText ? STDIN_PROOF : this.#onceHeld(candidate, sample, STDIN_PROOF)
     }
     this.#candidate = { signature, arrivals: sample.arrivalsAtStart, since: sample.startedAt }
-    this.#followUpMs = FOLLOW_UP_MS
-    return undefined
+    return followUp(FOLLOW_UP_MS)
   }
 }
 
@@ -193,6 +188,18 @@ interface HeldWait {
   readonly signature: string
   readonly arrivals: number
   readonly since: number
+}
+
+/** Nothing proven, and no follow-up asked for. */
+const NOTHING: Judgement = { kind: 'none' }
+/** Tier A proved readiness. */
+const PROMPT_PROOF: Judgement = { kind: 'proof', proof: 'prompt' }
+/** Tier B proved readiness. */
+const STDIN_PROOF: Judgement = { kind: 'proof', proof: 'stdin' }
+
+/** A candidate that a probe `delayMs` after the sample started could confirm. */
+function followUp(delayMs: number): Judgement {
+  return { kind: 'follow-up', delayMs }
 }
 
 /** A stdin candidate is re-checked this soon: a shell still consuming input shows a changed wait at once. */

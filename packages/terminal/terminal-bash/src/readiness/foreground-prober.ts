@@ -37,18 +37,12 @@ export class ForegroundProber {
   #timer: Cancel | undefined
   #timerDue = Number.POSITIVE_INFINITY
   #burst: Cancel | undefined
-  #probes = 0
   #generation = 0
 
   /** `maxDelayMs` bounds the gap between probes while nothing happens (the config's `pollIntervalMs`). */
   constructor(target: ProbeTarget, maxDelayMs: number) {
     this.#target = target
     this.#maxDelayMs = maxDelayMs
-  }
-
-  /** Number of inspections started so far (for tests and diagnostics). */
-  get probes(): number {
-    return this.#probes
   }
 
   /**
@@ -143,7 +137,6 @@ export class ForegroundProber {
     if (!this.#running || this.#inFlight) return
     const generation = this.#generation
     this.#inFlight = true
-    this.#probes += 1
     const startedAt = now()
     const arrivalsAtStart = this.#target.arrivals()
     this.#lastStart = startedAt

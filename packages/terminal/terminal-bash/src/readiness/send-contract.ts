@@ -2,13 +2,6 @@ import type { ForegroundFacts } from 'dsh-subprocess'
 import type { TerminalSessionStatus } from 'dsh-terminal'
 import type { TerminalStream } from '../session/terminal-stream'
 
-/**
- * Where a send is. `inspecting`: sampling the foreground before writing; `writing`: input handed to
- * the provider; `waiting`: collecting evidence; `cancelling`: interrupt requested; `settled`: final.
- * Phases only move forward, and every asynchronous continuation re-checks the phase it expects.
- */
-export type SendPhase = 'inspecting' | 'writing' | 'waiting' | 'cancelling' | 'settled'
-
 /** What a send needs from its session: the handle's operations, the output stream and status. */
 export interface SendHost {
   /** The provider's one-pass foreground inspection. */

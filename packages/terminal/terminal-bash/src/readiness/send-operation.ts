@@ -1,22 +1,30 @@
 import type { ForegroundFacts } from 'dsh-subprocess'
-import type { TerminalSendOperation, TerminalSendRead, TerminalSendResult, TerminalWaitReason } from 'dsh-terminal'
+import type { TerminalSendOperation, TerminalSendRead, TerminalSendResult } from 'dsh-terminal'
 import { type SanitizedChunk, SendOutputBuffer } from '../output/index'
-import { type ProbeSample, type ReadinessProof, ReadinessEvidence } from './evidence'
+import { type EvidenceRules, type ProbeSample, type ReadinessProof, ReadinessEvidence } from './evidence'
 import { ForegroundProber } from './foreground-prober'
-import { isIdleAtPrompt, isShellWaiting, isSingleLine, type SendHost, type SendOptions, type SendPhase } from './send-contract'
+import { SendBaselines } from './send-baselines'
+import { isIdleAtPrompt, isShellWaiting, isSingleLine, type SendHost, type SendOptions } from './send-contract'
+import { type SendEnding, type SendEvent, type SendPhase, type SendSteps, transitionFor } from './send-transitions'
 import { repeatIfSwallowed } from './swallowed-sigint'
-import { after, afterPollPhase, type Cancel, now, soon } from './timers'
-
-export type { SendHost, SendOptions, SendPhase, SendTiming } from './send-contract'
+import { after, afterPollPhase, type Cancel, inMs, now, onAbort, PendingCallbacks, soon } from './timers'
 
 /** Backoff step of the first timed probe when the prompt is trusted (8 ms: a quick command ends first). */
 const TRUSTED_FIRST_STEP = 4
 
+/** How the current phase answered an event: ignored, or accepted (a judged sample may ask for a follow-up probe). */
+interface Reply {
+  readonly accepted: boolean
+  readonly followUpMs?: number | undefined
+}
+const IGNORED: Reply = { accepted: false }
+const ACCEPTED: Reply = { accepted: true }
+
 /**
- * One send and every phase it goes through, as one object: pre-write inspection, the write, event-
- * driven waiting (prompt, proven stdin wait, silence, timeout, exit), cancellation and settlement.
- * Timers, probes, drains and writes that outlive their phase are inert: each one re-checks the
- * phase it was started for, and settling stops all of them.
+ * One send as a state machine: pre-write inspection, the write, event-driven waiting (prompt, proven
+ * stdin wait, silence, timeout, exit), cancellation and settlement. Every timer, probe, drain, write
+ * and interrupt continuation reports an event; the table `SEND_TRANSITIONS` alone decides whether the
+ * current phase takes it and where it moves, so a stale one is ignored in that one place.
  */
 export class SendOperation implements TerminalSendOperation {
   /** Settles on readiness, timeout, cancellation or exit; rejects only if the provider's write failed unexpectedly. */
@@ -27,33 +35,24 @@ export class SendOperation implements TerminalSendOperation {
   readonly #options: SendOptions
   readonly #evidence: ReadinessEvidence
   readonly #prober: ForegroundProber
+  /** Everything that can call back into the send; all cancelled when it settles. */
+  readonly #pending = new PendingCallbacks<'timeout' | 'silence' | 'grace' | 'drain' | 'abort'>()
+  readonly #steps: SendSteps
   #resolveDone!: (result: TerminalSendResult) => void
   #rejectDone!: (error: unknown) => void
   #resolveReleased!: () => void
   #phase: SendPhase = 'inspecting'
+  #baselines: SendBaselines
+  /** The shell sat idle at its prompt before a single-line input: its next marker answers this send. */
+  #trustPrompt = false
   #buffer: SendOutputBuffer | undefined
   #write: Promise<void> | undefined
-  #startArrivals = 0
-  #announceAfter = 0
-  #silenceFrom = 0
-  #timeout: Cancel | undefined
-  #silence: Cancel | undefined
-  #grace: Cancel | undefined
-  #drain: Cancel | undefined
-  #trustPrompt = false
-  /** Startup holds its first probe until the shell printed something (see `#awaitingFirstOutput`). */
-  #probingDeferred = false
   #lastShellFacts: ForegroundFacts | undefined
-  #endedOnPrompt = false
-  /**
-   * The stream's own-marker count after which a marker is this send's: set at the write, at the
-   * interrupt of a send cancelled before writing, or (without input) when the wait begins.
-   */
-  #markersBefore: number | undefined
-  #cancelling: Promise<void> | undefined
-  #detachAbort: (() => void) | undefined
+  #idleFacts: ForegroundFacts | undefined
+  /** The cancelling interrupt while it runs; `released` waits for it. */
+  #interruption: Promise<void> | undefined
 
-  /** Prepares the send; nothing happens until {@link SendOperation.start}. */
+  /** Prepares the send and takes its start baselines; nothing else happens until {@link SendOperation.start}. */
   constructor(host: SendHost, options: SendOptions) {
     this.#host = host
     this.#options = options
@@ -64,88 +63,75 @@ export class SendOperation implements TerminalSendOperation {
     this.released = new Promise((resolve) => {
       this.#resolveReleased = resolve
     })
+    this.#baselines = SendBaselines.startingAt(host.stream)
     this.#evidence = new ReadinessEvidence(this.#rules(undefined, false, undefined))
     this.#prober = new ForegroundProber(
       {
         inspect: () => host.inspectForeground(),
         arrivals: () => host.stream.arrivals,
-        onSample: (sample) => this.#onSample(sample),
+        onSample: (sample) => this.#dispatch({ kind: 'sample', sample }).followUpMs,
       },
       options.timing.pollIntervalMs,
     )
-  }
-
-  /** The current phase (for the session and for tests). */
-  get phase(): SendPhase {
-    return this.#phase
+    this.#steps = {
+      write: (facts, known) => this.#writeInput(facts, known),
+      waitWithoutInput: () => this.#waitWithoutInput(),
+      startWaiting: () => this.#startWaiting(),
+      collect: (chunk) => this.#buffer?.append(chunk),
+      startupOutput: () => this.#startupOutput(),
+      noteBurst: (gapMs) => this.#prober.noteOutput(this.#baselines.burstGap(gapMs, now()), this.#evidence.pending),
+      answerPrompt: () => (this.#trustPrompt ? this.#beginDrain('prompt', this.#host.stream.arrivals) : this.#prober.probeNow()),
+      probeNow: () => this.#prober.probeNow(),
+      judge: (sample) => this.#judge(sample),
+      resumeProbes: () => this.#prober.start(),
+      interrupt: (writeInFlight) => this.#beginInterrupt(writeInFlight),
+      rebaseForInterrupt: (before) => this.#rebaseForInterrupt(before),
+      finish: (ending) => this.#finish(ending),
+    }
   }
 
   /** When the send ended on the shell's prompt: the latest sample of the shell waiting there. */
   get idleFacts(): ForegroundFacts | undefined {
-    return this.#endedOnPrompt ? this.#lastShellFacts : undefined
+    return this.#idleFacts
   }
 
-  /** Foreground inspections started by this send's prober (for tests and diagnostics). */
-  get probes(): number {
-    return this.#prober.probes
-  }
-
-  /** Start: arm the timeout, inspect, then write (or, without input, go straight to waiting). */
+  /** Start: arm the timeout, then inspect and write (or, without input, go straight to waiting). */
   start(): void {
-    const { signal, timing } = this.#options
-    this.#startArrivals = this.#host.stream.arrivals
-    this.#announceAfter = this.#startArrivals
-    this.#timeout = after(timing.timeoutMs, () => this.#settle('timeout'))
-    if (this.#host.exited()) return this.#settle('session_exit')
-    if (signal) {
-      if (signal.aborted) {
-        this.cancel()
-        return
-      }
-      const onAbort = () => this.cancel()
-      signal.addEventListener('abort', onAbort, { once: true })
-      this.#detachAbort = () => signal.removeEventListener('abort', onAbort)
-    }
-    if (this.#options.input === undefined) {
-      this.#markersBefore = this.#options.markersBefore ?? this.#host.stream.markers
-      this.#evidence.rebase(this.#rules(undefined, false, undefined))
-      this.#openBuffer()
-      this.#silenceFrom = now()
-      this.#enterWaiting()
+    const { signal, timing, input, idle } = this.#options
+    this.#pending.set('timeout', inMs(timing.timeoutMs), () => this.#dispatch({ kind: 'timeout' }))
+    if (this.#host.exited()) {
+      this.#dispatch({ kind: 'exit' })
       return
     }
-    if (this.#options.idle) return this.#afterInspection(this.#options.idle, true)
-    this.#host.inspectForeground().then(
-      (facts) => this.#afterInspection(facts, false),
-      () => this.#afterInspection(undefined, false),
-    )
+    if (signal?.aborted) {
+      this.cancel()
+      return
+    }
+    if (signal) this.#pending.set('abort', onAbort(signal), () => this.cancel())
+    if (input === undefined) this.#dispatch({ kind: 'no-input' })
+    else if (idle) this.#dispatch({ kind: 'inspected', facts: idle, known: true })
+    else {
+      this.#host.inspectForeground().then(
+        (facts) => this.#dispatch({ kind: 'inspected', facts, known: false }),
+        () => this.#dispatch({ kind: 'inspected', facts: undefined, known: false }),
+      )
+    }
   }
 
-  /** Take one sanitized chunk (already in the scrollback); ignored before the write and once settled. */
+  /** Take one sanitized chunk (already in the scrollback). */
   onChunk(chunk: SanitizedChunk, gapMs: number): void {
-    const buffer = this.#buffer
-    if (!buffer || this.#phase === 'settled') return
-    buffer.append(chunk)
-    if (this.#phase !== 'waiting' && this.#phase !== 'cancelling') return
-    if (this.#probingDeferred) {
-      this.#probingDeferred = false
-      this.#prober.start()
-    }
-    if (this.#promptArrived()) return
-    // A quiet gap counts from the write at the earliest: the echo right after it is not a new burst.
-    const gap = Math.min(gapMs, now() - this.#silenceFrom)
-    this.#prober.noteOutput(gap, this.#evidence.pending)
-    if (this.#phase === 'waiting' && !this.#silence) this.#armSilence()
+    this.#dispatch({ kind: 'output', chunk, gapMs })
+    if (this.#host.stream.promptReady) this.#dispatch({ kind: 'prompt' })
   }
 
   /** The top-level process exited (every output chunk was already delivered). */
   onExit(): void {
-    this.#settle('session_exit')
+    this.#dispatch({ kind: 'exit' })
   }
 
   /** The session is closing: settle as `session_exit` and never signal. */
   abandon(): void {
-    this.#settle('session_exit')
+    this.#dispatch({ kind: 'exit' })
   }
 
   /** Consume the output produced since the previous read. */
@@ -159,110 +145,102 @@ export class SendOperation implements TerminalSendOperation {
    * `cancelGraceMs`. Returns false once settled.
    */
   cancel(): boolean {
-    if (this.#phase === 'settled') return false
-    if (this.#phase === 'cancelling') return true
-    const previous = this.#phase
-    this.#phase = 'cancelling'
-    this.#prober.pause()
-    this.#drain?.()
-    this.#drain = undefined
-    this.#silence?.()
-    this.#silence = undefined
-    this.#cancelling = this.#interrupt(previous).finally(() => {
-      this.#cancelling = undefined
-      this.#releaseIfIdle()
-    })
-    return true
+    return this.#dispatch({ kind: 'cancel' }).accepted
   }
 
-  #rules(before: ForegroundFacts | undefined, requireNewWait: boolean, shellOutputAfter: number | undefined) {
+  /**
+   * The one place events enter: the table says whether the current phase accepts `event` and which
+   * phase follows. The phase moves before the step runs, so a step may report further events.
+   */
+  #dispatch(event: SendEvent): Reply {
+    const transition = transitionFor(this.#phase, event)
+    if (!transition) return IGNORED
+    this.#phase = transition.to
+    const followUpMs = transition.act?.(this.#steps, event)
+    return typeof followUpMs === 'number' ? { accepted: true, followUpMs } : ACCEPTED
+  }
+
+  #rules(before: ForegroundFacts | undefined, requireNewWait: boolean, shellOutputAfter: number | undefined): EvidenceRules {
+    const startup = this.#options.startup === true
     return {
       before,
       requireNewWait,
-      nothingTyped: this.#options.startup === true && !requireNewWait,
-      outputAfter: this.#options.startup ? this.#startArrivals : undefined,
+      nothingTyped: startup && !requireNewWait,
+      outputAfter: startup ? this.#baselines.startArrivals : undefined,
       shellOutputAfter,
       stillMs: this.#options.timing.pollIntervalMs,
     }
   }
 
   /**
-   * Write, unless cancelled meanwhile. `known` means the facts are the idle prompt's latest sample
-   * rather than a fresh pre-write one: the prompt is trusted as the inspection would have shown,
-   * and a wait of the shell's own group then also needs output after the write.
+   * `known` means the facts are the idle prompt's latest sample rather than a fresh pre-write one:
+   * the prompt is trusted as the inspection would have shown, and a wait of the shell's own group
+   * then also needs output after the write.
    */
-  #afterInspection(facts: ForegroundFacts | undefined, known: boolean): void {
-    if (this.#phase !== 'inspecting') return
+  #writeInput(facts: ForegroundFacts | undefined, known: boolean): void {
     const stream = this.#host.stream
+    const input = this.#options.input as string
     this.#noteShell(facts)
     this.#evidence.rebase(this.#rules(facts, true, known ? stream.arrivals : undefined))
-    const idle = known || isIdleAtPrompt(facts, stream.promptReady)
-    this.#trustPrompt = idle && isSingleLine(this.#options.input as string)
-    this.#phase = 'writing'
+    this.#trustPrompt = (known || isIdleAtPrompt(facts, stream.promptReady)) && isSingleLine(input)
     stream.resetPrompt()
     this.#openBuffer()
-    this.#silenceFrom = now()
-    this.#announceAfter = stream.arrivals
-    this.#markersBefore = stream.markers
-    const write = this.#host.write(this.#options.input as string)
+    this.#baselines = this.#baselines.wrote(stream, now())
+    const write = this.#host.write(input)
     this.#write = write
     write.then(
-      () => {
-        if (this.#phase === 'writing') this.#enterWaiting()
+      () => this.#dispatch({ kind: 'written' }),
+      (error: unknown) => {
+        // After exit the provider refuses writes; the exit notification settles the send with all output.
+        if (!this.#host.exited()) this.#dispatch({ kind: 'write-failed', error })
       },
-      (error: unknown) => this.#writeFailed(error),
     )
   }
 
-  #writeFailed(error: unknown): void {
-    if (this.#phase === 'settled') return
-    // After exit the provider refuses writes; the exit notification settles the send with all output.
-    if (this.#host.exited()) return
-    this.#phase = 'settled'
-    this.#stopAll()
-    this.#rejectDone(error)
-    this.#host.settled(this)
-    this.#releaseIfIdle()
+  #waitWithoutInput(): void {
+    const stream = this.#host.stream
+    this.#baselines = this.#baselines.waitsFrom(this.#options.markersBefore ?? stream.markers, now())
+    this.#evidence.rebase(this.#rules(undefined, false, undefined))
+    this.#openBuffer()
+    this.#startWaiting()
   }
 
   #openBuffer(): void {
     this.#buffer ??= new SendOutputBuffer(this.#host.stream.line, this.#options.maxBytes)
   }
 
-  #enterWaiting(): void {
-    this.#phase = 'waiting'
+  #startWaiting(): void {
     this.#armSilence()
     // With a trusted prompt the marker is the expected end; probes are for what else may happen.
-    this.#probingDeferred = this.#awaitingFirstOutput()
-    if (!this.#probingDeferred) this.#prober.start(this.#trustPrompt ? TRUSTED_FIRST_STEP : 1)
-    this.#promptArrived()
+    if (!this.#awaitingFirstOutput()) this.#prober.start(this.#trustPrompt ? TRUSTED_FIRST_STEP : 1)
+    if (this.#host.stream.promptReady) this.#dispatch({ kind: 'prompt' })
   }
 
   /**
-   * The session's own marker and the exact prompt just completed. When the shell was idle at its
-   * prompt before a single-line input, that marker can only follow our command (bash prints its
-   * prompt once it owns the terminal again), so no inspection is needed: drain and settle. Otherwise
-   * inspect now — the prompt counts only with the shell in front and, where provable, blocked reading.
+   * Startup before the shell printed anything: nothing can count yet (a stdin wait needs output
+   * first, a prompt is output), and inspecting a process that is still in `execve` only slows it.
    */
-  #promptArrived(): boolean {
-    if (!this.#host.stream.promptReady) return false
-    if (this.#trustPrompt && this.#phase === 'waiting') {
-      this.#beginDrain('prompt', this.#host.stream.arrivals)
-      return true
-    }
-    this.#prober.probeNow()
-    return false
+  #awaitingFirstOutput(): boolean {
+    return this.#options.startup === true && this.#baselines.outputSinceStart(this.#host.stream.arrivals) === 0
   }
 
-  #onSample(sample: ProbeSample): number | undefined {
-    if (this.#phase !== 'waiting' && this.#phase !== 'cancelling') return undefined
+  #startupOutput(): void {
+    if (this.#options.startup !== true || this.#baselines.outputSinceStart(this.#host.stream.arrivals) !== 1) return
+    this.#prober.start()
+    this.#armSilence()
+  }
+
+  /**
+   * Only text that arrived after the write (or the interrupt) announces a wait; an old prompt does
+   * not. A proof starts the drain; a candidate answers when a follow-up probe could confirm it.
+   */
+  #judge(sample: ProbeSample): number | undefined {
     this.#noteShell(sample.facts)
     const stream = this.#host.stream
-    // Only text that arrived after the write (or the interrupt) announces a wait; an old prompt does not.
-    const lineHasText = stream.line.length > 0 && sample.arrivalsAtStart > this.#announceAfter
-    const proof = this.#evidence.judge(sample, { promptReady: stream.promptReady, arrivals: stream.arrivals, lineHasText })
-    if (proof) this.#beginDrain(proof, sample.arrivalsAtStart)
-    return this.#evidence.followUpMs
+    const lineHasText = stream.line.length > 0 && this.#baselines.announces(sample.arrivalsAtStart)
+    const judgement = this.#evidence.judge(sample, { promptReady: stream.promptReady, arrivals: stream.arrivals, lineHasText })
+    if (judgement.kind === 'proof') this.#beginDrain(judgement.proof, sample.arrivalsAtStart)
+    return judgement.kind === 'follow-up' ? judgement.delayMs : undefined
   }
 
   /**
@@ -273,79 +251,62 @@ export class SendOperation implements TerminalSendOperation {
    * the current poll phase (chunks delivered together with it) suffices.
    */
   #beginDrain(proof: ReadinessProof, arrivals: number): void {
-    if (this.#drain) return
+    if (this.#pending.has('drain')) return
     // No probe runs meanwhile: its synchronous /proc work would only delay the drain.
     this.#prober.pause()
-    const check = () => {
-      this.#drain = undefined
-      if (this.#phase !== 'waiting' && this.#phase !== 'cancelling') return
+    this.#pending.set('drain', proof === 'prompt' ? soon : afterPollPhase, () => {
       const stream = this.#host.stream
-      if (stream.arrivals === arrivals && (proof === 'stdin' || stream.promptReady)) {
-        this.#endedOnPrompt = proof === 'prompt'
-        return this.#settle('stdin_read')
-      }
-      this.#prober.start()
-    }
-    this.#drain = proof === 'prompt' ? soon(check) : afterPollPhase(check)
-  }
-
-  /**
-   * Startup before the shell printed anything: nothing can count yet (a stdin wait needs output
-   * first, a prompt is output), and inspecting a process that is still in `execve` only slows it.
-   */
-  #awaitingFirstOutput(): boolean {
-    return this.#options.startup === true && this.#host.stream.arrivals === this.#startArrivals
+      const held = stream.arrivals === arrivals && (proof === 'stdin' || stream.promptReady)
+      this.#dispatch(held ? { kind: 'drained', proof } : { kind: 'drain-broken' })
+    })
   }
 
   #silenceDeadline(): number {
     const { idleSilenceMs, handoffGraceMs } = this.#options.timing
     const stream = this.#host.stream
-    const grace = stream.markerSeen ? handoffGraceMs : 0
-    return Math.max(this.#silenceFrom, stream.lastArrivalAt) + idleSilenceMs + grace
+    return this.#baselines.silenceDeadline(stream.lastArrivalAt, idleSilenceMs + (stream.markerSeen ? handoffGraceMs : 0))
   }
 
-  /** Tier C: one timer, re-armed lazily when it fires early (never per chunk). */
+  /** Tier C: one timer, re-armed lazily when it fires early (never per chunk). Lives only while waiting. */
   #armSilence(): void {
-    this.#silence?.()
-    this.#silence = undefined
-    if (this.#options.startup && this.#host.stream.arrivals === this.#startArrivals) return
-    this.#silence = after(this.#silenceDeadline() - now(), () => this.#checkSilence())
+    this.#pending.clear('silence')
+    if (this.#awaitingFirstOutput()) return
+    this.#pending.set('silence', inMs(this.#silenceDeadline() - now()), () => this.#silenceDue())
   }
 
-  #checkSilence(): void {
-    this.#silence = undefined
-    if (this.#phase !== 'waiting') return
+  #silenceDue(): void {
     if (now() < this.#silenceDeadline()) return this.#armSilence()
     // Silence means nothing arrived, not nothing was read: let a poll phase deliver what is pending.
     const arrivals = this.#host.stream.arrivals
-    this.#silence = afterPollPhase(() => {
-      this.#silence = undefined
-      if (this.#phase !== 'waiting') return
+    this.#pending.set('silence', afterPollPhase, () => {
       if (this.#host.stream.arrivals !== arrivals || now() < this.#silenceDeadline()) return this.#armSilence()
-      this.#settle('inferred_idle')
+      this.#dispatch({ kind: 'silence' })
     })
   }
 
-  async #interrupt(previous: SendPhase): Promise<void> {
+  /** Evidence gathering stops at once (no drain, no silence, no probe) until the SIGINT is delivered. */
+  #beginInterrupt(writeInFlight: boolean): void {
+    this.#prober.pause()
+    this.#pending.clear('drain', 'silence')
+    this.#interruption = this.#interrupt(writeInFlight).finally(() => {
+      this.#interruption = undefined
+      this.#releaseIfDone()
+    })
+  }
+
+  async #interrupt(writeInFlight: boolean): Promise<void> {
     const host = this.#host
-    if (previous === 'writing' && this.#write) {
+    const { cancelGraceMs } = this.#options.timing
+    if (writeInFlight && this.#write) {
       let stop: Cancel | undefined
-      await Promise.race([this.#write.catch(() => undefined), new Promise<void>((resolve) => (stop = after(this.#options.timing.cancelGraceMs, resolve)))])
+      await Promise.race([this.#write.catch(() => undefined), new Promise<void>((resolve) => (stop = after(cancelGraceMs, resolve)))])
       stop?.()
     }
     this.#openBuffer()
-    if (host.exited() || host.closing()) return this.#settle('session_exit')
+    if (host.exited() || host.closing()) return void this.#dispatch({ kind: 'exit' })
     const before = await host.inspectForeground().catch(() => undefined)
-    if (host.exited() || host.closing()) return this.#settle('session_exit')
-    if (this.#phase !== 'settled') {
-      host.stream.resetPrompt()
-      this.#announceAfter = host.stream.arrivals
-      // Cancelled before the write: the prompt that answers this send's own SIGINT is its result.
-      this.#markersBefore ??= host.stream.markers
-      this.#evidence.rebase(this.#rules(before, true, undefined))
-    }
-    // The grace runs from the moment the signal is requested, so a slow delivery cannot stretch `done`.
-    if (this.#phase !== 'settled') this.#grace = after(this.#options.timing.cancelGraceMs, () => this.#settle('timeout'))
+    if (host.exited() || host.closing()) return void this.#dispatch({ kind: 'exit' })
+    this.#dispatch({ kind: 'interrupt-ready', before })
     let target: number
     try {
       target = await host.signalForeground('SIGINT')
@@ -353,44 +314,44 @@ export class SendOperation implements TerminalSendOperation {
       // No foreground group (the shell is going away) or a refusal: the grace or the exit settles the send.
       return
     }
-    if (this.#phase === 'settled') return
-    this.#prober.start()
-    await repeatIfSwallowed(host, target, {
-      cancelGraceMs: this.#options.timing.cancelGraceMs,
-      settled: this.done,
-      pending: () => this.#phase !== 'settled',
-    })
+    if (!this.#dispatch({ kind: 'signalled' }).accepted) return
+    await repeatIfSwallowed(host, target, { cancelGraceMs, settled: this.done, pending: () => this.#phase !== 'settled' })
+  }
+
+  #rebaseForInterrupt(before: ForegroundFacts | undefined): void {
+    const stream = this.#host.stream
+    stream.resetPrompt()
+    this.#baselines = this.#baselines.interrupted(stream)
+    this.#evidence.rebase(this.#rules(before, true, undefined))
+    // The grace runs from the moment the signal is requested, so a slow delivery cannot stretch `done`.
+    this.#pending.set('grace', inMs(this.#options.timing.cancelGraceMs), () => this.#dispatch({ kind: 'grace' }))
   }
 
   #noteShell(facts: ForegroundFacts | undefined): void {
     if (isShellWaiting(facts)) this.#lastShellFacts = facts
   }
 
-  #stopAll(): void {
+  #finish(ending: SendEnding): void {
     this.#prober.stop()
-    for (const cancel of [this.#timeout, this.#silence, this.#grace, this.#drain]) cancel?.()
-    this.#timeout = this.#silence = this.#grace = this.#drain = undefined
-    this.#detachAbort?.()
-    this.#detachAbort = undefined
-  }
-
-  #settle(reason: TerminalWaitReason): void {
-    if (this.#phase === 'settled') return
-    this.#phase = 'settled'
-    this.#stopAll()
-    const { viewport, truncated } = this.#buffer ? this.#buffer.settle() : { viewport: '', truncated: false }
-    const result: TerminalSendResult = { viewport, waitReason: reason, sessionStatus: this.#host.status(), truncated }
-    // Only a marker that arrived after this send acted carries the status of what it ran, interrupted
-    // or (without input) waited for. A send that never wrote, e.g. because the shell was already gone,
-    // reports none: never the status of an earlier command.
-    const status = this.#markersBefore === undefined ? undefined : this.#host.stream.statusSince(this.#markersBefore)
-    if (status !== undefined) result.exitCode = status
-    this.#resolveDone(result)
+    this.#pending.clearAll()
+    if (ending.kind === 'error') this.#rejectDone(ending.error)
+    else {
+      this.#idleFacts = ending.proof === 'prompt' ? this.#lastShellFacts : undefined
+      const { viewport, truncated } = this.#buffer ? this.#buffer.settle() : { viewport: '', truncated: false }
+      const result: TerminalSendResult = { viewport, waitReason: ending.reason, sessionStatus: this.#host.status(), truncated }
+      // Only a marker that arrived after this send acted carries the status of what it ran, interrupted
+      // or (without input) waited for. A send that never wrote, e.g. because the shell was already gone,
+      // reports none: never the status of an earlier command.
+      const { markersBefore } = this.#baselines
+      const status = markersBefore === undefined ? undefined : this.#host.stream.statusSince(markersBefore)
+      if (status !== undefined) result.exitCode = status
+      this.#resolveDone(result)
+    }
     this.#host.settled(this)
-    this.#releaseIfIdle()
+    this.#releaseIfDone()
   }
 
-  #releaseIfIdle(): void {
-    if (this.#phase === 'settled' && !this.#cancelling) this.#resolveReleased()
+  #releaseIfDone(): void {
+    if (this.#phase === 'settled' && !this.#interruption) this.#resolveReleased()
   }
 }

@@ -40,3 +40,57 @@ export function afterPollPhase(callback: () => void): Cancel {
     inner?.()
   }
 }
+
+/** Schedules `fire` (a timer, an immediate, a listener) and returns how to cancel it. */
+export type Schedule = (fire: () => void) => Cancel
+
+/** {@link after} as a {@link Schedule}. */
+export function inMs(ms: number): Schedule {
+  return (fire) => after(ms, fire)
+}
+
+/** A {@link Schedule} that fires once when `signal` aborts. */
+export function onAbort(signal: AbortSignal): Schedule {
+  return (fire) => {
+    signal.addEventListener('abort', fire, { once: true })
+    return () => signal.removeEventListener('abort', fire)
+  }
+}
+
+/**
+ * The callbacks one owner is waiting for, by name: each slot holds at most one (setting it cancels
+ * the previous), a slot is empty again once its callback runs, and {@link PendingCallbacks.clearAll}
+ * cancels every one at once, so nothing outlives its owner.
+ */
+export class PendingCallbacks<Slot extends string> {
+  readonly #cancels = new Map<Slot, Cancel>()
+
+  /** Schedule `callback` in `slot`, replacing whatever the slot held. */
+  set(slot: Slot, schedule: Schedule, callback: () => void): void {
+    this.clear(slot)
+    const cancel = schedule(() => {
+      this.#cancels.delete(slot)
+      callback()
+    })
+    this.#cancels.set(slot, cancel)
+  }
+
+  /** True while `slot` holds a callback that has not run. */
+  has(slot: Slot): boolean {
+    return this.#cancels.has(slot)
+  }
+
+  /** Cancel what the given slots hold. */
+  clear(...slots: Slot[]): void {
+    for (const slot of slots) {
+      this.#cancels.get(slot)?.()
+      this.#cancels.delete(slot)
+    }
+  }
+
+  /** Cancel everything. */
+  clearAll(): void {
+    for (const cancel of this.#cancels.values()) cancel()
+    this.#cancels.clear()
+  }
+}

@@ -12,8 +12,8 @@ import {
 } from 'dsh-terminal'
 import type { ShellBackendConfig } from '../config'
 import { shellFailure } from '../errors'
-import { SendOperation, type SendHost, type SendTiming } from '../readiness/send-operation'
-import { isWaitingAsFarAsKnown } from '../readiness/send-contract'
+import { isWaitingAsFarAsKnown, type SendHost, type SendTiming } from '../readiness/send-contract'
+import { SendOperation } from '../readiness/send-operation'
 import { SHELL_PROMPT } from '../prompt-protocol'
 import { TerminalStream } from './terminal-stream'
 

@@ -1,0 +1,171 @@
+import type { ForegroundFacts } from 'dsh-subprocess'
+import type { TerminalWaitReason } from 'dsh-terminal'
+import type { SanitizedChunk } from '../output/index'
+import type { ProbeSample, ReadinessProof } from './evidence'
+
+/**
+ * Where a send is. `inspecting`: sampling the foreground before writing; `writing`: input handed to
+ * the provider; `waiting`: collecting evidence; `interrupting`: cancelled, its SIGINT not yet
+ * delivered; `cancelling`: SIGINT delivered, waiting for exact readiness; `settled`: final.
+ */
+export type SendPhase = 'inspecting' | 'writing' | 'waiting' | 'interrupting' | 'cancelling' | 'settled'
+
+/** Everything that can happen to a send; which phase accepts what is {@link SEND_TRANSITIONS}. */
+export type SendEvent =
+  /** The pre-write foreground sample is in; `known`: it is the idle prompt's older sample. */
+  | { readonly kind: 'inspected'; readonly facts: ForegroundFacts | undefined; readonly known: boolean }
+  /** The send has nothing to write (startup, or an empty send): it only waits. */
+  | { readonly kind: 'no-input' }
+  /** The provider took the input. */
+  | { readonly kind: 'written' }
+  /** The provider refused the input while the shell still runs. */
+  | { readonly kind: 'write-failed'; readonly error: unknown }
+  /** A sanitized chunk arrived `gapMs` after the previous one. */
+  | { readonly kind: 'output'; readonly chunk: SanitizedChunk; readonly gapMs: number }
+  /** This shell's marker followed by exactly its prompt, cursor at the end. */
+  | { readonly kind: 'prompt' }
+  /** A foreground probe finished. */
+  | { readonly kind: 'sample'; readonly sample: ProbeSample }
+  /** Nothing arrived while a proof drained: it holds. */
+  | { readonly kind: 'drained'; readonly proof: ReadinessProof }
+  /** Output arrived while a proof drained (or the prompt it relied on is gone). */
+  | { readonly kind: 'drain-broken' }
+  /** Nothing arrived for `idleSilenceMs` (+ handoff grace), checked past a poll phase. */
+  | { readonly kind: 'silence' }
+  /** `timeoutMs` since the send started. */
+  | { readonly kind: 'timeout' }
+  /** The top-level process exited (all output delivered), or the session is closing. */
+  | { readonly kind: 'exit' }
+  /** `cancel()` or the caller's abort. */
+  | { readonly kind: 'cancel' }
+  /** The interrupt's own foreground sample is in; the SIGINT is about to be requested. */
+  | { readonly kind: 'interrupt-ready'; readonly before: ForegroundFacts | undefined }
+  /** The SIGINT was delivered. */
+  | { readonly kind: 'signalled' }
+  /** `cancelGraceMs` since the SIGINT was requested. */
+  | { readonly kind: 'grace' }
+
+/** How a send ends: a result, or the provider's write failure (which rejects `done`). */
+export type SendEnding =
+  | { readonly kind: 'result'; readonly reason: TerminalWaitReason; readonly proof?: ReadinessProof }
+  | { readonly kind: 'error'; readonly error: unknown }
+
+/** What a transition may do on the way; the send implements each step over its own state. */
+export interface SendSteps {
+  /** Rebase the evidence on the pre-write facts, decide whether the prompt is trusted, write. */
+  write(facts: ForegroundFacts | undefined, known: boolean): void
+  /** Begin a wait without input: baselines from now, then {@link SendSteps.startWaiting}. */
+  waitWithoutInput(): void
+  /** Arm the silence clock, start probing (startup: at its first output), look at the prompt. */
+  startWaiting(): void
+  /** Keep a chunk for the send's result. */
+  collect(chunk: SanitizedChunk): void
+  /** Startup held probes and silence until the shell printed something: start them at its first output. */
+  startupOutput(): void
+  /** Output arrived after a gap of `gapMs`: probe once this burst's callbacks are done. */
+  noteBurst(gapMs: number): void
+  /** The prompt answers a send that found the shell idle: drain and settle. Otherwise probe now. */
+  answerPrompt(): void
+  /** Probe now, ignoring the backoff. */
+  probeNow(): void
+  /** Judge a sample; a proof starts the drain. Answers the follow-up probe delay it asks for, if any. */
+  judge(sample: ProbeSample): number | undefined
+  /** Probe again with a fresh backoff. */
+  resumeProbes(): void
+  /** Stop gathering evidence and start the interrupt (after letting a write in flight land). */
+  interrupt(writeInFlight: boolean): void
+  /** Baselines and evidence from the interrupt's sample; the cancel grace starts. */
+  rebaseForInterrupt(before: ForegroundFacts | undefined): void
+  /** The one way out: stop everything, settle `done`, tell the session. */
+  finish(ending: SendEnding): void
+}
+
+/** Where an accepted event moves the send, and what it does on the way (a sample's step answers a follow-up delay). */
+export interface Transition<E extends SendEvent = SendEvent> {
+  readonly to: SendPhase
+  readonly act?: (steps: SendSteps, event: E) => number | undefined | void
+}
+
+type EventOf<K extends SendEvent['kind']> = Extract<SendEvent, { kind: K }>
+type Row = { readonly [K in SendEvent['kind']]?: Transition<EventOf<K>> }
+
+const end = (reason: TerminalWaitReason): Transition => ({ to: 'settled', act: (s) => s.finish({ kind: 'result', reason }) })
+const timedOut = end('timeout')
+const exited = end('session_exit')
+const writeFailed: Transition<EventOf<'write-failed'>> = { to: 'settled', act: (s, e) => s.finish({ kind: 'error', error: e.error }) }
+const drained: Transition<EventOf<'drained'>> = { to: 'settled', act: (s, e) => s.finish({ kind: 'result', reason: 'stdin_read', proof: e.proof }) }
+const judged = (to: SendPhase): Transition<EventOf<'sample'>> => ({ to, act: (s, e) => s.judge(e.sample) })
+
+/**
+ * The send's phases × events. An event a phase does not list is ignored: a stale timer, probe,
+ * drain or write continuation finds nothing to do. Phases only move forward.
+ */
+export const SEND_TRANSITIONS: { readonly [P in SendPhase]: Row } = {
+  inspecting: {
+    inspected: { to: 'writing', act: (s, e) => s.write(e.facts, e.known) },
+    'no-input': { to: 'waiting', act: (s) => s.waitWithoutInput() },
+    cancel: { to: 'interrupting', act: (s) => s.interrupt(false) },
+    timeout: timedOut,
+    exit: exited,
+  },
+  writing: {
+    written: { to: 'waiting', act: (s) => s.startWaiting() },
+    'write-failed': writeFailed,
+    output: { to: 'writing', act: (s, e) => s.collect(e.chunk) },
+    cancel: { to: 'interrupting', act: (s) => s.interrupt(true) },
+    timeout: timedOut,
+    exit: exited,
+  },
+  waiting: {
+    output: {
+      to: 'waiting',
+      act: (s, e) => {
+        s.collect(e.chunk)
+        s.startupOutput()
+        s.noteBurst(e.gapMs)
+      },
+    },
+    prompt: { to: 'waiting', act: (s) => s.answerPrompt() },
+    sample: judged('waiting'),
+    drained,
+    'drain-broken': { to: 'waiting', act: (s) => s.resumeProbes() },
+    silence: end('inferred_idle'),
+    cancel: { to: 'interrupting', act: (s) => s.interrupt(false) },
+    timeout: timedOut,
+    exit: exited,
+  },
+  interrupting: {
+    output: { to: 'interrupting', act: (s, e) => s.collect(e.chunk) },
+    'interrupt-ready': { to: 'interrupting', act: (s, e) => s.rebaseForInterrupt(e.before) },
+    signalled: { to: 'cancelling', act: (s) => s.resumeProbes() },
+    'write-failed': writeFailed,
+    cancel: { to: 'interrupting' },
+    grace: timedOut,
+    timeout: timedOut,
+    exit: exited,
+  },
+  cancelling: {
+    output: {
+      to: 'cancelling',
+      act: (s, e) => {
+        s.collect(e.chunk)
+        s.noteBurst(e.gapMs)
+      },
+    },
+    prompt: { to: 'cancelling', act: (s) => s.probeNow() },
+    sample: judged('cancelling'),
+    drained,
+    'drain-broken': { to: 'cancelling', act: (s) => s.resumeProbes() },
+    'write-failed': writeFailed,
+    cancel: { to: 'cancelling' },
+    grace: timedOut,
+    timeout: timedOut,
+    exit: exited,
+  },
+  settled: {},
+}
+
+/** The transition `phase` makes on `event`, or `undefined` when the phase ignores it. */
+export function transitionFor(phase: SendPhase, event: SendEvent): Transition | undefined {
+  return SEND_TRANSITIONS[phase][event.kind] as Transition | undefined
+}
