@@ -1,6 +1,6 @@
 // The terminal primitive: open, foreground inspection and teardown through dsh-subprocess-local,
 // each next to the bare node-pty operation measured in the same run.
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { Context } from '@deepseek-ai/cordis'
@@ -70,6 +70,78 @@ async function inspections(handle: SubprocessTerminalHandle, count: number, prov
     if (i >= WARMUP) samples.push(elapsed)
   }
   return samples
+}
+
+/** Run `read` `count` times after a warm-up; samples in µs, plus the host's CPU per call (all threads). */
+async function timedCalls(count: number, read: () => Promise<unknown>): Promise<{ samples: number[]; cpuUs: number }> {
+  for (let i = 0; i < WARMUP; i++) await read()
+  const samples: number[] = []
+  const cpuBefore = process.cpuUsage()
+  for (let i = 0; i < count; i++) {
+    const start = performance.now()
+    await read()
+    samples.push((performance.now() - start) * 1000)
+  }
+  const cpu = process.cpuUsage(cpuBefore)
+  return { samples, cpuUs: Math.round((cpu.user + cpu.system) / count) }
+}
+
+/**
+ * The terminal's echo/canonical flags, read on request: the naive way (the host spawns `stty -g`
+ * on the PTY master for every read: Node forks the host on its main thread), the provider's helper
+ * shell alone, and a whole inspection with the flags next to the plain one.
+ */
+async function terminalModeRows(handle: SubprocessTerminalHandle): Promise<BenchRow[]> {
+  const raw = await rawShell()
+  const term = raw.term as RawPty & { fd: number; ptsName: string }
+  const modes = new local.SttyModes()
+  try {
+    const spawnStty = () =>
+      new Promise<void>((resolve, reject) => {
+        const child = spawn('stty', ['-g'], { stdio: [term.fd, 'pipe', 'ignore'] })
+        let out = ''
+        child.stdout?.on('data', (chunk: Buffer) => {
+          out += chunk.toString()
+        })
+        child.on('error', reject)
+        child.on('close', () => (out.includes(':') ? resolve() : reject(new Error('bench: stty -g printed nothing'))))
+      })
+    const helperRead = async () => {
+      if (!(await modes.read(term.ptsName, undefined))) throw new Error('bench: the helper read no modes')
+    }
+    const withModes = async () => {
+      if (!(await handle.inspectForeground({ terminalModes: true }))?.terminalModes) throw new Error('bench: no terminal modes')
+    }
+    const spawned = await timedCalls(100, spawnStty)
+    const helper = await timedCalls(100, helperRead)
+    const plain = await timedCalls(200, () => handle.inspectForeground())
+    const inspected = await timedCalls(200, withModes)
+    return [
+      {
+        figure: 'raw: host spawns stty -g on the PTY master',
+        unit: 'µs',
+        samples: spawned.samples,
+        note: `${spawned.cpuUs} µs of host CPU per read (the fork runs on the event loop's thread)`,
+      },
+      {
+        figure: 'terminal modes: helper shell runs stty -g -F',
+        unit: 'µs',
+        floor: 'raw: host spawns stty -g on the PTY master',
+        samples: helper.samples,
+        note: `${helper.cpuUs} µs of host CPU per read; the fork and exec happen in the helper`,
+      },
+      {
+        figure: 'inspectForeground({ terminalModes: true }): idle bash',
+        unit: 'µs',
+        floor: 'inspectForeground: idle bash',
+        samples: inspected.samples,
+        note: `${inspected.cpuUs} µs of host CPU per inspection (plain: ${plain.cpuUs} µs); the helper round trip overlaps the /proc pass`,
+      },
+    ]
+  } finally {
+    modes.dispose()
+    await hangUp(raw.term, raw.exited)
+  }
 }
 
 /** Open, inspect and close sessions with the provider, each next to the bare node-pty floor. */
@@ -203,6 +275,7 @@ export async function subprocess(): Promise<BenchRow[]> {
     floor: 'raw: one read of /proc/<pid>/stat',
     samples: await inspections(probe.handle, 300, true),
   })
+  rows.push(...(await terminalModeRows(probe.handle)))
   for (const [label, command, ready] of [
     ['python3 -q REPL', `${PYTHON} -q\r`, '>>> '],
     ['node REPL (11 threads)', 'node --no-warnings\r', '> '],

@@ -11,6 +11,7 @@ export { LocalTerminal } from './terminal'
 export { LinuxInspector, type LinuxInspectorOptions } from './linux/inspector'
 export { procFs, type FileIdentity, type ProcSource } from './linux/proc-source'
 export { DarwinInspector, type CommandRunner, type SyncCommandRunner } from './darwin/ps-inspector'
+export { SttyModes, type TerminalModesSource } from './modes/stty-modes'
 export type { MemberScan, MemberScope, ProcessIdentity, ProcessInspector, ProcessRecord, SignalDisposition } from './inspector'
 
 /** Plugin name used in a cordis.yml. */

@@ -26,6 +26,8 @@ export interface ProcessRecord extends ProcessIdentity {
   readonly stopped: boolean
   /** Number of threads (1 when unknown). */
   readonly threads: number
+  /** The kernel's command name (Linux `comm`, macOS `ucomm`), when the platform reported it. */
+  readonly command?: string | undefined
 }
 
 /** Whether a process will act on the signals teardown would spend grace on. */

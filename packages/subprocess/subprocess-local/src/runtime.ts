@@ -5,6 +5,7 @@ import { stat } from 'node:fs/promises'
 import { CgroupLimiter, type CgroupLimiterOptions } from './cgroup/limiter'
 import type { LocalSubprocessConfig } from './config'
 import { resolveExecutable } from './executable'
+import { SttyModes, type TerminalModesSource } from './modes/stty-modes'
 import { inspectorFor } from './platform'
 import { LocalTerminal } from './terminal'
 
@@ -12,6 +13,8 @@ import { LocalTerminal } from './terminal'
 export interface LocalSubprocessRuntimeOptions {
   /** Where per-session limits read the cgroup layout and do their file work. */
   readonly cgroups?: CgroupLimiterOptions
+  /** Where terminals read their echo/canonical flags (default: one `stty` helper shell, started on first use). */
+  readonly modes?: TerminalModesSource
 }
 
 /**
@@ -23,12 +26,21 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
   private readonly config: LocalSubprocessConfig
   private readonly terminals = new Set<LocalTerminal>()
   private readonly limiter: CgroupLimiter
+  private readonly modes: TerminalModesSource
 
   constructor(ctx: Context, config: LocalSubprocessConfig, options: LocalSubprocessRuntimeOptions = {}) {
     super(ctx)
     this.config = config
     this.limiter = new CgroupLimiter(options.cgroups ?? {}, (message) => ctx.logger('subprocess').warn('%s', message))
-    ctx.effect(() => () => this.terminateAll().finally(() => this.limiter.dispose()), 'subprocess: terminate every terminal')
+    this.modes = options.modes ?? new SttyModes()
+    ctx.effect(
+      () => () =>
+        this.terminateAll().finally(() => {
+          this.limiter.dispose()
+          this.modes.dispose()
+        }),
+      'subprocess: terminate every terminal',
+    )
   }
 
   async spawnTerminal(spec: TerminalSpawnSpec): Promise<SubprocessTerminalHandle> {
@@ -65,6 +77,7 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
       otherTerminals: (self) => this.livePidsExcept(self),
       cgroup,
       limits: applied,
+      modes: this.modes,
     })
     this.terminals.add(terminal)
     try {

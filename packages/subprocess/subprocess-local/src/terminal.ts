@@ -3,9 +3,11 @@ import { setImmediate as nextMacrotask, setTimeout as sleep } from 'node:timers/
 import {
   type AppliedTerminalLimits,
   type ForegroundFacts,
+  type InspectOptions,
   SubprocessError,
   type SubprocessTerminalHandle,
   type TerminalExit,
+  type TerminalModes,
   type TerminalOutputListener,
   validateTerminalSize,
 } from 'dsh-subprocess'
@@ -13,7 +15,8 @@ import type { IPty } from 'node-pty'
 import { joinFailure } from './cgroup/launcher'
 import type { SessionCgroup } from './cgroup/session'
 import { onHostExit } from './exit-guard'
-import type { ProcessIdentity, ProcessInspector } from './inspector'
+import type { ProcessIdentity, ProcessInspector, ProcessRecord } from './inspector'
+import type { TerminalModesSource } from './modes/stty-modes'
 import { OutputChannel } from './output'
 import { ownsTerminal } from './ownership'
 import { killSync, type SignalSender, teardown, type TeardownTarget } from './teardown'
@@ -43,6 +46,8 @@ export interface LocalTerminalOptions {
   readonly cgroup?: SessionCgroup | undefined
   /** The caps in force (default: none requested). */
   readonly limits?: AppliedTerminalLimits
+  /** Where `inspectForeground({ terminalModes: true })` reads the PTY's flags (default: never read). */
+  readonly modes?: TerminalModesSource | undefined
 }
 
 /** How long a fresh child gets to become a session leader with the PTY as its controlling terminal. */
@@ -74,6 +79,11 @@ export class LocalTerminal implements SubprocessTerminalHandle {
   readonly #otherTerminals: (terminal: LocalTerminal) => ReadonlySet<number>
   readonly #unguard: () => void
   readonly #cgroup: SessionCgroup | undefined
+  readonly #modes: TerminalModesSource | undefined
+  /** The PTY's device path (node-pty's `ptsName`), where its flags are read. */
+  readonly #device: string | undefined
+  /** The top-level process's record once it owned the PTY: its `ttyNr` is the PTY's device number (Linux). */
+  #owner: ProcessRecord | undefined
   #shell: ProcessIdentity
   /** The group pinned as the shell's; undefined means the top-level process's own group. */
   #shellGroup: number | undefined
@@ -99,6 +109,8 @@ export class LocalTerminal implements SubprocessTerminalHandle {
     this.#onTerminated = options.onTerminated
     this.#otherTerminals = options.otherTerminals ?? (() => new Set())
     this.#cgroup = options.cgroup
+    this.#modes = options.modes
+    this.#device = (pty as IPty & { ptsName?: unknown }).ptsName as string | undefined
     this.limits = options.limits ?? {}
     this.#output = new OutputChannel({
       backlogBytes: options.backlogBytes,
@@ -161,6 +173,7 @@ export class LocalTerminal implements SubprocessTerminalHandle {
   async #awaitOwnership(): Promise<void> {
     await pollWithin(OWNERSHIP_TIMEOUT_MS, 10, async () => {
       const record = await this.#inspector.record(this.#shell)
+      if (record && !record.zombie && ownsTerminal(record)) this.#owner = record
       return !record || record.zombie || ownsTerminal(record)
     })
   }
@@ -189,21 +202,47 @@ export class LocalTerminal implements SubprocessTerminalHandle {
     }
   }
 
-  async inspectForeground(): Promise<ForegroundFacts | undefined> {
+  async inspectForeground(options: InspectOptions = {}): Promise<ForegroundFacts | undefined> {
     const sequence = ++this.#sequence
     if (this.#exit || this.#terminated) return undefined
     try {
       await this.#owned()
-      const facts = await this.#inspector.foreground(this.#shell, sequence, (records) => this.#tracker.remember(records))
+      // The helper works in another process meanwhile: the two reads overlap.
+      const modes = options.terminalModes ? this.#terminalModes().catch(() => undefined) : undefined
+      let facts = await this.#inspector.foreground(this.#shell, sequence, (records) => this.#tracker.remember(records))
       if (this.#tracker.size > PRUNE_ABOVE) {
         const checked = this.#tracker.list()
         this.#tracker.retain(checked, await this.#inspector.alive(checked))
       }
       const pinned = this.#shellGroup
-      return facts && pinned !== undefined ? { ...facts, isShellGroup: facts.processGroupId === pinned } : facts
+      if (facts && pinned !== undefined) facts = { ...facts, isShellGroup: facts.processGroupId === pinned }
+      const terminalModes = await modes
+      return facts && terminalModes ? { ...facts, terminalModes } : facts
     } catch {
       return undefined
     }
+  }
+
+  /**
+   * The PTY's flags through its device path (node-pty's `ptsName`, checked against the device number
+   * the ownership check saw). The path names this PTY only while the PTY is open: its number is free
+   * for reuse once the PTY closes, and closing it first takes the terminal away from the top-level
+   * process's session. So the read counts only if the top-level process still holds this terminal
+   * after the reply: then the PTY was open all along. The request goes out before any await, so the
+   * helper works while the /proc pass runs.
+   */
+  async #terminalModes(): Promise<TerminalModes | undefined> {
+    if (!this.#modes || !this.#device) return undefined
+    if (!this.#owner) {
+      const record = await this.#inspector.record(this.#shell)
+      if (record && !record.zombie && ownsTerminal(record)) this.#owner = record
+    }
+    if (!this.#owner) return undefined
+    const device = this.#owner.ttyNr
+    const modes = await this.#modes.read(this.#device, device)
+    if (!modes || this.#exit || this.#terminated) return undefined
+    const after = await this.#inspector.record(this.#shell)
+    return after && !after.zombie && ownsTerminal(after) && after.ttyNr === device ? modes : undefined
   }
 
   async signalForeground(signal: NodeJS.Signals): Promise<number> {

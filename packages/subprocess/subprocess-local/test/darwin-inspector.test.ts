@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest'
 import { DarwinInspector } from 'dsh-subprocess-local'
 
 const START = 'Thu Jul 16 10:00:00 2026'
-const line = (pid: number, ppid: number, pgid: number, tpgid: number, stat = 'S', start = START) =>
-  `${String(pid).padStart(5)} ${String(ppid).padStart(5)} ${String(pgid).padStart(5)} ${String(tpgid).padStart(5)} ${stat.padEnd(4)} ${start}`
+const line = (pid: number, ppid: number, pgid: number, tpgid: number, stat = 'S', start = START, ucomm = '') =>
+  `${String(pid).padStart(5)} ${String(ppid).padStart(5)} ${String(pgid).padStart(5)} ${String(tpgid).padStart(5)} ${stat.padEnd(4)} ${start} ${ucomm}`.trimEnd()
 
-/** A fake `ps` answering `-A` with the whole table and `-p a,b` with the listed rows. */
-function fakePs(rows: string[]) {
+/** A fake `ps` answering `-A` with the whole table and `-p a,b` with the listed rows; the clock reads `now`. */
+function fakePs(rows: string[], now = Date.parse(START)) {
   const calls: string[][] = []
   const answer = (_file: string, args: readonly string[]) => {
     calls.push([...args])
@@ -15,7 +15,14 @@ function fakePs(rows: string[]) {
     const wanted = new Set(args[index + 1]!.split(','))
     return rows.filter((row) => wanted.has(row.trim().split(/\s+/)[0]!)).join('\n')
   }
-  return { calls, inspector: new DarwinInspector(async (file, args) => answer(file, args), answer) }
+  return {
+    calls,
+    inspector: new DarwinInspector(
+      async (file, args) => answer(file, args),
+      answer,
+      () => now,
+    ),
+  }
 }
 
 const SHELL = { pid: 100, started: START }
@@ -76,6 +83,25 @@ describe('DarwinInspector (injected ps output)', () => {
     expect(await inspector.record({ pid: 300, started: START })).toBeUndefined()
     expect(await inspector.identify(300)).toMatchObject({ pid: 300, started: 'Thu Jul 16 09:00:00 2026' })
     expect(await inspector.disposition()).toBeUndefined()
+  })
+
+  it('names the group leader with its accounting name and age from lstart, in the same ps call', async () => {
+    const named = [
+      line(100, 50, 100, 200, 'Ss', START, '-zsh'),
+      line(200, 100, 200, 200, 'S+', START, 'Python'),
+      line(201, 200, 200, 200, 'S+', START, 'sleep'),
+    ]
+    const { inspector, calls } = fakePs(named, Date.parse(START) + 90_000)
+    const facts = await inspector.foreground(SHELL, 1, () => {})
+    expect(facts!.program).toEqual({ pid: 200, started: START, role: 'leader', command: 'Python', elapsedMs: 90_000 })
+    expect(facts!.terminalModes).toBeUndefined()
+    expect(facts!.notReadingProven).toBeUndefined()
+    expect(calls).toEqual([['-A', '-o', 'pid=,ppid=,pgid=,tpgid=,stat=,lstart=,ucomm=']])
+    // The leader exited (zombie): the first live member stands in.
+    const orphaned = fakePs([named[0]!, line(200, 100, 200, 200, 'Z+', START, 'Python'), named[2]!], Date.parse(START) + 1000).inspector
+    expect((await orphaned.foreground(SHELL, 2, () => {}))!.program).toEqual({ pid: 201, started: START, role: 'member', command: 'sleep', elapsedMs: 1000 })
+    // A listing without names (another ps) names no program.
+    expect((await fakePs(rows).inspector.foreground(SHELL, 3, () => {}))!.program).toBeUndefined()
   })
 
   it('reports nothing once the shell is gone or recycled', async () => {

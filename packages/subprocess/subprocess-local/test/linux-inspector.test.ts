@@ -154,6 +154,75 @@ describe('LinuxInspector.foreground (fixtures)', () => {
   })
 })
 
+describe('LinuxInspector.foreground: what the group does when it does not read (fixtures)', () => {
+  /** A job (pgid 200) of a leader 200 and a child 201, in front of bash 100; the host booted 20.55 s ago. */
+  function job(leader: string, child: string): FakeProc {
+    const proc = session()
+      .process({ pid: 200, ppid: 100, pgid: 200, sid: 100, tty: PTS0, start: 1100, comm: 'make' })
+      .thread(200, 200, leader)
+      .process({ pid: 201, ppid: 200, pgid: 200, sid: 100, tty: PTS0, start: 1900, comm: 'sleep' })
+      .thread(201, 201, child)
+      .fd(200, 0, PTS0)
+      .fd(201, 0, PTS0)
+      .fd(201, 4, 0, 55)
+    proc.files.set('/proc/uptime', '20.55 40.10\n')
+    proc.files.set('/proc/200/cmdline', '/usr/bin/make\0-j2\0')
+    proc.files.set('/proc/201/cmdline', 'sleep\x0030\0')
+    return proc
+  }
+
+  it('names the syscalls that take no terminal input and proves the group is not reading', async () => {
+    const { facts } = await foreground(job(blocked(61, -1 >>> 0), blocked(230, 0, 0, 0x7000)))
+    expect(facts!.threads.map((thread) => [thread.tid, thread.state, thread.syscallName, thread.notReading])).toEqual([
+      [201, 'blocked', 'clock_nanosleep', true],
+      [200, 'blocked', 'wait4', true],
+    ])
+    expect(facts).toMatchObject({ stdinWaitProven: false, complete: true, notReadingProven: true })
+    // No counters: these threads cannot hold a stdin wait, so nothing needs to prove they ran.
+    expect(facts!.threads[0]!.voluntaryCtxtSwitches).toBeUndefined()
+  })
+
+  it('counts a wait on other files as not reading, with its counters', async () => {
+    const { facts } = await foreground(job(blocked(61, 0), blocked(0, 4, 0x1000, 1)))
+    expect(facts!.threads[0]).toMatchObject({ state: 'blocked', syscallName: 'read', notReading: true, voluntaryCtxtSwitches: 5 })
+    expect(facts!.notReadingProven).toBe(true)
+  })
+
+  it('proves nothing for a running thread, an unnamed syscall or an undecidable wait', async () => {
+    for (const child of ['running', blocked(19, 0, 0x1000, 1), blocked(0, 9, 0x1000, 1)]) {
+      const { facts } = await foreground(job(blocked(61, 0), child))
+      expect(facts!.threads[0]!.notReading).toBeUndefined()
+      expect(facts!.notReadingProven).toBe(false)
+    }
+    // readv (19) on x86-64 is blocked but unnamed: it could be reading the terminal.
+    expect((await foreground(job(blocked(61, 0), blocked(19, 0)))).facts!.threads[0]).toMatchObject({ state: 'blocked', syscall: 19 })
+  })
+
+  it('names the group leader with comm, argv[0] and its age since it started', async () => {
+    const { facts } = await foreground(job(blocked(61, 0), blocked(230, 0)))
+    // Started at tick 1100 (11.00 s after boot), sampled 20.55 s after boot.
+    expect(facts!.program).toEqual({ pid: 200, started: '1100', role: 'leader', command: 'make', argv0: 'make', elapsedMs: 9550 })
+  })
+
+  it('names the process holding a proven wait before the leader', async () => {
+    const { facts } = await foreground(job(blocked(61, 0), blocked(0, 0, 0x1000, 1)))
+    expect(facts!.program).toMatchObject({ pid: 201, role: 'waiting', command: 'sleep', argv0: 'sleep', elapsedMs: 1550 })
+  })
+
+  it('falls back to a member when the leader is gone, and leaves out what it cannot read', async () => {
+    const proc = job(blocked(61, 0), blocked(230, 0)).process({ pid: 200, ppid: 100, pgid: 200, sid: 100, tty: PTS0, state: 'Z', start: 1100 })
+    proc.files.delete('/proc/uptime')
+    proc.files.delete('/proc/201/cmdline')
+    expect((await foreground(proc)).facts!.program).toEqual({ pid: 201, started: '1900', role: 'member', command: 'sleep' })
+  })
+
+  it('reports the program even where syscalls cannot be decoded, but proves nothing', async () => {
+    const { facts } = await foreground(job(blocked(61, 0), blocked(230, 0)), 'riscv64')
+    expect(facts!.program).toMatchObject({ pid: 200, role: 'leader', command: 'make' })
+    expect(facts!.notReadingProven).toBeUndefined()
+  })
+})
+
 describe('LinuxInspector.members (fixtures)', () => {
   /** bash 100 → 200 → 201, plus an orphan 300 in the session and a setsid'd holder 400 (both under init). */
   function tree(): FakeProc {

@@ -3,8 +3,9 @@ import { parseEpollTargets } from '../src/linux/fdinfo-parser'
 import { parseStat } from '../src/linux/stat-parser'
 import { parseDisposition, parseSwitchCounters } from '../src/linux/status-parser'
 import { parseSyscall } from '../src/linux/syscall-parser'
-import { syscallTable } from '../src/linux/syscall-table'
+import { isStdinWaitSyscall, syscallTable } from '../src/linux/syscall-table'
 import { parsePsLine, parsePsTable } from '../src/darwin/ps-parser'
+import { localFlagBits, parseSttySettings } from '../src/modes/stty-parser'
 
 const tail = '4194560 0 0 0 0 0 0 0 0 20 0 1 0 69122 3133440 414 18446744073709551615'
 
@@ -12,6 +13,7 @@ describe('parseStat', () => {
   it('parses past the last ")" so a comm with spaces and parentheses cannot shift fields', () => {
     const record = parseStat(`4242 (evil) S 1 2 (x)) T 7 4242 4242 34816 5000 ${tail}\n`)
     expect(record).toMatchObject({
+      command: 'evil) S 1 2 (x)',
       pid: 4242,
       ppid: 7,
       pgid: 4242,
@@ -67,7 +69,7 @@ describe('parseSyscall', () => {
 })
 
 describe('syscallTable', () => {
-  it('maps the x86-64 and arm64 waits', () => {
+  it('maps the x86-64 and arm64 waits and the syscalls that take no terminal input', () => {
     expect(Object.fromEntries(syscallTable('x64')!)).toEqual({
       0: 'read',
       7: 'poll',
@@ -77,8 +79,46 @@ describe('syscallTable', () => {
       271: 'ppoll',
       281: 'epoll_pwait',
       441: 'epoll_pwait2',
+      34: 'pause',
+      35: 'nanosleep',
+      42: 'connect',
+      43: 'accept',
+      45: 'recvfrom',
+      47: 'recvmsg',
+      61: 'wait4',
+      128: 'rt_sigtimedwait',
+      130: 'rt_sigsuspend',
+      202: 'futex',
+      230: 'clock_nanosleep',
+      247: 'waitid',
+      288: 'accept4',
+      449: 'futex_waitv',
     })
-    expect(Object.fromEntries(syscallTable('arm64')!)).toEqual({ 63: 'read', 72: 'pselect6', 73: 'ppoll', 22: 'epoll_pwait', 441: 'epoll_pwait2' })
+    expect(Object.fromEntries(syscallTable('arm64')!)).toEqual({
+      63: 'read',
+      72: 'pselect6',
+      73: 'ppoll',
+      22: 'epoll_pwait',
+      441: 'epoll_pwait2',
+      95: 'waitid',
+      98: 'futex',
+      101: 'nanosleep',
+      115: 'clock_nanosleep',
+      133: 'rt_sigsuspend',
+      137: 'rt_sigtimedwait',
+      202: 'accept',
+      203: 'connect',
+      207: 'recvfrom',
+      212: 'recvmsg',
+      242: 'accept4',
+      260: 'wait4',
+      449: 'futex_waitv',
+    })
+  })
+
+  it('tells the stdin waits from the rest', () => {
+    const names = [...syscallTable('x64')!.values()]
+    expect(names.filter(isStdinWaitSyscall).sort()).toEqual(['epoll_pwait', 'epoll_pwait2', 'epoll_wait', 'poll', 'ppoll', 'pselect6', 'read', 'select'])
   })
 
   it('has no table for other architectures', () => {
@@ -136,9 +176,16 @@ describe('ps parsing (macOS)', () => {
       zombie: false,
       stopped: false,
       threads: 1,
+      command: undefined,
     })
     expect(parsePsLine('  700   501   700     0 Z+   Thu Jul 16 10:00:01 2026')?.zombie).toBe(true)
     expect(parsePsLine('  701   501   700     0 T    Thu Jul 16 10:00:01 2026')?.stopped).toBe(true)
+  })
+
+  it('takes the accounting name after lstart, spaces included', () => {
+    expect(parsePsLine('  612   501   612   612 S+   Thu Jul 16 10:00:00 2026 python3.11')).toMatchObject({ pid: 612, command: 'python3.11' })
+    expect(parsePsLine('  613   501   612   612 S+   Thu Jul 16 10:00:00 2026 Google Chrome He  ')?.command).toBe('Google Chrome He')
+    expect(parsePsLine('  614   501   612   612 S+   Thu Jul 16 10:00:00 2026')?.command).toBeUndefined()
   })
 
   it('skips malformed lines', () => {
@@ -147,5 +194,47 @@ describe('ps parsing (macOS)', () => {
     expect(parsePsLine('  12 1 12 0 S yesterday')).toBeUndefined()
     const table = parsePsTable('junk\n  12     1    12     0 S    Thu Jul 16 10:00:00 2026\n\n')
     expect([...table.keys()]).toEqual([12])
+  })
+})
+
+describe('stty -g parsing', () => {
+  const linux = localFlagBits('linux', 'x64')!
+  const mac = localFlagBits('darwin', 'arm64')!
+  // Captured from GNU stty 9.1 on this host: bash's readline, `read -s`, and `read -n1`.
+  const READLINE = '2c02:5:4bf:8a31:3:1c:7f:15:4:0:1:0:11:13:1a:ff:12:0:17:0:ff:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0'
+  const READ_S = '2d02:5:4bf:8a13:3:1c:7f:15:4:0:1:0:11:13:1a:ff:12:f:17:16:ff:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0'
+  const READ_N1 = '2d02:5:4bf:8a39:3:1c:7f:15:4:0:1:0:11:13:1a:ff:12:f:17:16:ff:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0'
+  // BSD stty's format (gprint in bin/stty/gfmt.c): a canonical, echoing terminal, then echo off.
+  const BSD =
+    'gfmt1:cflag=4b00:iflag=6b02:lflag=200005cb:oflag=3:discard=f:dsusp=19:eof=4:eol=ff:eol2=ff:erase=7f:intr=3:kill=15:lnext=16:min=1:quit=1c:reprint=12:start=11:status=14:stop=13:susp=1a:time=0:werase=17:ispeed=9600:ospeed=9600'
+
+  it('reads ECHO and ICANON from the fourth field of GNU and busybox output', () => {
+    expect(parseSttySettings(`${READLINE}\n`, linux)).toEqual({ echo: false, canonical: false })
+    expect(parseSttySettings(READ_S, linux)).toEqual({ echo: false, canonical: true })
+    expect(parseSttySettings(READ_N1, linux)).toEqual({ echo: true, canonical: false })
+    expect(parseSttySettings('500:5:bf:8a3b:3:1c:7f:15:4:0:1:0', linux)).toEqual({ echo: true, canonical: true })
+  })
+
+  it('reads lflag from BSD gfmt1 output with the BSD bits', () => {
+    expect(parseSttySettings(BSD, mac)).toEqual({ echo: true, canonical: true })
+    expect(parseSttySettings(BSD.replace('lflag=200005cb', 'lflag=200005c3'), mac)).toEqual({ echo: false, canonical: true })
+    expect(parseSttySettings(BSD.replace('lflag=200005cb', 'lflag=200004cb'), mac)).toEqual({ echo: true, canonical: false })
+  })
+
+  it('knows the lflag layout per kernel, not per stty build', () => {
+    expect(localFlagBits('linux', 'arm64')).toEqual(linux)
+    expect(localFlagBits('linux', 'ppc64')).toEqual(mac)
+    expect(localFlagBits('win32', 'x64')).toBeUndefined()
+  })
+
+  it.each([
+    ['nothing', undefined],
+    ['an empty line', '\n'],
+    ['an error message', 'stty: /dev/pts/9: No such file or directory'],
+    ['too few fields', '2c02:5:4bf'],
+    ['a non-hex field', '2c02:5:4bf:8a3z:3:1c'],
+    ['gfmt1 without lflag', 'gfmt1:cflag=4b00:iflag=6b02'],
+  ])('treats %s as unreadable', (_label, text) => {
+    expect(parseSttySettings(text, linux)).toBeUndefined()
   })
 })

@@ -1,6 +1,6 @@
 import type { IPty } from 'node-pty'
 import type { ForegroundFacts } from 'dsh-subprocess'
-import type { MemberScan, ProcessInspector, ProcessRecord } from 'dsh-subprocess-local'
+import type { MemberScan, ProcessInspector, ProcessRecord, TerminalModesSource } from 'dsh-subprocess-local'
 import { LocalTerminal } from '../src/terminal'
 
 /**
@@ -54,9 +54,22 @@ export abstract class ScriptedInspector implements ProcessInspector {
   }
 }
 
-/** A `LocalTerminal` over a silent PTY of `pid` (no output, never exits) and the given inspector. */
-export function terminalOver(inspector: ProcessInspector, pid: number): LocalTerminal {
+/**
+ * A `LocalTerminal` over a silent PTY of `pid` (no output, never exits) and the given inspector;
+ * with `modes`, its flags are read there under the device path `ptsName`.
+ */
+export function terminalOver(inspector: ProcessInspector, pid: number, modes?: { source: TerminalModesSource; ptsName: string }): LocalTerminal {
   const noop = () => ({ dispose() {} })
-  const pty = { pid, onData: noop, onExit: noop, pause() {}, resume() {}, write() {}, resize() {}, kill() {} } as unknown as IPty
-  return new LocalTerminal({ pty, inspector, graceMs: 100, killWaitMs: 100, backlogBytes: 1024, exitCleanup: false, report: () => {}, onTerminated: () => {} })
+  const pty = { pid, ptsName: modes?.ptsName, onData: noop, onExit: noop, pause() {}, resume() {}, write() {}, resize() {}, kill() {} } as unknown as IPty
+  return new LocalTerminal({
+    pty,
+    inspector,
+    graceMs: 100,
+    killWaitMs: 100,
+    backlogBytes: 1024,
+    exitCleanup: false,
+    report: () => {},
+    onTerminated: () => {},
+    modes: modes?.source,
+  })
 }

@@ -59,6 +59,28 @@ export type TerminalOutputListener = (chunk: Buffer) => void
 export type StdinWaitSyscall = 'read' | 'select' | 'pselect6' | 'poll' | 'ppoll' | 'epoll_wait' | 'epoll_pwait' | 'epoll_pwait2'
 
 /**
+ * The syscalls a provider names in thread samples: the stdin waits, plus the ones that take no
+ * terminal input at all (sleeps, waits for children, futexes, signal waits, sockets), so a consumer
+ * can say what a program that does not read the terminal is doing ("sleep in clock_nanosleep").
+ */
+export type KnownSyscall =
+  | StdinWaitSyscall
+  | 'nanosleep'
+  | 'clock_nanosleep'
+  | 'wait4'
+  | 'waitid'
+  | 'futex'
+  | 'futex_waitv'
+  | 'pause'
+  | 'rt_sigsuspend'
+  | 'rt_sigtimedwait'
+  | 'accept'
+  | 'accept4'
+  | 'connect'
+  | 'recvfrom'
+  | 'recvmsg'
+
+/**
  * What one thread of the foreground group was doing when it was sampled:
  * `stdin-wait` — blocked waiting for input from this terminal (proven, see {@link StdinWait});
  * `blocked` — blocked in any other way (another syscall, other fds, stopped);
@@ -78,6 +100,14 @@ export interface ThreadSample {
   readonly state: ThreadState
   /** Syscall number the thread was blocked in (states `stdin-wait` and `blocked`, when known). */
   readonly syscall?: number
+  /** Name of `syscall` when the provider knows it (a number outside {@link KnownSyscall} has none). */
+  readonly syscallName?: KnownSyscall
+  /**
+   * True when the thread is proven not to read this terminal while it stays blocked: its syscall
+   * takes no terminal input (a sleep, a wait for children, a futex, a signal wait, a socket), or it
+   * reads or waits only on files proven not to be this terminal. Absent when not proven.
+   */
+  readonly notReading?: boolean
   /** The terminal fd it waits on (state `stdin-wait`). */
   readonly fd?: number
   /** Context-switch counters, sampled for threads blocked in one of the wait syscalls. */
@@ -100,6 +130,46 @@ export interface StdinWait extends ThreadSample {
   readonly voluntaryCtxtSwitches: number
   /** `nonvoluntary_ctxt_switches` of the thread: it grows when the thread is preempted. */
   readonly nonvoluntaryCtxtSwitches: number
+}
+
+/**
+ * The terminal's line discipline, as its termios says at the moment it was read: what a program
+ * that reads the terminal asked for. Password prompts turn `echo` off; raw-key programs (editors,
+ * pagers, `read -n1`) turn `canonical` off; a line reader leaves both on.
+ */
+export interface TerminalModes {
+  /** `ECHO`: the terminal echoes what is typed. */
+  readonly echo: boolean
+  /** `ICANON`: input reaches a reader line by line, after Enter; off, every key reaches it at once. */
+  readonly canonical: boolean
+}
+
+/**
+ * The process a foreground inspection names as "the program in front": the one holding a proven
+ * stdin wait, else the group leader, else the first live member of the group.
+ */
+export interface ForegroundProgram {
+  /** Process id. */
+  readonly pid: number
+  /** Opaque start identity, so the same program is recognised across inspections. */
+  readonly started: string
+  /** Why this process was named: it holds a proven wait, it leads the group, or the leader is gone. */
+  readonly role: 'waiting' | 'leader' | 'member'
+  /** The kernel's name for it (Linux `comm`, at most 15 bytes; macOS `ucomm`), e.g. `python3`. */
+  readonly command: string
+  /** Basename of its `argv[0]` as the process shows it now, when readable. */
+  readonly argv0?: string
+  /** Milliseconds since it started, when known (10 ms resolution on Linux, 1 s on macOS). */
+  readonly elapsedMs?: number
+}
+
+/** What an inspection reads besides the facts every inspection samples. */
+export interface InspectOptions {
+  /**
+   * Also read the terminal's echo and canonical flags. It costs more than the plain inspection (the
+   * local provider asks a helper process), so ask when the shell is not sitting at its prompt.
+   */
+  readonly terminalModes?: boolean
 }
 
 /**
@@ -128,6 +198,16 @@ export interface ForegroundFacts {
   readonly waits: readonly StdinWait[]
   /** Every sampled thread of the group's member processes. */
   readonly threads: readonly ThreadSample[]
+  /**
+   * True when the sample is complete and every thread is proven not to read this terminal
+   * ({@link ThreadSample.notReading}): nothing in front can take input right now. Absent where the
+   * provider cannot prove it.
+   */
+  readonly notReadingProven?: boolean
+  /** The program in front (see {@link ForegroundProgram}); absent when no member could be read. */
+  readonly program?: ForegroundProgram
+  /** The terminal's flags, only when asked for ({@link InspectOptions.terminalModes}) and readable. */
+  readonly terminalModes?: TerminalModes
 }
 
 /**
@@ -161,9 +241,10 @@ export interface SubprocessTerminalHandle {
   resize(rows: number, cols: number): void
   /**
    * Sample the foreground group in one pass. Resolves `undefined` when there is no group to report
-   * (the top-level process is gone, or has no controlling terminal). Never rejects.
+   * (the top-level process is gone, or has no controlling terminal). Never rejects. `options` asks
+   * for more than the plain sample (the terminal's flags); a provider that cannot read them omits them.
    */
-  inspectForeground(): Promise<ForegroundFacts | undefined>
+  inspectForeground(options?: InspectOptions): Promise<ForegroundFacts | undefined>
   /**
    * Deliver a real signal to the foreground group resolved at this moment; resolves its pgid. A
    * provider that can see a command between its fork and its exec (the shell's group still in front,

@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process'
-import type { ForegroundFacts } from 'dsh-subprocess'
+import type { ForegroundFacts, ForegroundProgram } from 'dsh-subprocess'
 import type { MemberScan, MemberScope, ProcessIdentity, ProcessInspector, ProcessRecord, SignalDisposition } from '../inspector'
 import { ownsTerminal } from '../ownership'
 import { parsePsTable, PS_COLUMNS } from './ps-parser'
@@ -36,10 +36,13 @@ export class DarwinInspector implements ProcessInspector {
   readonly stdinWaitSupported = false
   readonly #run: CommandRunner
   readonly #runSync: SyncCommandRunner
+  readonly #now: () => number
 
-  constructor(run: CommandRunner = runCommand, runSync: SyncCommandRunner = runCommandSync) {
+  /** `now` is the wall clock `lstart` is compared with (tests pin it). */
+  constructor(run: CommandRunner = runCommand, runSync: SyncCommandRunner = runCommandSync, now: () => number = Date.now) {
     this.#run = run
     this.#runSync = runSync
+    this.#now = now
   }
 
   async record(identity: ProcessIdentity): Promise<ProcessRecord | undefined> {
@@ -55,7 +58,9 @@ export class DarwinInspector implements ProcessInspector {
     const table = parsePsTable(await this.#run('ps', ['-A', '-o', PS_COLUMNS]))
     const top = table.get(shell.pid)
     if (!top || top.started !== shell.started || top.zombie || !ownsTerminal(top)) return undefined
-    remember(descendants(table, [top], false))
+    const below = descendants(table, [top], false)
+    remember(below)
+    const program = programOf([top, ...below], top.tpgid, this.#now())
     return {
       sequence,
       processGroupId: top.tpgid,
@@ -65,6 +70,7 @@ export class DarwinInspector implements ProcessInspector {
       complete: false,
       waits: [],
       threads: [],
+      ...(program && { program }),
     }
   }
 
@@ -93,6 +99,25 @@ export class DarwinInspector implements ProcessInspector {
 
   async disposition(): Promise<SignalDisposition | undefined> {
     return undefined
+  }
+}
+
+/**
+ * The group leader, else the first live member, as far as one `ps` listing knows it: the accounting
+ * name and the age from `lstart` (whole seconds, local time). `argv[0]` is not split out of `ps`.
+ */
+function programOf(tree: readonly ProcessRecord[], processGroupId: number, now: number): ForegroundProgram | undefined {
+  const group = tree.filter((record) => record.pgid === processGroupId && !record.zombie)
+  const leader = group.find((record) => record.pid === processGroupId)
+  const chosen = leader ?? group[0]
+  if (!chosen?.command) return undefined
+  const started = Date.parse(chosen.started)
+  return {
+    pid: chosen.pid,
+    started: chosen.started,
+    role: chosen === leader ? 'leader' : 'member',
+    command: chosen.command,
+    ...(Number.isFinite(started) ? { elapsedMs: Math.max(0, now - started) } : {}),
   }
 }
 

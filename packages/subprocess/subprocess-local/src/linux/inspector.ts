@@ -4,6 +4,7 @@ import { ownsTerminal } from '../ownership'
 import { runSliced, runSync, type Scan } from '../slice'
 import { procFs, type ProcSource, uptimeTicks } from './proc-source'
 import { ancestorsOf, holdsTerminal, ProcessTree } from './process-tree'
+import { foregroundProgram } from './program'
 import { parseStat } from './stat-parser'
 import { parseDisposition } from './status-parser'
 import { sampleThread, type WaitContext } from './stdin-wait'
@@ -98,7 +99,16 @@ export class LinuxInspector implements ProcessInspector {
     const group = [top, ...descendants].filter((record) => record.pgid === processGroupId && !record.zombie)
     const facts = { sequence, processGroupId, isShellGroup: top.pgid === processGroupId }
     if (!this.#table || !top.ttyNr) {
-      return { ...facts, stdinWaitSupported: this.stdinWaitSupported, stdinWaitProven: false, complete: false, waits: [], threads: [] }
+      const program = foregroundProgram(this.#source, group, processGroupId, [])
+      return {
+        ...facts,
+        stdinWaitSupported: this.stdinWaitSupported,
+        stdinWaitProven: false,
+        complete: false,
+        waits: [],
+        threads: [],
+        ...(program && { program }),
+      }
     }
     const context: WaitContext = { source: this.#source, table: this.#table, terminal: top.ttyNr, files: new Map() }
     const threads: ThreadSample[] = []
@@ -117,7 +127,9 @@ export class LinuxInspector implements ProcessInspector {
       }
     }
     const waits = threads.filter((thread): thread is StdinWait => thread.state === 'stdin-wait')
-    return { ...facts, stdinWaitSupported: true, stdinWaitProven: waits.length > 0, complete, waits, threads }
+    const notReadingProven = complete && threads.length > 0 && threads.every((thread) => thread.notReading === true)
+    const program = foregroundProgram(this.#source, group, processGroupId, waits)
+    return { ...facts, stdinWaitSupported: true, stdinWaitProven: waits.length > 0, complete, waits, threads, notReadingProven, ...(program && { program }) }
   }
 
   *#members(scope: MemberScope): Scan<MemberScan> {

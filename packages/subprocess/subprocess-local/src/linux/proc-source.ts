@@ -92,7 +92,13 @@ export const CLOCK_TICKS_PER_SECOND = 100
 
 /** Seconds since boot from `/proc/uptime`, as clock ticks rounded up; `undefined` if unreadable. */
 export function uptimeTicks(source: ProcSource): number | undefined {
+  const seconds = uptimeSeconds(source)
+  return seconds === undefined ? undefined : Math.ceil(seconds * CLOCK_TICKS_PER_SECOND)
+}
+
+/** Seconds since boot from `/proc/uptime` (the clock `starttime` counts on), 10 ms resolution. */
+export function uptimeSeconds(source: ProcSource): number | undefined {
   const text = source.text('/proc/uptime')
   const seconds = text === undefined ? Number.NaN : Number.parseFloat(text)
-  return Number.isFinite(seconds) ? Math.ceil(seconds * CLOCK_TICKS_PER_SECOND) : undefined
+  return Number.isFinite(seconds) ? seconds : undefined
 }

@@ -38,6 +38,7 @@ export function parseStat(text: string | undefined): ProcessRecord | undefined {
     zombie: state === 'Z' || state === 'X' || state === 'x',
     stopped: state === 'T' || state === 't',
     threads: Math.max(threads, 1),
+    command: text.slice(open + 2, close),
   }
 }
 

@@ -1,10 +1,10 @@
-import type { StdinWaitSyscall, ThreadSample } from 'dsh-subprocess'
+import type { StdinWait, StdinWaitSyscall, ThreadSample } from 'dsh-subprocess'
 import type { ProcessRecord } from '../inspector'
 import { parseEpollTargets } from './fdinfo-parser'
 import type { FileIdentity, ProcSource } from './proc-source'
 import { parseSwitchCounters } from './status-parser'
 import { parseSyscall } from './syscall-parser'
-import type { SyscallTable } from './syscall-table'
+import { isStdinWaitSyscall, type SyscallTable } from './syscall-table'
 
 /** `/dev/tty` (major 5, minor 0): an fd opened through it reads the process's controlling terminal. */
 export const DEV_TTY = (5 << 8) | 0
@@ -34,6 +34,9 @@ type FdVerdict = { readonly fd: number } | 'none' | 'unknown'
  * array (poll/ppoll, from process memory) or epoll interest list (fdinfo) contains an fd that is
  * this terminal, or `/dev/tty` in a process controlled by it, with an input event. Counters are
  * attached to every thread blocked in a wait syscall so a later sample can tell whether it ran.
+ * The opposite is proven too (`notReading`): a wait whose fds are all other files, or any other
+ * named syscall — the table names only syscalls that take no terminal input (sleeps, child waits,
+ * futexes, signal waits, sockets); an unnamed one (readv, io_uring_enter, …) proves nothing.
  */
 export function sampleThread(context: WaitContext, process: ProcessRecord, tid: number): ThreadSample {
   const identity = { pid: process.pid, tid, started: process.started }
@@ -43,17 +46,22 @@ export function sampleThread(context: WaitContext, process: ProcessRecord, tid: 
   if (state.kind === 'user') return { ...identity, state: 'blocked' }
   const name = context.table.get(state.nr)
   if (!name) return { ...identity, state: 'blocked', syscall: state.nr }
+  if (!isStdinWaitSyscall(name)) return { ...identity, state: 'blocked', syscall: state.nr, syscallName: name, notReading: true }
   const counters = parseSwitchCounters(context.source.text(`/proc/${process.pid}/task/${tid}/status`))
   const verdict = waitVerdict(context, process, name, state.args)
-  if (verdict === 'unknown' || !counters) return { ...identity, state: verdict === 'none' ? 'blocked' : 'unknown', syscall: state.nr }
+  if (verdict === 'unknown' || !counters) {
+    const known = verdict === 'none' ? { state: 'blocked' as const, notReading: true } : { state: 'unknown' as const }
+    return { ...identity, ...known, syscall: state.nr, syscallName: name }
+  }
   const sample = {
     ...identity,
     syscall: state.nr,
+    syscallName: name,
     voluntaryCtxtSwitches: counters.voluntary,
     nonvoluntaryCtxtSwitches: counters.nonvoluntary,
   }
-  if (verdict === 'none') return { ...sample, state: 'blocked' }
-  return { ...sample, state: 'stdin-wait', fd: verdict.fd, syscallName: name } as ThreadSample
+  if (verdict === 'none') return { ...sample, state: 'blocked', notReading: true }
+  return { ...sample, state: 'stdin-wait', fd: verdict.fd } satisfies StdinWait
 }
 
 function waitVerdict(context: WaitContext, process: ProcessRecord, name: StdinWaitSyscall, args: readonly bigint[]): FdVerdict {
