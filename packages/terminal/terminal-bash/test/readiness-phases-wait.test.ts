@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { childBlocked, childWaiting, prompt, shellWaiting } from './support/fake-terminal'
 import { disturb, isSettled, openFake, tick } from './support/fake-session'
+import { transitionFor } from '../src/readiness/send-transitions'
 
 // The send's table, phase by phase (see SEND_TRANSITIONS): waiting for evidence, and settled.
 beforeEach(() => {
@@ -98,6 +99,35 @@ describe('waiting', () => {
     expect(await isSettled(op.done)).toBe(false)
     await tick(20)
     expect(await op.done).toMatchObject({ viewport: 'make\n', waitReason: 'inferred_idle' })
+  })
+
+  it('the table: waiting accepts silence only under the rule that the send settles on silence', () => {
+    expect(transitionFor('waiting', { kind: 'silence' }, { settleOnSilence: true })?.to).toBe('settled')
+    expect(transitionFor('waiting', { kind: 'silence' }, { settleOnSilence: false })).toBeUndefined()
+    expect(transitionFor('waiting', { kind: 'timeout' }, { settleOnSilence: false })?.to).toBe('settled')
+  })
+
+  it('silence is not accepted by a send that does not settle on silence: it runs on to a proven wait', async () => {
+    const { fake, session } = await openFake()
+    fake.foreground = childBlocked(5000)
+    const op = session.startSend({ text: 'serve', submit: true, settleOnSilence: false })
+    fake.emit('serve\r\nlistening\r\n')
+    await tick(9_000)
+    expect(await isSettled(op.done)).toBe(false)
+    fake.foreground = childWaiting(5000, 3)
+    fake.emit('Name: ')
+    await tick(20)
+    expect(await op.done).toMatchObject({ viewport: 'serve\nlistening\nName: ', waitReason: 'stdin_read' })
+  })
+
+  it("timeout → settled at the send's own timeoutMs, not the backend's, when it does not settle on silence", async () => {
+    const { fake, session } = await openFake()
+    fake.foreground = childBlocked(5000)
+    const op = session.startSend({ text: 'serve', submit: true, settleOnSilence: false, timeoutMs: 60_000 })
+    await tick(59_990)
+    expect(await isSettled(op.done)).toBe(false)
+    await tick(20)
+    expect(await op.done).toMatchObject({ waitReason: 'timeout' })
   })
 
   it('cancel → interrupting: a real SIGINT goes to the group in front', async () => {

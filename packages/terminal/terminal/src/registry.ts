@@ -8,6 +8,9 @@ import { sessionNameProblem } from './names'
 import { OwnerState } from './owner-state'
 import { PendingSpawn } from './pending-spawn'
 import { SessionRecord } from './session-record'
+
+/** Longest timer Node honours (2³¹−1 ms); a longer one fires at once. */
+const MAX_TIMER_MS = 2_147_483_647
 import { runSpawn, type SpawnHost } from './spawn'
 import {
   isTerminalSignal,
@@ -93,6 +96,13 @@ export class TerminalRegistry {
     const record = this.#resolve(owner, id)
     if (!request || typeof request.text !== 'string') throw refuse.invalid('PTY send text must be a string')
     if (typeof request.submit !== 'boolean') throw refuse.invalid('PTY send submit must be a boolean')
+    if (request.settleOnSilence !== undefined && typeof request.settleOnSilence !== 'boolean') {
+      throw refuse.invalid('PTY send settleOnSilence must be a boolean')
+    }
+    const timeoutMs = request.timeoutMs
+    if (timeoutMs !== undefined && !(Number.isSafeInteger(timeoutMs) && timeoutMs >= 1 && timeoutMs <= MAX_TIMER_MS)) {
+      throw refuse.invalid(`PTY send timeoutMs must be an integer from 1 to ${MAX_TIMER_MS}`)
+    }
     // Checked here, not in a tool, so every caller is bounded: readline takes time per byte of a line.
     const bytes = Buffer.byteLength(request.text, 'utf8')
     if (bytes > this.#maxTextBytes) throw refuse.textTooLarge(bytes, this.#maxTextBytes)

@@ -67,6 +67,14 @@ export interface TerminalSendRequest {
   submit: boolean
   /** Cancels the send: the backend delivers a real SIGINT to the foreground group. */
   signal?: AbortSignal
+  /**
+   * Whether silence alone may settle the send (`inferred_idle`); default true. False for a caller
+   * that already has control back (a background send): it then ends only on a proven wait for
+   * input, the session's exit, cancellation or its timeout.
+   */
+  settleOnSilence?: boolean
+  /** Absolute bound of this send from its start, in ms (1 … 2³¹−1); default: the backend's own. */
+  timeoutMs?: number
 }
 
 /** Output consumed from a running send since the previous read (a moving cursor). */

@@ -115,6 +115,16 @@ describe('send reservation', () => {
     const { h, alice, sessionId } = await opened()
     expect(thrown(() => h.terminals.startSend(alice, sessionId, { text: 1 as never, submit: true }))).toMatchObject({ code: 'INVALID_REQUEST' })
     expect(thrown(() => h.terminals.startSend(alice, sessionId, { text: 'x' } as never))).toMatchObject({ code: 'INVALID_REQUEST' })
+    expect(thrown(() => h.terminals.startSend(alice, sessionId, { text: 'x', submit: true, settleOnSilence: 1 as never }))).toMatchObject({
+      code: 'INVALID_REQUEST',
+      message: 'PTY send settleOnSilence must be a boolean',
+    })
+    for (const timeoutMs of [0, 1.5, 2 ** 31]) {
+      expect(thrown(() => h.terminals.startSend(alice, sessionId, { text: 'x', submit: true, timeoutMs }))).toMatchObject({
+        code: 'INVALID_REQUEST',
+        message: 'PTY send timeoutMs must be an integer from 1 to 2147483647',
+      })
+    }
   })
 })
 

@@ -18,14 +18,18 @@ export interface BackgroundSendOptions {
   terminals: TerminalSessionService
   owner: Agent
   sessionId: TerminalSessionId
-  request: Omit<TerminalSendRequest, 'signal'>
+  request: Pick<TerminalSendRequest, 'text' | 'submit'>
+  /** Absolute bound of the send (the tool's `backgroundTimeoutMs`); it never ends on silence. */
+  timeoutMs: number
   outputLimitBytes: number
   /** Told which job holds the session until its send ends, so a refused send can name it. */
   holders: BackgroundHolders
 }
 
 /**
- * Register a send as a job and return its id. The send starts inside `run`, synchronously, so a
+ * Register a send as a job and return its id. Control is already back with the model, so the send
+ * does not settle on silence: it runs until the shell or a program waits for input, the session
+ * exits, the job is killed, or `timeoutMs` passed (a server it started keeps its job `running`). The send starts inside `run`, synchronously, so a
  * refused send (SEND_ACTIVE, a foreign or unknown session) throws out of `start` and leaves no job;
  * a job refused by the registry (JOB_LIMIT) never reaches `run`, so nothing is written.
  */
@@ -38,7 +42,12 @@ export function startBackgroundSend(options: BackgroundSendOptions): string {
     owner,
     outputLimitBytes: options.outputLimitBytes,
     run: (job) => {
-      const send = terminals.startSend(owner, sessionId, { text: request.text, submit: request.submit })
+      const send = terminals.startSend(owner, sessionId, {
+        text: request.text,
+        submit: request.submit,
+        settleOnSilence: false,
+        timeoutMs: options.timeoutMs,
+      })
       settled = send.released
       return sendAsJob(send, job)
     },

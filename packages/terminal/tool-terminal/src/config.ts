@@ -9,6 +9,12 @@ export const MAX_RESULT_BYTES = 64 * 1024 * 1024
 /** Default `maxResultBytes` (256 KiB), the same as the shell backend's page bound. */
 export const DEFAULT_RESULT_BYTES = 262_144
 
+/** Default `backgroundTimeoutMs` (10 minutes). */
+export const DEFAULT_BACKGROUND_TIMEOUT_MS = 600_000
+
+/** Largest accepted `backgroundTimeoutMs` (24 hours; Node timers stop at 2³¹−1 ms anyway). */
+export const MAX_BACKGROUND_TIMEOUT_MS = 86_400_000
+
 /**
  * Options of `dsh-tool-terminal`. Validated by Cordis when the plugin is mounted, so a bad cap is a
  * config error at load time rather than a broken result later.
@@ -26,6 +32,15 @@ export const Config = z
       .max(MAX_RESULT_BYTES, `maxResultBytes must be at most ${MAX_RESULT_BYTES} bytes (the background job output limit)`)
       .default(DEFAULT_RESULT_BYTES)
       .describe('UTF-8 byte cap of every single-text result of the six tools, errors and status lines included.'),
+    backgroundTimeoutMs: z
+      .number()
+      .int('backgroundTimeoutMs must be an integer number of milliseconds')
+      .min(1000, 'backgroundTimeoutMs must be at least 1000 ms')
+      .max(MAX_BACKGROUND_TIMEOUT_MS, `backgroundTimeoutMs must be at most ${MAX_BACKGROUND_TIMEOUT_MS} ms (24 hours)`)
+      .default(DEFAULT_BACKGROUND_TIMEOUT_MS)
+      .describe(
+        'How long a background send may run: it does not end on silence, only when the shell or a program waits for input, the session exits, job_kill, or this timeout.',
+      ),
   })
   .prefault({})
 

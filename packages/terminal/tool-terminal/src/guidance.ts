@@ -17,7 +17,9 @@ export function terminalGuidance(enableRunInBackground: boolean): GuidanceSectio
     '- A session runs one send at a time. Output a result did not show is kept: read it with terminal_read.',
   ]
   if (enableRunInBackground) {
-    lines.push('- For a long-running command use terminal_send with run_in_background, then job_output to follow it and job_kill to interrupt it.')
+    lines.push(
+      '- For a long-running command use terminal_send with run_in_background, then job_output to follow it and job_kill to interrupt it. A background job ends only when the shell waits for input again (or on its timeout), so a server stays running until job_kill.',
+    )
   }
   return { id: GUIDANCE_ID, title: 'Terminal sessions', text: lines.join('\n') }
 }

@@ -27,11 +27,20 @@ describe('background sends through ctx.jobs', () => {
       status: 'running',
     })
     const send = h.backend.session('pty-1').sends[0]!
-    expect({ text: send.request.text, submit: send.request.submit, signal: send.request.signal }).toEqual({
-      text: 'make test',
-      submit: true,
-      signal: undefined,
-    })
+    expect(send.request).toEqual({ text: 'make test', submit: true, settleOnSilence: false, timeoutMs: 600_000 })
+  })
+
+  it('a background send never settles on silence and runs for backgroundTimeoutMs', async () => {
+    const h = await setup({ config: { backgroundTimeoutMs: 5_000 } })
+    await h.call('terminal_open', { type: 'shell' })
+    h.backend.session('pty-1').replies.push('hang')
+    await h.call('terminal_send', { sessionId: 'pty-1', text: 'python3 -m http.server', run_in_background: true })
+    expect(h.backend.session('pty-1').sends[0]!.request).toMatchObject({ settleOnSilence: false, timeoutMs: 5_000 })
+    // A foreground send keeps the backend's silence rule and timeout.
+    const fg = await setup()
+    await fg.call('terminal_open', { type: 'shell' })
+    await fg.call('terminal_send', { sessionId: 'pty-1', text: 'ls' })
+    expect(fg.backend.session('pty-1').sends[0]!.request).toEqual({ text: 'ls', submit: true, signal: expect.any(AbortSignal) })
   })
 
   it('job_output shows incremental output, then the final facts as the status detail', async () => {

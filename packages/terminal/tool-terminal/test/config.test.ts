@@ -25,8 +25,15 @@ async function mountError(config: unknown): Promise<string> {
 }
 
 describe('config', () => {
-  it('defaults: background enabled, 256 KiB cap', () => {
-    expect(Config.parse(undefined)).toEqual({ enableRunInBackground: true, maxResultBytes: 262144 })
+  it('defaults: background enabled, 256 KiB cap, background sends bounded by 10 minutes', () => {
+    expect(Config.parse(undefined)).toEqual({ enableRunInBackground: true, maxResultBytes: 262144, backgroundTimeoutMs: 600_000 })
+  })
+
+  it('backgroundTimeoutMs is bounded: 1 s to 24 h, an integer', async () => {
+    expect(await mountError({ backgroundTimeoutMs: 999 })).toContain('backgroundTimeoutMs must be at least 1000 ms')
+    expect(await mountError({ backgroundTimeoutMs: 86_400_001 })).toContain('backgroundTimeoutMs must be at most 86400000 ms (24 hours)')
+    expect(await mountError({ backgroundTimeoutMs: 1500.5 })).toContain('backgroundTimeoutMs must be an integer number of milliseconds')
+    expect(await mountError({ backgroundTimeoutMs: 1000 })).toBe('mounted')
   })
 
   it('a cap below 64 bytes (or not an integer) is a clear config error at mount', async () => {

@@ -112,6 +112,26 @@ describe('dsh-tool-terminal on a real bash', () => {
     expect(text(after)).toBe(`echo alive\nalive\n${PROMPT}\n${READY(0)}`)
   })
 
+  it('a background server keeps its job running until job_kill stops it; the session is usable again', async () => {
+    const started = await call('terminal_send', { sessionId: 'pty-1', text: 'python3 -m http.server 0 --bind 127.0.0.1', run_in_background: true })
+    expect(text(started)).toBe('started background job pty-send-3')
+    let shown = ''
+    const serving = await eventually(async () => {
+      const polled = text(await call('job_output', { jobId: 'pty-send-3' }))
+      const status = polled.slice(polled.lastIndexOf('\n[status: ') + 1)
+      expect(status).toMatch(/^\[status: running, /)
+      shown += polled.slice(0, polled.lastIndexOf('\n[status: '))
+      return shown.includes('Serving HTTP on 127.0.0.1 port ') ? status : undefined
+    }, 'the server to listen')
+    expect(serving).toMatch(/^\[status: running, /)
+    expect(text(await call('job_kill', { jobId: 'pty-send-3' }))).toBe('requested cancellation of job pty-send-3')
+    const output = text(await call('job_output', { jobId: 'pty-send-3', wait: true }))
+    expect(output).toContain('Keyboard interrupt received, exiting.')
+    expect(output).toMatch(/\n\[status: killed, interrupted with SIGINT; wait: stdin_read, exit: \d+, session: running\]$/)
+    const after = await call('terminal_send', { sessionId: 'pty-1', text: 'echo alive' })
+    expect(text(after)).toBe(`echo alive\nalive\n${PROMPT}\n${READY(0)}`)
+  })
+
   it('a cancelled foreground send interrupts the command and returns promptly as an error', async () => {
     const controller = new AbortController()
     const started = performance.now()

@@ -44,6 +44,8 @@ export interface SendOptions {
   readonly startup?: boolean
   /** The caller's cancellation. */
   readonly signal?: AbortSignal | undefined
+  /** Silence alone may settle the send (`inferred_idle`); default true. */
+  readonly settleOnSilence?: boolean | undefined
   /** Timing rules. */
   readonly timing: SendTiming
   /** UTF-8 bytes of output kept between reads (and in the final viewport). */

@@ -5,7 +5,7 @@ import { type EvidenceRules, type ProbeSample, type ReadinessProof, ReadinessEvi
 import { ForegroundProber } from './foreground-prober'
 import { SendBaselines } from './send-baselines'
 import { isIdleAtPrompt, isShellWaiting, isSingleLine, type SendHost, type SendOptions } from './send-contract'
-import { type SendEnding, type SendEvent, type SendPhase, type SendSteps, transitionFor } from './send-transitions'
+import { type SendEnding, type SendEvent, type SendPhase, type SendRules, type SendSteps, transitionFor } from './send-transitions'
 import { repeatIfSwallowed } from './swallowed-sigint'
 import { after, afterPollPhase, type Cancel, inMs, now, onAbort, PendingCallbacks, soon } from './timers'
 
@@ -38,6 +38,7 @@ export class SendOperation implements TerminalSendOperation {
   /** Everything that can call back into the send; all cancelled when it settles. */
   readonly #pending = new PendingCallbacks<'timeout' | 'silence' | 'grace' | 'drain' | 'abort'>()
   readonly #steps: SendSteps
+  readonly #sendRules: SendRules
   #resolveDone!: (result: TerminalSendResult) => void
   #rejectDone!: (error: unknown) => void
   #resolveReleased!: () => void
@@ -63,6 +64,7 @@ export class SendOperation implements TerminalSendOperation {
     this.released = new Promise((resolve) => {
       this.#resolveReleased = resolve
     })
+    this.#sendRules = { settleOnSilence: options.settleOnSilence !== false }
     this.#baselines = SendBaselines.startingAt(host.stream)
     this.#evidence = new ReadinessEvidence(this.#rules(undefined, false, undefined))
     this.#prober = new ForegroundProber(
@@ -153,7 +155,7 @@ export class SendOperation implements TerminalSendOperation {
    * phase follows. The phase moves before the step runs, so a step may report further events.
    */
   #dispatch(event: SendEvent): Reply {
-    const transition = transitionFor(this.#phase, event)
+    const transition = transitionFor(this.#phase, event, this.#sendRules)
     if (!transition) return IGNORED
     this.#phase = transition.to
     const followUpMs = transition.act?.(this.#steps, event)
@@ -270,7 +272,7 @@ export class SendOperation implements TerminalSendOperation {
   /** Tier C: one timer, re-armed lazily when it fires early (never per chunk). Lives only while waiting. */
   #armSilence(): void {
     this.#pending.clear('silence')
-    if (this.#awaitingFirstOutput()) return
+    if (this.#awaitingFirstOutput() || !this.#sendRules.settleOnSilence) return
     this.#pending.set('silence', inMs(this.#silenceDeadline() - now()), () => this.#silenceDue())
   }
 

@@ -80,10 +80,18 @@ export interface SendSteps {
   finish(ending: SendEnding): void
 }
 
+/** The per-send rules a transition may depend on. */
+export interface SendRules {
+  /** Silence alone may settle the send (`inferred_idle`); false for a background send. */
+  readonly settleOnSilence: boolean
+}
+
 /** Where an accepted event moves the send, and what it does on the way (a sample's step answers a follow-up delay). */
 export interface Transition<E extends SendEvent = SendEvent> {
   readonly to: SendPhase
   readonly act?: (steps: SendSteps, event: E) => number | undefined | void
+  /** The phase accepts the event only when this holds for the send's rules (absent: always). */
+  readonly when?: (rules: SendRules) => boolean
 }
 
 type EventOf<K extends SendEvent['kind']> = Extract<SendEvent, { kind: K }>
@@ -98,7 +106,8 @@ const judged = (to: SendPhase): Transition<EventOf<'sample'>> => ({ to, act: (s,
 
 /**
  * The send's phases × events. An event a phase does not list is ignored: a stale timer, probe,
- * drain or write continuation finds nothing to do. Phases only move forward.
+ * drain or write continuation finds nothing to do. Phases only move forward. `silence` settles a
+ * waiting send only when the send settles on silence (not a background send).
  */
 export const SEND_TRANSITIONS: { readonly [P in SendPhase]: Row } = {
   inspecting: {
@@ -129,7 +138,7 @@ export const SEND_TRANSITIONS: { readonly [P in SendPhase]: Row } = {
     sample: judged('waiting'),
     drained,
     'drain-broken': { to: 'waiting', act: (s) => s.resumeProbes() },
-    silence: end('inferred_idle'),
+    silence: { ...end('inferred_idle'), when: (rules) => rules.settleOnSilence },
     cancel: { to: 'interrupting', act: (s) => s.interrupt(false) },
     timeout: timedOut,
     exit: exited,
@@ -165,7 +174,8 @@ export const SEND_TRANSITIONS: { readonly [P in SendPhase]: Row } = {
   settled: {},
 }
 
-/** The transition `phase` makes on `event`, or `undefined` when the phase ignores it. */
-export function transitionFor(phase: SendPhase, event: SendEvent): Transition | undefined {
-  return SEND_TRANSITIONS[phase][event.kind] as Transition | undefined
+/** The transition `phase` makes on `event` under `rules`, or `undefined` when the phase ignores it. */
+export function transitionFor(phase: SendPhase, event: SendEvent, rules: SendRules): Transition | undefined {
+  const transition = SEND_TRANSITIONS[phase][event.kind] as Transition | undefined
+  return transition?.when && !transition.when(rules) ? undefined : transition
 }

@@ -155,7 +155,8 @@ export class ShellSession implements TerminalBackendSession {
     if (this.#closeStarted) throw shellFailure.closed()
     if (this.#active) throw new TerminalError('SEND_ACTIVE', 'PTY session already has an active send')
     const input = request.text === '' && !request.submit ? undefined : request.text + (request.submit ? ENTER : '')
-    return this.#begin(input, false, request.signal, this.#takeIdle())
+    const timing = request.timeoutMs === undefined ? this.#timing : { ...this.#timing, timeoutMs: request.timeoutMs }
+    return this.#begin(input, false, request.signal, this.#takeIdle(), { timing, settleOnSilence: request.settleOnSilence })
   }
 
   /**
@@ -225,14 +226,21 @@ export class ShellSession implements TerminalBackendSession {
     return attempt
   }
 
-  #begin(input: string | undefined, startup: boolean, signal?: AbortSignal, idle?: ForegroundFacts): SendOperation {
+  #begin(
+    input: string | undefined,
+    startup: boolean,
+    signal?: AbortSignal,
+    idle?: ForegroundFacts,
+    rules: { timing: SendTiming; settleOnSilence?: boolean | undefined } = { timing: this.#timing },
+  ): SendOperation {
     const operation = new SendOperation(this.#host, {
       input,
       startup,
       signal,
       idle,
       markersBefore: input === undefined ? this.#markersSettled : undefined,
-      timing: this.#timing,
+      timing: rules.timing,
+      settleOnSilence: rules.settleOnSilence,
       maxBytes: this.#config.maxReadBytes,
     })
     this.#active = operation

@@ -86,6 +86,7 @@ function sendInBackground({ ctx, config, holders }: ToolDeps, owner: Agent, sess
       owner,
       sessionId,
       request: { text: args.text, submit: args.submit },
+      timeoutMs: config.backgroundTimeoutMs,
       outputLimitBytes: config.maxResultBytes,
       holders,
     }),
