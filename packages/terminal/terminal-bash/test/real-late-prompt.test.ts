@@ -7,8 +7,7 @@ import { PATIENT, startStack, type Stack } from './support/stack'
 // it, which would otherwise settle the *next* send and shift every result by one.
 let stack: Stack
 beforeAll(async () => {
-  // A short timeout leaves `sleep 60` running in front without a send waiting for it.
-  stack = await startStack({ ...PATIENT, timeoutMs: 100 })
+  stack = await startStack(PATIENT)
 })
 afterAll(async () => {
   await stack.dispose()
@@ -19,7 +18,9 @@ describe('a prompt the shell still owes', () => {
     const { sessionId, pid } = await stack.open()
     // The race is between bash printing the owed prompt and our write reaching it: try it a few times.
     for (let round = 0; round < 10; round += 1) {
-      expect(await stack.run(sessionId, 'sleep 60')).toMatchObject({ waitReason: 'timeout' })
+      // A short timeout of its own leaves `sleep 60` running in front without a send waiting for it;
+      // the sends after it keep the patient default, so a loaded machine cannot time them out.
+      expect(await stack.run(sessionId, 'sleep 60', { timeoutMs: 100 })).toMatchObject({ waitReason: 'timeout' })
       await eventually(() => commandLine(foregroundGroup(pid as number) ?? 0)?.[0]?.endsWith('sleep') === true, 'sleep to take the foreground')
       await stack.terminals.signal(stack.agent, sessionId, 'SIGINT')
       const empty = await stack.run(sessionId, '')

@@ -5,7 +5,7 @@ import * as sandboxPlugin from 'dsh-sandbox-local'
 import * as policyPlugin from 'dsh-sandbox-policy'
 import * as localPlugin from 'dsh-subprocess-local'
 import * as terminalPlugin from 'dsh-terminal'
-import type { TerminalSendHandle, TerminalSendResult, TerminalSessionId, TerminalSessionService, TerminalSpawnResult } from 'dsh-terminal'
+import type { TerminalSendHandle, TerminalSendRequest, TerminalSendResult, TerminalSessionId, TerminalSessionService, TerminalSpawnResult } from 'dsh-terminal'
 import * as bashPlugin from '../../src/index'
 import type { ShellBackendConfigInput } from '../../src/index'
 
@@ -33,11 +33,18 @@ export interface Stack {
   /** Open a `shell` session owned by the stack's agent. */
   open(request?: { name?: string; cwd?: string }, signal?: AbortSignal): Promise<TerminalSpawnResult>
   /** Start a send (Enter appended unless `submit: false`). */
-  send(id: TerminalSessionId, text: string, options?: { submit?: boolean; signal?: AbortSignal }): TerminalSendHandle
+  send(id: TerminalSessionId, text: string, options?: SendOptions): TerminalSendHandle
   /** Send and wait for the result. */
-  run(id: TerminalSessionId, text: string, options?: { submit?: boolean }): Promise<TerminalSendResult>
+  run(id: TerminalSessionId, text: string, options?: Omit<SendOptions, 'signal'>): Promise<TerminalSendResult>
   /** End the agent (closing its sessions) and unload every plugin. */
   dispose(): Promise<void>
+}
+
+/** What a test may set on one send: Enter, cancellation, and its own timeout. */
+export interface SendOptions {
+  submit?: boolean
+  signal?: AbortSignal
+  timeoutMs?: number
 }
 
 /** Mount the real stack with this backend's config; unconfined unless `sandboxing` says otherwise. */
@@ -52,7 +59,11 @@ export async function startStack(config: ShellBackendConfigInput = PATIENT, sand
   fibers.push(await root.plugin(bashPlugin, config))
   const agent = await root.agents.create()
   const terminals = root.terminals
-  const send: Stack['send'] = (id, text, options = {}) => terminals.startSend(agent, id, { text, submit: options.submit ?? true, signal: options.signal })
+  const send: Stack['send'] = (id, text, options = {}) => {
+    const request: TerminalSendRequest = { text, submit: options.submit ?? true, signal: options.signal }
+    if (options.timeoutMs !== undefined) request.timeoutMs = options.timeoutMs
+    return terminals.startSend(agent, id, request)
+  }
   return {
     root,
     agent,
