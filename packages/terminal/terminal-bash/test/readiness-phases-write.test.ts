@@ -91,7 +91,15 @@ describe('inspecting', () => {
     fake.finish({ exitCode: 0, signal: null })
     await tick(0)
     release()
-    expect(await op.done).toEqual({ viewport: '', waitReason: 'session_exit', sessionStatus: { kind: 'exited', exitCode: 0, signal: null }, truncated: false })
+    // The job line printed between the sends is still shown, as earlier output.
+    expect(await op.done).toEqual({
+      viewport: '',
+      waitReason: 'session_exit',
+      sessionStatus: { kind: 'exited', exitCode: 0, signal: null },
+      truncated: false,
+      earlierOutput: '[1]+  Done  sleep 1\n',
+      earlierTruncated: false,
+    })
     expect(fake.writes).toEqual([])
   })
 

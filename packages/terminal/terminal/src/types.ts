@@ -96,6 +96,13 @@ export interface TerminalSendResult {
   /** True when this result lost bytes (not "the scrollback once overflowed"). */
   truncated: boolean
   /**
+   * Output the session printed after the previous result was taken (the previous send settled, or a
+   * read showed the newest lines) and before this send started: shown to nobody yet. Absent when none.
+   */
+  earlierOutput?: string
+  /** True when {@link TerminalSendResult.earlierOutput} lost bytes to the backend's bound. */
+  earlierTruncated?: boolean
+  /**
    * Exit status of what this send ran, interrupted or (empty send) waited for, seen ending during this
    * send (e.g. from a prompt marker); absent otherwise, never an earlier command's.
    */

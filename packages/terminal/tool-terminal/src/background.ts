@@ -2,6 +2,7 @@ import type { Agent } from 'dsh-agent'
 import type { JobContext, JobHandle, JobOutcome, StartJobOptions } from 'dsh-jobs'
 import type { TerminalSendHandle, TerminalSendRequest, TerminalSessionId, TerminalSessionService } from 'dsh-terminal'
 import type { BackgroundHolders } from './busy-sessions'
+import { EARLIER_MARKER } from './render/bound'
 import { backgroundDetail } from './render/texts'
 
 /** Job kind of a background send: its ids read `pty-send-<n>`. */
@@ -60,7 +61,8 @@ export function startBackgroundSend(options: BackgroundSendOptions): string {
  * Adapt a running send to a job handle. `cancel` is the send's own cancel, i.e. a real SIGINT to the
  * foreground group; the job registry then reports `killed`. Output is pulled as deltas while the
  * send runs; at settlement the viewport is the part no delta consumed, so it is written to the job
- * before `done` resolves, and its loss, too, reaches the status detail.
+ * before `done` resolves, and its loss, too, reaches the status detail. Earlier output (printed
+ * between the previous result and this send) is known only then: it is written first, under its marker.
  */
 function sendAsJob(send: TerminalSendHandle, job: JobContext): JobHandle {
   let lostBytes = false
@@ -71,8 +73,11 @@ function sendAsJob(send: TerminalSendHandle, job: JobContext): JobHandle {
     return read.delta
   }
   const done = send.done.then((result): JobOutcome => {
+    // Known only at settlement: what the session printed before this send, marked as such.
+    const earlier = result.earlierOutput
+    if (earlier) job.write(`\n${EARLIER_MARKER}\n${earlier.endsWith('\n') ? earlier : `${earlier}\n`}`)
     job.write(result.viewport)
-    if (result.truncated) lostBytes = true
+    if (result.truncated || result.earlierTruncated) lostBytes = true
     const facts = backgroundDetail(result, lostBytes)
     return { detail: interrupted ? `interrupted with SIGINT; ${facts}` : facts }
   })

@@ -14,7 +14,7 @@ export function terminalGuidance(enableRunInBackground: boolean): GuidanceSectio
     '- Close every session with terminal_close as soon as you no longer need it; its processes are stopped.',
     '- Each terminal_send ends with [wait: <reason>]. stdin_read: the shell or program is waiting for input. inferred_idle (output went quiet) and timeout do NOT prove the command finished; it may still be running. Check with terminal_read, or stop it with terminal_signal SIGINT.',
     '- [exit: <n>] is the exit status of the command this send ran, shown only when it ended during the call; without it the command may still run, or never ran. [session: exited …] means the terminal itself ended; open a new one.',
-    '- A session runs one send at a time. Output a result did not show is kept: read it with terminal_read.',
+    "- A session runs one send at a time. Output a result did not show is kept: read it with terminal_read. Output printed after a result starts the next send's result, under [earlier output, printed after the previous result].",
   ]
   if (enableRunInBackground) {
     lines.push(

@@ -68,6 +68,17 @@ describe('background sends through ctx.jobs', () => {
     expect(h.text(next)).toBe('out:echo ok\n[wait: stdin_read]\n[exit: 0]\n[session: running]')
   })
 
+  it("writes earlier output at the job's end under its marker, and its loss reaches the detail", async () => {
+    const h = await setup()
+    await h.call('terminal_open', { type: 'shell' })
+    h.backend.session('pty-1').replies.push({ viewport: 'done\n', earlierOutput: 'LATE\n', earlierTruncated: true })
+    await h.call('terminal_send', { sessionId: 'pty-1', text: 'make', run_in_background: true })
+    const final = await h.call('job_output', { jobId: 'pty-send-1', wait: true })
+    expect(h.text(final)).toBe(
+      '\n[earlier output, printed after the previous result]\nLATE\ndone\n[status: completed, wait: stdin_read, exit: 0, session: running, output truncated]',
+    )
+  })
+
   it('notes in the status detail when the send lost output bytes', async () => {
     const h = await setup()
     await h.call('terminal_open', { type: 'shell' })

@@ -1,4 +1,4 @@
-import { boundContent, fitResult, TRUNCATION_MARKER } from 'dsh-tool-terminal'
+import { boundContent, EARLIER_MARKER, fitResult, TRUNCATION_MARKER } from 'dsh-tool-terminal'
 import { utf8ByteLength } from 'dsh-tools'
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -25,6 +25,28 @@ describe('fitResult', () => {
     expect(fitted.text).toBe(`${'a'.repeat(13)}\n[wait: stdin_read]\n[exit: 0]\n[session: running]\n${TRUNCATION_MARKER}`)
     expect(utf8ByteLength(fitted.text)).toBe(80)
     expect(fitted.truncated).toBe(true)
+  })
+
+  it('renders earlier output first under its marker; under a cap the newest output keeps priority', () => {
+    const trailer = [{ text: '[wait: stdin_read]' }]
+    expect(fitResult({ earlier: 'LATE\ndsh> ', body: '(no new output)', trailer }, 1000).text).toBe(
+      `${EARLIER_MARKER}\nLATE\ndsh> \n(no new output)\n[wait: stdin_read]`,
+    )
+    const layout = { earlier: `old-${'é'.repeat(50)}`, body: 'n'.repeat(40), trailer }
+    const whole = fitResult(layout, 1000).text
+    for (let cap = 40; cap < utf8ByteLength(whole); cap += 1) {
+      const fitted = fitResult(layout, cap)
+      expect(utf8ByteLength(fitted.text)).toBeLessThanOrEqual(cap)
+      expect(fitted.text).not.toContain('\uFFFD')
+      expect(fitted.truncated).toBe(true)
+      const body = fitted.text.split('\n').at(-3) as string
+      // The earlier part appears only once the newest output is whole, and then with its marker.
+      if (fitted.text.includes('old') || fitted.text.includes('é')) {
+        expect(fitted.text.startsWith(`${EARLIER_MARKER}\n`)).toBe(true)
+        expect(body).toBe('n'.repeat(40))
+      } else expect(fitted.text).not.toContain(EARLIER_MARKER)
+    }
+    expect(fitResult(layout, utf8ByteLength(whole) - 1).text).toMatch(new RegExp(`^\\${EARLIER_MARKER.slice(0, -1)}\\]\\né+\\nn{40}\\n`))
   })
 
   it('drops optional lines, then compacts the head, then cuts the metadata from its end', () => {

@@ -132,6 +132,16 @@ describe('dsh-tool-terminal on a real bash', () => {
     expect(text(after)).toBe(`echo alive\nalive\n${PROMPT}\n${READY(0)}`)
   })
 
+  it('output printed after an inferred_idle result starts the next result, marked as earlier output', async () => {
+    const first = text(await call('terminal_send', { sessionId: 'pty-1', text: 'sleep 6; echo LATE-OUTPUT' }))
+    expect(first).toBe('sleep 6; echo LATE-OUTPUT\n\n[wait: inferred_idle]\n[session: running]')
+    await eventually(async () => text(await call('terminal_read', { sessionId: 'pty-1', offset: 1, count: 1 })).startsWith('LATE-OUTPUT\n'), 'LATE-OUTPUT')
+    const next = text(await call('terminal_send', { sessionId: 'pty-1', text: '', submit: false }))
+    expect(next).toBe(`[earlier output, printed after the previous result]\nLATE-OUTPUT\n${PROMPT}\n(no new output)\n${READY(0)}`)
+    expect(text(await call('terminal_send', { sessionId: 'pty-1', text: '', submit: false }))).toBe('(no new output)\n[wait: stdin_read]\n[session: running]')
+    // The session's silence rule is 5 s here: the command outlives its send by design.
+  }, 20_000)
+
   it('a cancelled foreground send interrupts the command and returns promptly as an error', async () => {
     const controller = new AbortController()
     const started = performance.now()

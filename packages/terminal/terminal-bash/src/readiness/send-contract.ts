@@ -44,6 +44,8 @@ export interface SendOptions {
   readonly startup?: boolean
   /** The caller's cancellation. */
   readonly signal?: AbortSignal | undefined
+  /** Output printed between the previous result and this send, shown first in its result. */
+  readonly earlier?: { readonly output: string; readonly truncated: boolean } | undefined
   /** Silence alone may settle the send (`inferred_idle`); default true. */
   readonly settleOnSilence?: boolean | undefined
   /** Timing rules. */

@@ -347,6 +347,11 @@ export class SendOperation implements TerminalSendOperation {
       const { markersBefore } = this.#baselines
       const status = markersBefore === undefined ? undefined : this.#host.stream.statusSince(markersBefore)
       if (status !== undefined) result.exitCode = status
+      const { earlier } = this.#options
+      if (earlier) {
+        result.earlierOutput = earlier.output
+        result.earlierTruncated = earlier.truncated
+      }
       this.#resolveDone(result)
     }
     this.#host.settled(this)

@@ -15,6 +15,7 @@ import { shellFailure } from '../errors'
 import { isWaitingAsFarAsKnown, type SendHost, type SendTiming } from '../readiness/send-contract'
 import { SendOperation } from '../readiness/send-operation'
 import { SHELL_PROMPT } from '../prompt-protocol'
+import { SendOutputBuffer } from '../output/index'
 import { TerminalStream } from './terminal-stream'
 
 /** Lines a read returns when the caller gives no `count` (the same default as `terminal_read`). */
@@ -37,6 +38,8 @@ export class ShellSession implements TerminalBackendSession {
   readonly #timing: SendTiming
   readonly #host: SendHost
   #active: SendOperation | undefined
+  /** Output that arrived while no send was active, since the latest result was taken. */
+  #earlier: SendOutputBuffer | undefined
   #idle: { facts: ForegroundFacts; arrivals: number } | undefined
   /** Own markers seen when the latest send settled: a send without input reports only a later one. */
   #markersSettled = 0
@@ -75,12 +78,13 @@ export class ShellSession implements TerminalBackendSession {
       settled: (operation) => {
         if (this.#active !== operation) return
         this.#active = undefined
+        this.#earlier = new SendOutputBuffer(this.#stream.line, this.#config.maxReadBytes)
         this.#markersSettled = this.#stream.markers
         const facts = operation.idleFacts
         this.#idle = facts ? { facts, arrivals: this.#stream.arrivals } : undefined
       },
     }
-    this.#stream.attach((chunk, gap) => this.#active?.onChunk(chunk, gap))
+    this.#stream.attach((chunk, gap) => (this.#active ? this.#active.onChunk(chunk, gap) : this.#earlier?.append(chunk)))
     void handle.done.then(() => this.#onExit())
   }
 
@@ -155,8 +159,21 @@ export class ShellSession implements TerminalBackendSession {
     if (this.#closeStarted) throw shellFailure.closed()
     if (this.#active) throw new TerminalError('SEND_ACTIVE', 'PTY session already has an active send')
     const input = request.text === '' && !request.submit ? undefined : request.text + (request.submit ? ENTER : '')
+    const earlier = this.#takeEarlier()
     const timing = request.timeoutMs === undefined ? this.#timing : { ...this.#timing, timeoutMs: request.timeoutMs }
-    return this.#begin(input, false, request.signal, this.#takeIdle(), { timing, settleOnSilence: request.settleOnSilence })
+    return this.#begin(input, false, request.signal, this.#takeIdle(), { timing, settleOnSilence: request.settleOnSilence, earlier })
+  }
+
+  /**
+   * What the session printed since the latest result was taken (a send settled, or a read showed the
+   * newest lines), consumed now: the next send's result carries it as earlier output.
+   */
+  #takeEarlier(): { output: string; truncated: boolean } | undefined {
+    const earlier = this.#earlier
+    this.#earlier = undefined
+    if (!earlier) return undefined
+    const { viewport, truncated } = earlier.settle()
+    return viewport === '' && !truncated ? undefined : { output: viewport, truncated }
   }
 
   /**
@@ -180,6 +197,8 @@ export class ShellSession implements TerminalBackendSession {
     })
     const dropped = scrollback.droppedLines
     const empty = page.lineEnd <= page.lineBegin
+    // A page that ends at the newest line showed the model what arrived between sends: it is taken.
+    if ((request.offset ?? 0) === 0 && this.#earlier) this.#earlier = new SendOutputBuffer(this.#stream.line, this.#config.maxReadBytes)
     return {
       text: page.text,
       totalLines: page.totalLines - dropped,
@@ -231,7 +250,11 @@ export class ShellSession implements TerminalBackendSession {
     startup: boolean,
     signal?: AbortSignal,
     idle?: ForegroundFacts,
-    rules: { timing: SendTiming; settleOnSilence?: boolean | undefined } = { timing: this.#timing },
+    rules: {
+      timing: SendTiming
+      settleOnSilence?: boolean | undefined
+      earlier?: { output: string; truncated: boolean } | undefined
+    } = { timing: this.#timing },
   ): SendOperation {
     const operation = new SendOperation(this.#host, {
       input,
@@ -241,6 +264,7 @@ export class ShellSession implements TerminalBackendSession {
       markersBefore: input === undefined ? this.#markersSettled : undefined,
       timing: rules.timing,
       settleOnSilence: rules.settleOnSilence,
+      earlier: rules.earlier,
       maxBytes: this.#config.maxReadBytes,
     })
     this.#active = operation

@@ -3,6 +3,9 @@ import { textContent, truncateUtf8Head, truncateUtf8Tail, utf8ByteLength, type F
 /** The one line that tells the model a result lost bytes; it appears at most once, always last. */
 export const TRUNCATION_MARKER = '[output truncated]'
 
+/** The line that introduces output the session printed between the previous result and this one. */
+export const EARLIER_MARKER = '[earlier output, printed after the previous result]'
+
 /** A metadata line of a result; `optional` lines are the first thing dropped under a tiny cap. */
 export interface MetaLine {
   text: string
@@ -21,6 +24,11 @@ export interface ResultLayout {
   compactHead?: string
   /** Terminal output; under a cap only its tail survives. An empty body takes no line. */
   body: string
+  /**
+   * Output printed before `body` that no earlier result showed; rendered first under
+   * {@link EARLIER_MARKER}. Under a cap `body` keeps priority: this gets only the bytes left, its tail.
+   */
+  earlier?: string
   /** Trailing metadata lines, e.g. `[wait: stdin_read]`, kept whole. */
   trailer?: readonly MetaLine[]
   /** The body already lost bytes upstream (a backend bound): the marker is shown even without a cut. */
@@ -36,7 +44,8 @@ export interface ResultLayout {
 export function fitResult(layout: ResultLayout, maxBytes: number): FittedText {
   const lines = layout.trailer ?? []
   const truncated = layout.truncated === true
-  const whole = compose(layout.head, layout.body, lines, truncated)
+  const earlier = layout.earlier ?? ''
+  const whole = compose(layout.head, withEarlier(earlier, layout.body), lines, truncated)
   if (utf8ByteLength(whole) <= maxBytes) return { text: whole, truncated }
 
   const required = lines.filter((line) => !line.optional)
@@ -49,7 +58,10 @@ export function fitResult(layout: ResultLayout, maxBytes: number): FittedText {
     // The body sits between head and trailer and costs one separating newline.
     const budget = maxBytes - fixed - 1
     const body = budget > 0 ? truncateUtf8Tail(layout.body, budget) : ''
-    return { text: compose(head, body, kept, true), truncated: true }
+    // Earlier output gets what the newest output left: its marker line, a newline each side, its tail.
+    const room = budget - utf8ByteLength(body) - utf8ByteLength(EARLIER_MARKER) - 2
+    const older = earlier !== '' && body !== '' && room > 0 ? truncateUtf8Tail(earlier, room) : ''
+    return { text: compose(head, withEarlier(older, body), kept, true), truncated: true }
   }
 
   const separator = `\n${TRUNCATION_MARKER}`
@@ -76,6 +88,13 @@ export function boundContent(content: ToolContent[], maxBytes: number): ToolCont
       ? { head: unmarked, body: '', truncated: alreadyMarked }
       : { head: unmarked.slice(0, newline), body: unmarked.slice(newline + 1), truncated: alreadyMarked }
   return [textContent(fitResult(layout, maxBytes).text)]
+}
+
+/** `body` preceded by the earlier output under its marker line, when there is any. */
+function withEarlier(earlier: string, body: string): string {
+  if (earlier === '') return body
+  const ended = earlier.endsWith('\n') ? earlier.slice(0, -1) : earlier
+  return `${EARLIER_MARKER}\n${ended}\n${body}`
 }
 
 /** Join the present parts with newlines; an empty body and an absent head take no line. */

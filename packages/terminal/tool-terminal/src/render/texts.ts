@@ -35,6 +35,8 @@ export function openLayout(opened: TerminalSpawnResult): ResultLayout {
 }
 
 /**
+ * Earlier output first, under `[earlier output, printed after the previous result]` (what the
+ * session printed between the previous result and this send), then
  * `<viewport or (no new output)>`, `[wait: <reason>]`, `[exit: <n>]` when the backend saw this send's
  * command end (never an earlier one's), `[session: <status>]`, and the truncation marker when this result lost bytes.
  */
@@ -42,7 +44,12 @@ export function sendLayout(result: TerminalSendResult): ResultLayout {
   const trailer: MetaLine[] = [{ text: `[wait: ${result.waitReason}]` }]
   if (typeof result.exitCode === 'number') trailer.push({ text: `[exit: ${result.exitCode}]`, optional: true })
   trailer.push({ text: `[session: ${statusText(result.sessionStatus)}]` })
-  return { body: result.viewport === '' ? NO_NEW_OUTPUT : result.viewport, trailer, truncated: result.truncated }
+  const layout: ResultLayout = { body: result.viewport === '' ? NO_NEW_OUTPUT : result.viewport, trailer, truncated: result.truncated }
+  if (result.earlierOutput) {
+    layout.earlier = result.earlierOutput
+    if (result.earlierTruncated) layout.truncated = true
+  }
+  return layout
 }
 
 /** `<page text>` then `[lines: <begin>-<end> of <total>]`, and the marker when the page lost bytes. */
