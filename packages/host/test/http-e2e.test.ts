@@ -79,7 +79,7 @@ describe.skipIf(process.platform !== 'linux')('end to end: real bash over MCP St
     const sessionId = (await callTool(first.client, 'terminal_open', { type: 'shell', name: 'main' })).meta.sessionId as string
     expect(await call(first.client, 'terminal_send', { sessionId, text: 'echo "hello-$((6*7))"' })).toMatch(/^echo "hello-\$\(\(6\*7\)\)"\nhello-42\n/)
     // The host drops the variable at startup, and the environment scrub drops DSH_* names anyway.
-    const probe = `echo "token=\${${TOKEN_ENV}:-unset} names=$(env | grep -c '^${TOKEN_ENV}=') values=$(env | grep -c -F '${token}')"`
+    const probe = `echo "token=\${${TOKEN_ENV}:-unset} names=$(env | grep -c '^${TOKEN_ENV}=') values=$(env | grep -c -F -e '${token}')"`
     expect(await call(first.client, 'terminal_send', { sessionId, text: probe })).toContain('\ntoken=unset names=0 values=0\n')
     expect(await call(first.client, 'terminal_close', { sessionId })).toBe(`closed terminal session ${sessionId}`)
   })
@@ -151,7 +151,7 @@ describe('dsh-terminal mcp --http', () => {
   it('keeps the token from shells by the environment scrub alone, too (headless leaves it in its own environment)', async () => {
     const token = randomBytes(24).toString('base64url')
     const headless = startCli(['headless', '--config', DEFAULT_CONFIG], process.cwd(), { [TOKEN_ENV]: token })
-    const send = `echo "token=\${${TOKEN_ENV}:-unset} values=$(env | grep -c -F '${token}')"`
+    const send = `echo "token=\${${TOKEN_ENV}:-unset} values=$(env | grep -c -F -e '${token}')"`
     headless.child.stdin.end(
       `${JSON.stringify({ id: 1, tool: 'terminal_open', arguments: { type: 'shell' } })}\n${JSON.stringify({ id: 2, tool: 'terminal_send', arguments: { sessionId: 'pty-1', text: send } })}\n`,
     )
