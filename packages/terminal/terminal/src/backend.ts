@@ -1,3 +1,4 @@
+import type { TerminalInputState } from './input-state'
 import type {
   TerminalBackendSpawnSpec,
   TerminalReadRequest,
@@ -37,6 +38,11 @@ export interface TerminalBackendSession {
   signal(signal: TerminalSignal): Promise<TerminalSignalResult>
   /** Observe the top-level process status. */
   status(): TerminalSessionStatus
+  /**
+   * What the terminal waits for now (or what runs in front), inspected afresh; `undefined` when it
+   * cannot be told (exited, closing). Optional: a backend without it reports nothing.
+   */
+  inputState?(): Promise<TerminalInputState | undefined>
   /** Idempotently close the whole process tree and await quiescence; a rejection may be retried. */
   close(reason: string): Promise<void>
 }

@@ -13,6 +13,13 @@ export {
   type TerminalErrorCode,
 } from './errors'
 export { TerminalSessionService } from './service'
+export {
+  TERMINAL_INPUT_KINDS,
+  type TerminalInputKind,
+  type TerminalInputState,
+  type TerminalOutputMatch,
+  type TerminalProgram,
+} from './input-state'
 export { ROLLBACK_FAILED_MESSAGE, ROLLBACK_REASON } from './spawn'
 export { OWNER_DISPOSED_REASON, SERVICE_DISPOSED_REASON } from './registry'
 export {

@@ -2,6 +2,7 @@ import { Buffer } from 'node:buffer'
 import type { Agent } from 'dsh-agent'
 import type { TerminalBackend, TerminalBackendSession } from './backend'
 import { BackendRegistry } from './backends'
+import type { TerminalInputState } from './input-state'
 import { DEFAULT_MAX_SESSIONS_PER_AGENT, DEFAULT_MAX_TEXT_BYTES } from './config'
 import { combineFailures, refuse } from './errors'
 import { sessionNameProblem } from './names'
@@ -99,10 +100,13 @@ export class TerminalRegistry {
     if (request.settleOnSilence !== undefined && typeof request.settleOnSilence !== 'boolean') {
       throw refuse.invalid('PTY send settleOnSilence must be a boolean')
     }
-    const timeoutMs = request.timeoutMs
-    if (timeoutMs !== undefined && !(Number.isSafeInteger(timeoutMs) && timeoutMs >= 1 && timeoutMs <= MAX_TIMER_MS)) {
-      throw refuse.invalid(`PTY send timeoutMs must be an integer from 1 to ${MAX_TIMER_MS}`)
+    for (const key of ['timeoutMs', 'idleMs'] as const) {
+      const value = request[key]
+      if (value !== undefined && !(Number.isSafeInteger(value) && value >= 1 && value <= MAX_TIMER_MS)) {
+        throw refuse.invalid(`PTY send ${key} must be an integer from 1 to ${MAX_TIMER_MS}`)
+      }
     }
+    if (request.waitFor !== undefined && !(request.waitFor instanceof RegExp)) throw refuse.invalid('PTY send waitFor must be a RegExp')
     // Checked here, not in a tool, so every caller is bounded: readline takes time per byte of a line.
     const bytes = Buffer.byteLength(request.text, 'utf8')
     if (bytes > this.#maxTextBytes) throw refuse.textTooLarge(bytes, this.#maxTextBytes)
@@ -119,6 +123,13 @@ export class TerminalRegistry {
       }
     }
     return record.session.read(request ?? {})
+  }
+
+  /** What an owned session's terminal waits for now; `undefined` when closing or the backend cannot tell. */
+  async inputState(owner: Agent, id: TerminalSessionId): Promise<TerminalInputState | undefined> {
+    const record = this.#resolve(owner, id)
+    if (record.closing || !record.session.inputState) return undefined
+    return await record.session.inputState()
   }
 
   /** Deliver an allowed signal through an owned session that is not closing. */

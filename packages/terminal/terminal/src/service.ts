@@ -2,6 +2,7 @@ import { type Context, Service } from '@deepseek-ai/cordis'
 import type { Agent } from 'dsh-agent'
 import type { TerminalBackend } from './backend'
 import { Config, type TerminalConfig } from './config'
+import type { TerminalInputState } from './input-state'
 import { TerminalRegistry } from './registry'
 import type {
   TerminalReadRequest,
@@ -84,6 +85,14 @@ export class TerminalSessionService extends Service {
   /** Read one bounded page of retained scrollback, counted back from the newest line. */
   read(owner: Agent, id: TerminalSessionId, request: TerminalReadRequest = {}): TerminalReadResult {
     return this.registry.read(owner, id, request)
+  }
+
+  /**
+   * What the session's terminal waits for now (prompt, continuation, password, program, keys) or
+   * what runs in front; `undefined` when the session is closing or its backend cannot tell.
+   */
+  inputState(owner: Agent, id: TerminalSessionId): Promise<TerminalInputState | undefined> {
+    return this.registry.inputState(owner, id)
   }
 
   /** Deliver an allowed signal to the session's foreground process group. */

@@ -1,4 +1,5 @@
 import type { Agent } from 'dsh-agent'
+import type { TerminalInputState, TerminalOutputMatch } from './input-state'
 
 declare const terminalSessionIdBrand: unique symbol
 
@@ -17,11 +18,13 @@ export function asTerminalSessionId(value: string): TerminalSessionId {
 }
 
 /** Every reason a send may return, as a runtime list for schemas and exhaustive checks. */
-export const TERMINAL_WAIT_REASONS = ['stdin_read', 'inferred_idle', 'timeout', 'session_exit'] as const
+export const TERMINAL_WAIT_REASONS = ['stdin_read', 'inferred_idle', 'timeout', 'session_exit', 'output_match'] as const
 
 /**
  * Why one send returned control to its caller. Independent of {@link TerminalSessionStatus}:
- * `timeout` or `inferred_idle` never imply that anything exited.
+ * `timeout`, `inferred_idle` and `output_match` never imply that anything exited. The seed's four
+ * grew by `output_match` (the send's `waitFor` matched new output) when sends learned to wait for
+ * long-running work.
  */
 export type TerminalWaitReason = (typeof TERMINAL_WAIT_REASONS)[number]
 
@@ -75,6 +78,14 @@ export interface TerminalSendRequest {
   settleOnSilence?: boolean
   /** Absolute bound of this send from its start, in ms (1 … 2³¹−1); default: the backend's own. */
   timeoutMs?: number
+  /**
+   * Settle as soon as output that arrives after the write matches (wait reason `output_match`),
+   * tested line by line. Silence then does not end the send unless `idleMs` is given too; a wait
+   * for input, the session's exit, cancellation and the timeout still do.
+   */
+  waitFor?: RegExp
+  /** Silence that settles this send as `inferred_idle`, in ms (1 … 2³¹−1); default: the backend's own. */
+  idleMs?: number
 }
 
 /** Output consumed from a running send since the previous read (a moving cursor). */
@@ -107,6 +118,10 @@ export interface TerminalSendResult {
    * send (e.g. from a prompt marker); absent otherwise, never an earlier command's.
    */
   exitCode?: number
+  /** What the terminal waits for at settlement (or what runs in front); absent after exit or when unknown. */
+  input?: TerminalInputState
+  /** What `waitFor` matched, when the send settled as `output_match`. */
+  match?: TerminalOutputMatch
 }
 
 /**
