@@ -11,7 +11,9 @@ export { LocalTerminal } from './terminal'
 export { LinuxInspector, type LinuxInspectorOptions } from './linux/inspector'
 export { procFs, type FileIdentity, type ProcSource } from './linux/proc-source'
 export { DarwinInspector, type CommandRunner, type SyncCommandRunner } from './darwin/ps-inspector'
-export { SttyModes, type TerminalModesSource } from './modes/stty-modes'
+export type { TerminalModesSource } from './modes/modes-source'
+export { SttyModes } from './modes/stty-modes'
+export { TermiosModes, type TermiosModesOptions } from './modes/termios-modes'
 export type { MemberScan, MemberScope, ProcessIdentity, ProcessInspector, ProcessRecord, SignalDisposition } from './inspector'
 
 /** Plugin name used in a cordis.yml. */

@@ -5,7 +5,8 @@ import { stat } from 'node:fs/promises'
 import { CgroupLimiter, type CgroupLimiterOptions } from './cgroup/limiter'
 import type { LocalSubprocessConfig } from './config'
 import { resolveExecutable } from './executable'
-import { SttyModes, type TerminalModesSource } from './modes/stty-modes'
+import type { TerminalModesSource } from './modes/modes-source'
+import { TermiosModes } from './modes/termios-modes'
 import { inspectorFor } from './platform'
 import { LocalTerminal } from './terminal'
 
@@ -13,7 +14,7 @@ import { LocalTerminal } from './terminal'
 export interface LocalSubprocessRuntimeOptions {
   /** Where per-session limits read the cgroup layout and do their file work. */
   readonly cgroups?: CgroupLimiterOptions
-  /** Where terminals read their echo/canonical flags (default: one `stty` helper shell, started on first use). */
+  /** Where terminals read their echo/canonical flags (default: `TermiosModes`: one perl helper, or one `stty` helper shell without perl; started on first use). */
   readonly modes?: TerminalModesSource
 }
 
@@ -32,7 +33,7 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
     super(ctx)
     this.config = config
     this.limiter = new CgroupLimiter(options.cgroups ?? {}, (message) => ctx.logger('subprocess').warn('%s', message))
-    this.modes = options.modes ?? new SttyModes()
+    this.modes = options.modes ?? new TermiosModes()
     ctx.effect(
       () => () =>
         this.terminateAll().finally(() => {

@@ -1,31 +1,28 @@
-import { statSync } from 'node:fs'
 import type { TerminalModes } from 'dsh-subprocess'
+import { deviceNumber, type TerminalModesSource } from './modes-source'
+import { modesPlan } from './modes-plan'
 import { SttyHelper } from './stty-helper'
-import { localFlagBits, parseSttySettings } from './stty-parser'
-
-/** Reads a terminal's echo and canonical flags by device path; tests inject their own. */
-export interface TerminalModesSource {
-  /**
-   * The flags of the terminal at `device`, or `undefined` when unreadable. `terminal`, when given,
-   * is the device number the path must carry (checked first, so a stale path never answers).
-   */
-  read(device: string, terminal: number | undefined): Promise<TerminalModes | undefined>
-  /** Release what the source holds (the helper process); later reads resolve `undefined`. */
-  dispose(): void
-}
+import { type LocalFlagBits, parseSttySettings } from './stty-parser'
 
 /**
  * `stty -g` through one long-lived helper shell (see `SttyHelper`), decoded for this platform's
- * termios. Where the termios layout is unknown nothing is started and every read is `undefined`.
+ * termios: about 2 ms a read, for the fork and exec of stty. The fallback of `TermiosModes`.
+ * Where the termios layout is unknown nothing is started and every read is `undefined`.
  */
 export class SttyModes implements TerminalModesSource {
-  readonly #bits: ReturnType<typeof localFlagBits>
+  readonly #bits: LocalFlagBits | undefined
   readonly #helper: SttyHelper | undefined
 
+  /** Nothing starts until the first read. */
   constructor(platform: NodeJS.Platform = process.platform, arch: string = process.arch) {
-    this.#bits = localFlagBits(platform, arch)
-    // macOS: the system's BSD stty, whatever a package manager put first on PATH.
-    this.#helper = this.#bits && new SttyHelper(platform === 'darwin' ? '-f' : '-F', { path: platform === 'darwin' ? '/bin:/usr/bin' : undefined })
+    const plan = modesPlan(platform, arch)
+    this.#bits = plan?.bits
+    this.#helper = plan && new SttyHelper(plan.stty.deviceOption, { path: plan.stty.path })
+  }
+
+  /** Pid of the running helper shell, if one runs (diagnostics and tests). */
+  get pid(): number | undefined {
+    return this.#helper?.pid
   }
 
   async read(device: string, terminal: number | undefined): Promise<TerminalModes | undefined> {
@@ -36,13 +33,5 @@ export class SttyModes implements TerminalModesSource {
 
   dispose(): void {
     this.#helper?.dispose()
-  }
-}
-
-function deviceNumber(path: string): number | undefined {
-  try {
-    return statSync(path).rdev
-  } catch {
-    return undefined
   }
 }

@@ -1,8 +1,10 @@
 import type { TerminalModes } from 'dsh-subprocess'
 
 /** Where the two flags sit in `c_lflag`: the kernel's termios, not the stty build, decides. */
-interface LocalFlagBits {
+export interface LocalFlagBits {
+  /** The ECHO bit. */
   readonly echo: number
+  /** The ICANON bit. */
   readonly canonical: number
 }
 
