@@ -19,8 +19,9 @@ export interface BackgroundSendOptions {
   terminals: TerminalSessionService
   owner: Agent
   sessionId: TerminalSessionId
-  request: Pick<TerminalSendRequest, 'text' | 'submit'>
-  /** Absolute bound of the send (the tool's `backgroundTimeoutMs`); it never ends on silence. */
+  /** What to type, and how to wait: `waitFor` ends the job on a matching line, `idleMs` lets silence end it. */
+  request: Pick<TerminalSendRequest, 'text' | 'submit' | 'waitFor' | 'idleMs'>
+  /** Absolute bound of the send (the call's `timeoutMs`, else the tool's `backgroundTimeoutMs`). */
   timeoutMs: number
   outputLimitBytes: number
   /** Told which job holds the session until its send ends, so a refused send can name it. */
@@ -29,8 +30,9 @@ export interface BackgroundSendOptions {
 
 /**
  * Register a send as a job and return its id. Control is already back with the model, so the send
- * does not settle on silence: it runs until the shell or a program waits for input, the session
- * exits, the job is killed, or `timeoutMs` passed (a server it started keeps its job `running`). The send starts inside `run`, synchronously, so a
+ * does not settle on silence (unless the model gave `idleMs`): it runs until the shell or a program
+ * waits for input, a line matches `waitFor`, the session exits, the job is killed, or `timeoutMs`
+ * passed (a server it started keeps its job `running`). The send starts inside `run`, synchronously, so a
  * refused send (SEND_ACTIVE, a foreign or unknown session) throws out of `start` and leaves no job;
  * a job refused by the registry (JOB_LIMIT) never reaches `run`, so nothing is written.
  */
@@ -46,8 +48,10 @@ export function startBackgroundSend(options: BackgroundSendOptions): string {
       const send = terminals.startSend(owner, sessionId, {
         text: request.text,
         submit: request.submit,
-        settleOnSilence: false,
+        // An explicit idleMs is the model asking for the silence rule; otherwise silence proves nothing here.
+        ...(request.idleMs === undefined ? { settleOnSilence: false } : { idleMs: request.idleMs }),
         timeoutMs: options.timeoutMs,
+        ...(request.waitFor === undefined ? {} : { waitFor: request.waitFor }),
       })
       settled = send.released
       return sendAsJob(send, job)

@@ -15,6 +15,12 @@ export const DEFAULT_BACKGROUND_TIMEOUT_MS = 600_000
 /** Largest accepted `backgroundTimeoutMs` (24 hours; Node timers stop at 2³¹−1 ms anyway). */
 export const MAX_BACKGROUND_TIMEOUT_MS = 86_400_000
 
+/** Default `maxTimeoutMs` (10 minutes): how long one terminal_send may be asked to wait. */
+export const DEFAULT_MAX_TIMEOUT_MS = 600_000
+
+/** Largest accepted `maxTimeoutMs` (24 hours, like `backgroundTimeoutMs`). */
+export const MAX_MAX_TIMEOUT_MS = 86_400_000
+
 /**
  * Options of `dsh-tool-terminal`. Validated by Cordis when the plugin is mounted, so a bad cap is a
  * config error at load time rather than a broken result later.
@@ -41,6 +47,13 @@ export const Config = z
       .describe(
         'How long a background send may run: it does not end on silence, only when the shell or a program waits for input, the session exits, job_kill, or this timeout.',
       ),
+    maxTimeoutMs: z
+      .number()
+      .int('maxTimeoutMs must be an integer number of milliseconds')
+      .min(1000, 'maxTimeoutMs must be at least 1000 ms')
+      .max(MAX_MAX_TIMEOUT_MS, `maxTimeoutMs must be at most ${MAX_MAX_TIMEOUT_MS} ms (24 hours)`)
+      .default(DEFAULT_MAX_TIMEOUT_MS)
+      .describe('Largest timeoutMs and idleMs a model may give terminal_send. A background send may ask for up to the larger of this and backgroundTimeoutMs.'),
   })
   .prefault({})
 

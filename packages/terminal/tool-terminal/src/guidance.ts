@@ -5,7 +5,8 @@ export const GUIDANCE_ID = 'terminal'
 
 /**
  * The system-prompt section for the six tools: when a terminal is worth it, how to keep track of
- * sessions, and what a wait reason does and does not prove. Background advice only when enabled.
+ * sessions, what a wait reason does and does not prove, what the input states ask of the model, and
+ * how to wait for long work. Background advice only when enabled.
  */
 export function terminalGuidance(enableRunInBackground: boolean): GuidanceSection {
   const lines = [
@@ -15,10 +16,14 @@ export function terminalGuidance(enableRunInBackground: boolean): GuidanceSectio
     '- Each terminal_send ends with [wait: <reason>]. stdin_read: the shell or program is waiting for input. inferred_idle (output went quiet) and timeout do NOT prove the command finished; it may still be running. Check with terminal_read, or stop it with terminal_signal SIGINT.',
     '- [exit: <n>] is the exit status of the command this send ran, shown only when it ended during the call; without it the command may still run, or never ran. [session: exited …] means the terminal itself ended; open a new one.',
     "- A session runs one send at a time. Output a result did not show is kept: read it with terminal_read. Output printed after a result starts the next send's result, under [earlier output, printed after the previous result].",
+    '- [input: …] says what the terminal waits for: prompt (the shell), continuation (the command is unfinished: send the rest, or "\\u0003" to abandon it), password (a secret: ask the user for it, never invent one), program (a REPL or question reads lines), keys (a full-screen program such as vim or less), none (busy).',
+    `- To wait for long-running work, give terminal_send waitFor, a regular expression for the line you expect (a server's "ready", a test summary): it returns as soon as a new line matches, with [wait: output_match]${
+      enableRunInBackground ? '; a background job ends there, and job_output takes waitFor too' : ''
+    }. timeoutMs bounds the wait.`,
   ]
   if (enableRunInBackground) {
     lines.push(
-      '- For a long-running command use terminal_send with run_in_background, then job_output to follow it and job_kill to interrupt it. A background job ends only when the shell waits for input again (or on its timeout), so a server stays running until job_kill.',
+      '- For a long-running command use terminal_send with run_in_background, then job_output to follow it and job_kill to interrupt it. A background job ends only when the shell waits for input again, a line matches its waitFor, or on its timeout, so a server stays running until job_kill.',
     )
   }
   return { id: GUIDANCE_ID, title: 'Terminal sessions', text: lines.join('\n') }

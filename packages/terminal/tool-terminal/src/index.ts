@@ -16,7 +16,15 @@ import { signalTool } from './tools/signal'
 
 export { BACKGROUND_JOB_KIND, startBackgroundSend, type BackgroundSendOptions, type JobStarter } from './background'
 export { BackgroundHolders, explainBusy } from './busy-sessions'
-export { Config, DEFAULT_RESULT_BYTES, MAX_RESULT_BYTES, MIN_RESULT_BYTES, type TerminalToolsConfig } from './config'
+export {
+  Config,
+  DEFAULT_MAX_TIMEOUT_MS,
+  DEFAULT_RESULT_BYTES,
+  MAX_MAX_TIMEOUT_MS,
+  MAX_RESULT_BYTES,
+  MIN_RESULT_BYTES,
+  type TerminalToolsConfig,
+} from './config'
 export { jobsUnavailable, sendCancelled, terminalToolError, type TerminalToolErrorCode } from './errors'
 export { GUIDANCE_ID, terminalGuidance } from './guidance'
 export { boundContent, EARLIER_MARKER, fitResult, TRUNCATION_MARKER, type MetaLine, type ResultLayout } from './render/bound'
@@ -25,8 +33,8 @@ export { closeParameters, closeTool } from './tools/close'
 export { listParameters, listTool } from './tools/list'
 export { openParameters, openTool } from './tools/open'
 export { DEFAULT_READ_COUNT, readParameters, readTool } from './tools/read'
-export { CANCEL_GRACE_MS, sendParameters, sendTool, settleOrCancel } from './tools/send'
-export type { ToolDeps } from './tools/shared'
+export { CANCEL_GRACE_MS, type SendParameterOptions, sendParameters, sendTool, settleOrCancel } from './tools/send'
+export { INPUT_STATE_WAIT_MS, inputStateOf, type ToolDeps } from './tools/shared'
 export { signalParameters, signalTool } from './tools/signal'
 
 /** Plugin name used in a cordis.yml. */

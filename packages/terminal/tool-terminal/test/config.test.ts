@@ -25,8 +25,15 @@ async function mountError(config: unknown): Promise<string> {
 }
 
 describe('config', () => {
-  it('defaults: background enabled, 256 KiB cap, background sends bounded by 10 minutes', () => {
-    expect(Config.parse(undefined)).toEqual({ enableRunInBackground: true, maxResultBytes: 262144, backgroundTimeoutMs: 600_000 })
+  it('defaults: background enabled, 256 KiB cap, background sends and per-send waits bounded by 10 minutes', () => {
+    expect(Config.parse(undefined)).toEqual({ enableRunInBackground: true, maxResultBytes: 262144, backgroundTimeoutMs: 600_000, maxTimeoutMs: 600_000 })
+  })
+
+  it('maxTimeoutMs is bounded: 1 s to 24 h, an integer', async () => {
+    expect(await mountError({ maxTimeoutMs: 999 })).toContain('maxTimeoutMs must be at least 1000 ms')
+    expect(await mountError({ maxTimeoutMs: 86_400_001 })).toContain('maxTimeoutMs must be at most 86400000 ms (24 hours)')
+    expect(await mountError({ maxTimeoutMs: 2000.5 })).toContain('maxTimeoutMs must be an integer number of milliseconds')
+    expect(await mountError({ maxTimeoutMs: 1000 })).toBe('mounted')
   })
 
   it('backgroundTimeoutMs is bounded: 1 s to 24 h, an integer', async () => {
@@ -53,6 +60,10 @@ describe('config', () => {
       'inferred_idle (output went quiet) and timeout do NOT prove the command finished',
       'not the name',
       'run_in_background',
+      'password (a secret: ask the user for it, never invent one)',
+      'continuation (the command is unfinished: send the rest, or "\\u0003" to abandon it)',
+      'give terminal_send waitFor',
+      '[wait: output_match]',
     ]) {
       expect(guidance).toContain(phrase)
     }
@@ -95,6 +106,9 @@ describe('config', () => {
           sessionId: s,
           text: s,
           submit: { type: 'boolean', default: true, enum: undefined },
+          waitFor: s,
+          timeoutMs: { type: 'integer', default: undefined, enum: undefined },
+          idleMs: { type: 'integer', default: undefined, enum: undefined },
           run_in_background: { type: 'boolean', default: undefined, enum: undefined },
         },
         required: ['sessionId', 'text'],
@@ -128,7 +142,7 @@ describe('config', () => {
   it('enableRunInBackground: false removes the property and its sentence, and refuses a forced argument', async () => {
     const h = await setup({ config: { enableRunInBackground: false } })
     const send = h.root.tools.list().find((tool) => tool.name === 'terminal_send')!
-    expect(Object.keys((send.inputSchema as { properties: object }).properties)).toEqual(['sessionId', 'text', 'submit'])
+    expect(Object.keys((send.inputSchema as { properties: object }).properties)).toEqual(['sessionId', 'text', 'submit', 'waitFor', 'timeoutMs', 'idleMs'])
     expect(send.description).not.toContain('run_in_background')
     expect(h.root.tools.renderGuidance()).not.toContain('run_in_background')
     await h.call('terminal_open', { type: 'shell' })
@@ -145,5 +159,21 @@ describe('config', () => {
   it('the guidance text adapts to the background option', () => {
     expect(terminalGuidance(true).text).toContain('run_in_background')
     expect(terminalGuidance(false).text).not.toContain('run_in_background')
+    expect(terminalGuidance(true).text).toContain('a background job ends there, and job_output takes waitFor too')
+    expect(terminalGuidance(false).text).not.toContain('job_output')
+    // The input states and waitFor took two lines, no more.
+    expect(terminalGuidance(false).text.split('\n').length).toBe(8)
+  })
+
+  it('the input schema states the wait bounds it enforces', async () => {
+    const h = await setup({ config: { maxTimeoutMs: 60_000, backgroundTimeoutMs: 120_000 } })
+    const send = h.root.tools.list().find((tool) => tool.name === 'terminal_send')!
+    const properties = (send.inputSchema as { properties: Record<string, { minimum?: number; maximum?: number }> }).properties
+    // A background send may ask for up to backgroundTimeoutMs; a foreground one is refused above maxTimeoutMs.
+    expect({ timeoutMs: properties.timeoutMs, idleMs: properties.idleMs }).toMatchObject({
+      timeoutMs: { minimum: 1, maximum: 120_000 },
+      idleMs: { minimum: 1, maximum: 60_000 },
+    })
+    expect(send.description).toContain('output_match means a line matched waitFor')
   })
 })

@@ -153,10 +153,10 @@ describe('the real composition from a cordis.yml', () => {
     }
     expect(await call('terminal_open', { type: 'shell', cwd: '/' })).toBe('started terminal session pty-1 [type: shell]\ndsh> ')
     expect(await call('terminal_send', { sessionId: 'pty-1', text: 'cd /tmp && export DSH_LOADER_PROBE=persisted' })).toBe(
-      'cd /tmp && export DSH_LOADER_PROBE=persisted\ndsh> \n[wait: stdin_read]\n[exit: 0]\n[session: running]',
+      'cd /tmp && export DSH_LOADER_PROBE=persisted\ndsh> \n[wait: stdin_read]\n[input: prompt]\n[exit: 0]\n[session: running]',
     )
     expect(await call('terminal_send', { sessionId: 'pty-1', text: 'echo "$PWD:$DSH_LOADER_PROBE"' })).toBe(
-      'echo "$PWD:$DSH_LOADER_PROBE"\n/tmp:persisted\ndsh> \n[wait: stdin_read]\n[exit: 0]\n[session: running]',
+      'echo "$PWD:$DSH_LOADER_PROBE"\n/tmp:persisted\ndsh> \n[wait: stdin_read]\n[input: prompt]\n[exit: 0]\n[session: running]',
     )
     const listed = await root.tools.execute({ callId: 'list', name: 'terminal_list', arguments: {}, agent })
     const [session] = listed.meta!.sessions as { pid: number }[]

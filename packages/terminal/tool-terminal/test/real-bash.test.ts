@@ -14,7 +14,7 @@ import { bashPlugin, sandboxPolicyPlugin, subprocessLocalPlugin, toolJobsPlugin 
 // controlled `dsh> `; a send's viewport is the echoed command line, its output and the next prompt.
 
 const PROMPT = 'dsh> '
-const READY = (exit: number) => `[wait: stdin_read]\n[exit: ${exit}]\n[session: running]`
+const READY = (exit: number) => `[wait: stdin_read]\n[input: prompt]\n[exit: ${exit}]\n[session: running]`
 
 let root: Context
 let agent: Agent
@@ -82,9 +82,10 @@ describe('dsh-tool-terminal on a real bash', () => {
     await call('terminal_send', { sessionId: 'pty-1', text: 'printf "r1\\nr2\\n"' })
     const page = await call('terminal_read', { sessionId: 'pty-1', count: 3 })
     const total = page.meta?.totalLines as number
-    expect(text(page)).toBe(`r1\nr2\n${PROMPT}\n[lines: ${total - 2}-${total} of ${total}]`)
+    expect(text(page)).toBe(`r1\nr2\n${PROMPT}\n[lines: ${total - 2}-${total} of ${total}]\n[input: prompt]`)
+    expect(page.meta?.input).toEqual({ kind: 'prompt' })
     const older = await call('terminal_read', { sessionId: 'pty-1', offset: 3, count: 1 })
-    expect(text(older)).toBe(`${PROMPT}printf "r1\\nr2\\n"\n[lines: ${total - 3}-${total - 3} of ${total}]`)
+    expect(text(older)).toBe(`${PROMPT}printf "r1\\nr2\\n"\n[lines: ${total - 3}-${total - 3} of ${total}]\n[input: prompt]`)
   })
 
   it('a background send is interrupted by terminal_signal and reports exit 130', async () => {
@@ -99,7 +100,7 @@ describe('dsh-tool-terminal on a real bash', () => {
     expect(text(signalled)).toMatch(/^delivered SIGINT to foreground process group \d+$/)
     expect(signalled.meta?.targetPgid).not.toBe(pid)
     const output = text(await call('job_output', { jobId: 'pty-send-1', wait: true }))
-    expect(output).toBe(`sleep 30\n\n${PROMPT}\n[status: completed, wait: stdin_read, exit: 130, session: running]`)
+    expect(output).toBe(`sleep 30\n\n${PROMPT}\n[status: completed, wait: stdin_read, input: prompt, exit: 130, session: running]`)
   })
 
   it('job_kill interrupts a background send with SIGINT and the job ends killed', async () => {
@@ -107,7 +108,7 @@ describe('dsh-tool-terminal on a real bash', () => {
     await waitForForeground(pid)
     expect(text(await call('job_kill', { jobId: 'pty-send-2' }))).toBe('requested cancellation of job pty-send-2')
     const output = text(await call('job_output', { jobId: 'pty-send-2', wait: true }))
-    expect(output).toBe(`sleep 31\n\n${PROMPT}\n[status: killed, interrupted with SIGINT; wait: stdin_read, exit: 130, session: running]`)
+    expect(output).toBe(`sleep 31\n\n${PROMPT}\n[status: killed, interrupted with SIGINT; wait: stdin_read, input: prompt, exit: 130, session: running]`)
     const after = await call('terminal_send', { sessionId: 'pty-1', text: 'echo alive' })
     expect(text(after)).toBe(`echo alive\nalive\n${PROMPT}\n${READY(0)}`)
   })
@@ -127,18 +128,23 @@ describe('dsh-tool-terminal on a real bash', () => {
     expect(text(await call('job_kill', { jobId: 'pty-send-3' }))).toBe('requested cancellation of job pty-send-3')
     const output = text(await call('job_output', { jobId: 'pty-send-3', wait: true }))
     expect(output).toContain('Keyboard interrupt received, exiting.')
-    expect(output).toMatch(/\n\[status: killed, interrupted with SIGINT; wait: stdin_read, exit: \d+, session: running\]$/)
+    expect(output).toMatch(/\n\[status: killed, interrupted with SIGINT; wait: stdin_read, input: prompt, exit: \d+, session: running\]$/)
     const after = await call('terminal_send', { sessionId: 'pty-1', text: 'echo alive' })
     expect(text(after)).toBe(`echo alive\nalive\n${PROMPT}\n${READY(0)}`)
   })
 
   it('output printed after an inferred_idle result starts the next result, marked as earlier output', async () => {
     const first = text(await call('terminal_send', { sessionId: 'pty-1', text: 'sleep 6; echo LATE-OUTPUT' }))
-    expect(first).toBe('sleep 6; echo LATE-OUTPUT\n\n[wait: inferred_idle]\n[session: running]')
+    // The send gave up on silence while sleep still ran: the input line says so, and that sleep does not read.
+    expect(first).toMatch(
+      /^sleep 6; echo LATE-OUTPUT\n\n\[wait: inferred_idle\]\n\[input: none; busy: sleep, pid \d+, running [^,\]]+, not reading the terminal\]\n\[session: running\]$/,
+    )
     await eventually(async () => text(await call('terminal_read', { sessionId: 'pty-1', offset: 1, count: 1 })).startsWith('LATE-OUTPUT\n'), 'LATE-OUTPUT')
     const next = text(await call('terminal_send', { sessionId: 'pty-1', text: '', submit: false }))
     expect(next).toBe(`[earlier output, printed after the previous result]\nLATE-OUTPUT\n${PROMPT}\n(no new output)\n${READY(0)}`)
-    expect(text(await call('terminal_send', { sessionId: 'pty-1', text: '', submit: false }))).toBe('(no new output)\n[wait: stdin_read]\n[session: running]')
+    expect(text(await call('terminal_send', { sessionId: 'pty-1', text: '', submit: false }))).toBe(
+      '(no new output)\n[wait: stdin_read]\n[input: prompt]\n[session: running]',
+    )
     // The session's silence rule is 5 s here: the command outlives its send by design.
   }, 20_000)
 
@@ -155,8 +161,58 @@ describe('dsh-tool-terminal on a real bash', () => {
     expect(text(after)).toBe(`echo $?\n130\n${PROMPT}\n${READY(0)}`)
   })
 
+  it('says what the terminal waits for: an unfinished command, then a secret', async () => {
+    const open = await call('terminal_send', { sessionId: 'pty-1', text: 'echo "unterminated' })
+    expect(text(open)).toBe(
+      'echo "unterminated\n> \n[wait: stdin_read]\n[input: continuation: the shell needs the rest of the command; send it, or "\\u0003" (Ctrl-C) to abandon it]\n[session: running]',
+    )
+    expect(open.meta?.input).toEqual({ kind: 'continuation' })
+    const abandoned = await call('terminal_send', { sessionId: 'pty-1', text: '\u0003', submit: false })
+    expect(abandoned.meta?.input).toEqual({ kind: 'prompt' })
+
+    const asked = await call('terminal_send', { sessionId: 'pty-1', text: "read -rs -p 'Secret: ' secret" })
+    expect(text(asked)).toMatch(
+      /\nSecret: \n\[wait: stdin_read\]\n\[input: password \(bash, pid \d+\): a secret is asked for; get it from the user, never invent one\]\n\[session: running\]$/,
+    )
+    const answered = await call('terminal_send', { sessionId: 'pty-1', text: 'hunter2' })
+    expect(answered.meta).toMatchObject({ waitReason: 'stdin_read', input: { kind: 'prompt' } })
+    expect(text(answered)).not.toContain('hunter2')
+  })
+
+  it('waitFor returns as soon as a line matches, while the command still runs', async () => {
+    const matched = await call('terminal_send', { sessionId: 'pty-1', text: 'echo step-1; echo step-2; sleep 33', waitFor: '^step-2$' })
+    expect(text(matched)).toMatch(/^echo step-1; echo step-2; sleep 33\nstep-1\nstep-2\n(.*\n)?\[wait: output_match\]\n\[match: step-2\]\n/)
+    expect(matched.meta).toMatchObject({ waitReason: 'output_match', match: { text: 'step-2', line: 'step-2' } })
+    await waitForForeground(pid)
+    await call('terminal_signal', { sessionId: 'pty-1', signal: 'SIGINT' })
+    const collected = await call('terminal_send', { sessionId: 'pty-1', text: '', submit: false })
+    expect(collected.meta?.waitReason).toBe('stdin_read')
+    expect(text(await call('terminal_send', { sessionId: 'pty-1', text: 'echo alive' }))).toBe(`echo alive\nalive\n${PROMPT}\n${READY(0)}`)
+  })
+
+  it("a background send with waitFor ends its job on a server's ready line; the server keeps the session", async () => {
+    const started = await call('terminal_send', {
+      sessionId: 'pty-1',
+      text: 'python3 -m http.server 0 --bind 127.0.0.1',
+      waitFor: '^Serving HTTP on 127\\.0\\.0\\.1 port \\d+',
+      run_in_background: true,
+    })
+    const jobId = started.meta?.jobId as string
+    const output = text(await call('job_output', { jobId, wait: true }))
+    expect(output).toMatch(/\nServing HTTP on 127\.0\.0\.1 port \d+ .*\n\[status: completed, wait: output_match, /)
+    // The job ended; the server did not: it is what runs in front now.
+    await eventually(() => {
+      const group = foregroundGroup(pid)
+      return group !== undefined && group !== pid && processName(group)?.startsWith('python3')
+    }, 'the server to hold the foreground')
+    await call('terminal_signal', { sessionId: 'pty-1', signal: 'SIGINT' })
+    const collected = await call('terminal_send', { sessionId: 'pty-1', text: '', submit: false })
+    expect(collected.meta?.waitReason).toBe('stdin_read')
+    expect(text(await call('terminal_send', { sessionId: 'pty-1', text: 'echo alive' }))).toBe(`echo alive\nalive\n${PROMPT}\n${READY(0)}`)
+  })
+
   it('lists, closes and forgets the session, leaving no process behind', async () => {
-    expect(text(await call('terminal_list'))).toBe(`pty-1 (main) [shell] running pid=${pid}`)
+    expect(text(await call('terminal_list'))).toBe(`pty-1 (main) [shell] running pid=${pid} [input: prompt]`)
     expect(text(await call('terminal_close', { sessionId: 'pty-1' }))).toBe('closed terminal session pty-1')
     expect(isAlive(pid)).toBe(false)
     expect(text(await call('terminal_list'))).toBe('(no terminal sessions)')

@@ -2,6 +2,7 @@ import type {
   TerminalBackend,
   TerminalBackendSession,
   TerminalBackendSpawnSpec,
+  TerminalInputState,
   TerminalReadRequest,
   TerminalReadResult,
   TerminalSendOperation,
@@ -19,6 +20,8 @@ export type StubReply = Partial<TerminalSendResult> | 'hang' | Error
 /**
  * One send of the stub: records what was written, buffers output for `readOutput`, and settles as
  * scripted. Cancellation (cancel() or the request's signal) settles it like an interrupted command.
+ * With `waitFor`, emitted output is tested line by line (the line in progress too) and the first
+ * match settles the send as `output_match`, like the real backend.
  */
 export class StubSend implements TerminalSendOperation {
   readonly done: Promise<TerminalSendResult>
@@ -27,6 +30,8 @@ export class StubSend implements TerminalSendOperation {
   private pending = ''
   private emitted = false
   private lost = false
+  /** The line in progress, for `waitFor` (output after the last newline emitted so far). */
+  private partialLine = ''
   private resolve!: (result: TerminalSendResult) => void
   private reject!: (error: unknown) => void
 
@@ -48,9 +53,18 @@ export class StubSend implements TerminalSendOperation {
 
   /** Produce output the send has not settled yet: `readOutput` returns it. */
   emit(text: string, truncated = false): void {
+    if (this.settled) return
     this.emitted = true
     this.pending += text
     if (truncated) this.lost = true
+    const pattern = this.request.waitFor
+    if (!pattern) return
+    const lines = (this.partialLine + text).split('\n')
+    this.partialLine = lines.at(-1) ?? ''
+    for (const line of lines) {
+      const found = pattern.exec(line)
+      if (found) return this.finish({ waitReason: 'output_match', match: { text: found[0], line }, exitCode: undefined })
+    }
   }
 
   readOutput(): TerminalSendRead {
@@ -83,6 +97,7 @@ export class StubSend implements TerminalSendOperation {
       sessionStatus: this.session.state,
       truncated: unread.truncated,
       exitCode: 0,
+      ...(this.session.knownInput ? { input: this.session.knownInput } : {}),
       ...partial,
     })
   }
@@ -109,6 +124,19 @@ export class StubSession implements TerminalBackendSession {
   /** False makes cancel() a no-op, like a backend that never settles an interrupted send. */
   honourCancel = true
   state: TerminalSessionStatus = { kind: 'running' }
+  /**
+   * What the terminal waits for: put into every settled send's result and answered by `inputState`.
+   * An Error makes `inputState` reject (results then carry none); 'hang' makes it never answer.
+   */
+  input: TerminalInputState | Error | 'hang' | undefined
+  /** How often `inputState` was asked. */
+  inputStateCalls = 0
+
+  /** `input` when it is a state (not a scripted failure or hang). */
+  get knownInput(): TerminalInputState | undefined {
+    const input = this.input
+    return input === undefined || input === 'hang' || input instanceof Error ? undefined : input
+  }
 
   constructor(
     readonly spec: TerminalBackendSpawnSpec,
@@ -147,6 +175,13 @@ export class StubSession implements TerminalBackendSession {
 
   status(): TerminalSessionStatus {
     return this.state
+  }
+
+  inputState(): Promise<TerminalInputState | undefined> {
+    this.inputStateCalls++
+    const input = this.input
+    if (input === 'hang') return new Promise(() => {})
+    return input instanceof Error ? Promise.reject(input) : Promise.resolve(input)
   }
 
   async close(reason: string): Promise<void> {

@@ -1,4 +1,15 @@
-import type { TerminalReadResult, TerminalSendResult, TerminalSessionSnapshot, TerminalSessionStatus, TerminalSignal, TerminalSpawnResult } from 'dsh-terminal'
+import type {
+  TerminalInputState,
+  TerminalOutputMatch,
+  TerminalProgram,
+  TerminalReadResult,
+  TerminalSendResult,
+  TerminalSessionSnapshot,
+  TerminalSessionStatus,
+  TerminalSignal,
+  TerminalSpawnResult,
+} from 'dsh-terminal'
+import { truncateUtf8Head, utf8ByteLength } from 'dsh-tools'
 import type { MetaLine, ResultLayout } from './bound'
 
 // Every model-visible text of the six tools is written here, once, as a pure function of the facts.
@@ -11,6 +22,104 @@ export const NO_OUTPUT = '(no output)'
 
 /** The whole text of `terminal_list` for an owner without sessions. */
 export const NO_SESSIONS = '(no terminal sessions)'
+
+/** Bytes of a program name shown in an input line: argv[0] is the program's to choose, so it is bounded. */
+export const MAX_PROGRAM_NAME_BYTES = 64
+
+/** Bytes of the matched line shown in `[match: …]`; the whole line is in `meta.match`. */
+export const MAX_MATCH_LINE_BYTES = 200
+
+/**
+ * A duration as a person reads it, rounded down: `0.4 s`, `3 s`, `3.2 s` (one decimal below 10 s),
+ * `12 s`, `3 min 5 s`, `2 h 1 min`; zero parts after the first are left out (`3 min`, `2 h`).
+ */
+export function formatDuration(ms: number): string {
+  const clamped = Number.isFinite(ms) ? Math.max(0, ms) : 0
+  if (clamped < 10_000) return `${Math.floor(clamped / 100) / 10} s`
+  const seconds = Math.floor(clamped / 1000)
+  if (seconds < 60) return `${seconds} s`
+  const minutes = Math.floor(seconds / 60)
+  if (minutes < 60) return seconds % 60 ? `${minutes} min ${seconds % 60} s` : `${minutes} min`
+  const hours = Math.floor(minutes / 60)
+  return minutes % 60 ? `${hours} h ${minutes % 60} min` : `${hours} h`
+}
+
+/** `text` on one line, control characters as spaces, at most `maxBytes` (an ellipsis marks a cut). */
+function oneLine(text: string, maxBytes: number): string {
+  const line = text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ')
+  if (utf8ByteLength(line) <= maxBytes) return line
+  return `${truncateUtf8Head(line, maxBytes - utf8ByteLength('…'))}…`
+}
+
+/** `python3, pid 4711` (plus `, running 3.2 s` when asked and known): who the terminal belongs to. */
+function programFacts(program: TerminalProgram, withElapsed: boolean): string {
+  const facts = `${oneLine(program.name, MAX_PROGRAM_NAME_BYTES)}, pid ${program.pid}`
+  return withElapsed && program.elapsedMs !== undefined ? `${facts}, running ${formatDuration(program.elapsedMs)}` : facts
+}
+
+/** ` (python3, pid 4711)`, or nothing without a program. */
+function inParentheses(program: TerminalProgram | undefined, extra: string[] = []): string {
+  const parts = program ? [programFacts(program, false), ...extra] : extra
+  return parts.length ? ` (${parts.join(', ')})` : ''
+}
+
+/**
+ * The input state in short, without advice: `input: prompt`, `input: password (sudo, pid 1)`,
+ * `input: keys (vim, pid 9, alternate screen)`, `input: none (busy: sleep, pid 7)`,
+ * `input: unknown (in front: python3, pid 4)`. Used where facts are listed, e.g. a job's detail.
+ */
+export function inputBrief(input: TerminalInputState): string {
+  switch (input.kind) {
+    case 'prompt':
+    case 'continuation':
+      return `input: ${input.kind}`
+    case 'password':
+    case 'program':
+      return `input: ${input.kind}${inParentheses(input.program)}`
+    case 'keys':
+      return `input: keys${inParentheses(input.program, input.alternateScreen ? ['alternate screen'] : [])}`
+    case 'busy': {
+      const front = input.program ? `: ${programFacts(input.program, false)}` : ''
+      return input.reading === 'unprovable' ? `input: unknown${front ? ` (in front${front})` : ''}` : `input: none${front ? ` (busy${front})` : ''}`
+    }
+  }
+}
+
+/**
+ * The one line that says what the terminal waits for, e.g. `[input: prompt]`,
+ * `[input: password (sudo, pid 4711): a secret is asked for; get it from the user, never invent one]`,
+ * `[input: none; busy: sleep, pid 4711, running 3.2 s, not reading the terminal]`. A missing program
+ * leaves out its part; names are one line and at most {@link MAX_PROGRAM_NAME_BYTES} bytes.
+ */
+export function inputLine(input: TerminalInputState): string {
+  switch (input.kind) {
+    case 'prompt':
+      return '[input: prompt]'
+    case 'continuation':
+      return '[input: continuation: the shell needs the rest of the command; send it, or "\\u0003" (Ctrl-C) to abandon it]'
+    case 'password':
+      return `[input: password${inParentheses(input.program)}: a secret is asked for; get it from the user, never invent one]`
+    case 'program':
+    case 'keys':
+      return `[${inputBrief(input)}]`
+    case 'busy': {
+      const program = input.program ? programFacts(input.program, true) : undefined
+      if (input.reading === 'unprovable') return `[input: unknown on this platform${program ? `; in front: ${program}` : ''}]`
+      const facts = [program, input.reading === 'no' ? 'not reading the terminal' : undefined].filter((fact) => fact !== undefined)
+      return `[input: none; busy${facts.length ? `: ${facts.join(', ')}` : ''}]`
+    }
+  }
+}
+
+/** `[match: <the matched line>]`, one line of at most {@link MAX_MATCH_LINE_BYTES} bytes of it. */
+export function matchLine(match: TerminalOutputMatch): string {
+  return `[match: ${oneLine(match.line, MAX_MATCH_LINE_BYTES)}]`
+}
+
+/** The input state as a plain, detached object for `meta` (no shared references into the backend). */
+export function inputMeta(input: TerminalInputState): TerminalInputState {
+  return 'program' in input && input.program ? { ...input, program: { ...input.program } } : { ...input }
+}
 
 /** `running`, or `exited code=<n> signal=<s>` (a missing value prints as `null`). */
 export function statusText(status: TerminalSessionStatus): string {
@@ -36,12 +145,16 @@ export function openLayout(opened: TerminalSpawnResult): ResultLayout {
 
 /**
  * Earlier output first, under `[earlier output, printed after the previous result]` (what the
- * session printed between the previous result and this send), then
- * `<viewport or (no new output)>`, `[wait: <reason>]`, `[exit: <n>]` when the backend saw this send's
- * command end (never an earlier one's), `[session: <status>]`, and the truncation marker when this result lost bytes.
+ * session printed between the previous result and this send), then `<viewport or (no new output)>`,
+ * `[wait: <reason>]`, `[match: <line>]` when `waitFor` matched, `[input: …]` when the backend
+ * said what the terminal waits for, `[exit: <n>]` when the backend saw this send's command end
+ * (never an earlier one's), `[session: <status>]`, and the truncation marker when this result lost
+ * bytes. Match, input and exit lines are optional: a tiny cap drops them before cutting the rest.
  */
 export function sendLayout(result: TerminalSendResult): ResultLayout {
   const trailer: MetaLine[] = [{ text: `[wait: ${result.waitReason}]` }]
+  if (result.match) trailer.push({ text: matchLine(result.match), optional: true })
+  if (result.input) trailer.push({ text: inputLine(result.input), optional: true })
   if (typeof result.exitCode === 'number') trailer.push({ text: `[exit: ${result.exitCode}]`, optional: true })
   trailer.push({ text: `[session: ${statusText(result.sessionStatus)}]` })
   const layout: ResultLayout = { body: result.viewport === '' ? NO_NEW_OUTPUT : result.viewport, trailer, truncated: result.truncated }
@@ -52,13 +165,14 @@ export function sendLayout(result: TerminalSendResult): ResultLayout {
   return layout
 }
 
-/** `<page text>` then `[lines: <begin>-<end> of <total>]`, and the marker when the page lost bytes. */
-export function readLayout(page: TerminalReadResult): ResultLayout {
-  return {
-    body: page.text === '' ? NO_OUTPUT : page.text,
-    trailer: [{ text: `[lines: ${page.lineBegin}-${page.lineEnd} of ${page.totalLines}]` }],
-    truncated: page.truncated,
-  }
+/**
+ * `<page text>` then `[lines: <begin>-<end> of <total>]`, then `[input: …]` when known (optional
+ * under a tiny cap), and the marker when the page lost bytes.
+ */
+export function readLayout(page: TerminalReadResult, input?: TerminalInputState): ResultLayout {
+  const trailer: MetaLine[] = [{ text: `[lines: ${page.lineBegin}-${page.lineEnd} of ${page.totalLines}]` }]
+  if (input) trailer.push({ text: inputLine(input), optional: true })
+  return { body: page.text === '' ? NO_OUTPUT : page.text, trailer, truncated: page.truncated }
 }
 
 /** `delivered SIGINT to foreground process group 4242`. */
@@ -71,15 +185,19 @@ export function closeText(sessionId: string, closedNow: boolean): string {
   return closedNow ? `closed terminal session ${sessionId}` : `terminal session ${sessionId} was already closing`
 }
 
-/** `pty-1 (main) [shell] running pid=4242`: one line per session. */
-export function listLine(snapshot: TerminalSessionSnapshot): string {
+/** `pty-1 (main) [shell] running pid=4242`, plus ` [input: prompt]` when the input state is known. */
+export function listLine(snapshot: TerminalSessionSnapshot, input?: TerminalInputState): string {
   const pid = snapshot.pid === undefined ? '' : ` pid=${snapshot.pid}`
-  return `${sessionLabel(snapshot)} [${snapshot.type}] ${statusText(snapshot.status)}${pid}`
+  const state = input ? ` ${inputLine(input)}` : ''
+  return `${sessionLabel(snapshot)} [${snapshot.type}] ${statusText(snapshot.status)}${pid}${state}`
 }
 
-/** Every session on its own line, or {@link NO_SESSIONS}; under a cap the newest lines survive. */
-export function listLayout(snapshots: readonly TerminalSessionSnapshot[]): ResultLayout {
-  return { body: snapshots.length ? snapshots.map(listLine).join('\n') : NO_SESSIONS }
+/**
+ * Every session on its own line (with `inputs[i]`, the input state of `snapshots[i]`, when known),
+ * or {@link NO_SESSIONS}; under a cap the newest lines survive.
+ */
+export function listLayout(snapshots: readonly TerminalSessionSnapshot[], inputs: readonly (TerminalInputState | undefined)[] = []): ResultLayout {
+  return { body: snapshots.length ? snapshots.map((snapshot, index) => listLine(snapshot, inputs[index])).join('\n') : NO_SESSIONS }
 }
 
 /** `started background job pty-send-1`. */
@@ -89,11 +207,12 @@ export function backgroundText(jobId: string): string {
 
 /**
  * The facts of a settled background send for its job's status detail:
- * `wait: stdin_read, exit: 0, session: running`, plus `, output truncated` when the job's output
- * (its deltas or the final viewport) lost bytes.
+ * `wait: stdin_read, input: password (sudo, pid 1), exit: 0, session: running`, plus
+ * `, output truncated` when the job's output (its deltas or the final viewport) lost bytes.
  */
 export function backgroundDetail(result: TerminalSendResult, truncated: boolean): string {
   const facts = [`wait: ${result.waitReason}`]
+  if (result.input) facts.push(inputBrief(result.input))
   if (typeof result.exitCode === 'number') facts.push(`exit: ${result.exitCode}`)
   facts.push(`session: ${statusText(result.sessionStatus)}`)
   if (truncated) facts.push('output truncated')

@@ -1,7 +1,7 @@
 import { defineTool } from 'dsh-tools'
 import { z } from 'zod'
-import { listLayout } from '../render/texts'
-import { finalizeWith, fittedOutput, type ToolDeps } from './shared'
+import { inputMeta, listLayout } from '../render/texts'
+import { finalizeWith, fittedOutput, inputStateOf, type ToolDeps } from './shared'
 
 /** terminal_list takes no arguments (and refuses unknown ones). */
 export const listParameters = z.strictObject({})
@@ -10,13 +10,20 @@ export const listParameters = z.strictObject({})
 export function listTool({ ctx, config }: ToolDeps) {
   return defineTool({
     name: 'terminal_list',
-    description: 'List your open terminal sessions, one per line: id, name, type, status and pid. Use it to recover session ids and to find sessions to close.',
+    description:
+      'List your open terminal sessions, one per line: id, name, type, status, pid and [input: …], what its terminal waits for now. ' +
+      'Use it to recover session ids and to find sessions to close.',
     kind: 'read',
     parameters: listParameters,
-    execute(_args, call) {
+    async execute(_args, call) {
       const snapshots = ctx.terminals.list(call.agent)
-      const sessions = snapshots.map((snapshot) => ({ ...snapshot, status: { ...snapshot.status } }))
-      return fittedOutput(listLayout(snapshots), config.maxResultBytes, { sessions })
+      // Every session is looked at concurrently: one slow or failing backend only loses its own line part.
+      const inputs = await Promise.all(snapshots.map((snapshot) => inputStateOf(ctx, call.agent, snapshot.sessionId)))
+      const sessions = snapshots.map((snapshot, index) => {
+        const input = inputs[index]
+        return { ...snapshot, status: { ...snapshot.status }, ...(input ? { input: inputMeta(input) } : {}) }
+      })
+      return fittedOutput(listLayout(snapshots, inputs), config.maxResultBytes, { sessions })
     },
     present: () => ({ kind: 'read', title: 'list terminal sessions' }),
     finalizeContent: finalizeWith(config),

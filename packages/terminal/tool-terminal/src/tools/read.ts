@@ -1,7 +1,7 @@
 import { defineTool } from 'dsh-tools'
 import { z } from 'zod'
-import { readLayout } from '../render/texts'
-import { finalizeWith, fittedOutput, sessionIdParam, toSessionId, type ToolDeps } from './shared'
+import { inputMeta, readLayout } from '../render/texts'
+import { finalizeWith, fittedOutput, inputStateOf, sessionIdParam, toSessionId, type ToolDeps } from './shared'
 
 /** Lines returned by terminal_read when `count` is omitted. */
 export const DEFAULT_READ_COUNT = 500
@@ -29,15 +29,18 @@ export function readTool({ ctx, config }: ToolDeps) {
     name: 'terminal_read',
     description:
       'Read retained output of a terminal session without sending anything: the newest lines by default, older ones with offset. ' +
-      'Use it to see output produced after a send returned, or when a result was truncated. The last line says which lines you got: [lines: <begin>-<end> of <total>].',
+      'Use it to see output produced after a send returned, or when a result was truncated. [lines: <begin>-<end> of <total>] says which lines you got; ' +
+      '[input: …] what the terminal waits for now.',
     kind: 'read',
     parameters: readParameters,
-    execute(args, call) {
+    async execute(args, call) {
       const sessionId = toSessionId(args.sessionId)
       const request = { count: args.count, ...(args.offset === undefined ? {} : { offset: args.offset }) }
       const page = ctx.terminals.read(call.agent, sessionId, request)
-      const meta = { sessionId, totalLines: page.totalLines, lineBegin: page.lineBegin, lineEnd: page.lineEnd }
-      return fittedOutput(readLayout(page), config.maxResultBytes, meta)
+      const input = await inputStateOf(ctx, call.agent, sessionId)
+      const meta: Record<string, unknown> = { sessionId, totalLines: page.totalLines, lineBegin: page.lineBegin, lineEnd: page.lineEnd }
+      if (input) meta.input = inputMeta(input)
+      return fittedOutput(readLayout(page, input), config.maxResultBytes, meta)
     },
     present: (args) => ({ kind: 'read', title: `read ${args.sessionId}` }),
     finalizeContent: finalizeWith(config),

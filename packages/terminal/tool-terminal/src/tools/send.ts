@@ -1,11 +1,12 @@
 import type { Agent } from 'dsh-agent'
-import type { TerminalSendHandle, TerminalSendResult, TerminalSessionId } from 'dsh-terminal'
+import type { TerminalSendHandle, TerminalSendRequest, TerminalSendResult, TerminalSessionId } from 'dsh-terminal'
 import { defineTool, truncateUtf8Head, type ToolOutput } from 'dsh-tools'
 import { z } from 'zod'
 import { startBackgroundSend, type JobStarter } from '../background'
 import { explainBusy } from '../busy-sessions'
+import type { TerminalToolsConfig } from '../config'
 import { jobsUnavailable, sendCancelled } from '../errors'
-import { backgroundText, sendLayout } from '../render/texts'
+import { backgroundText, inputMeta, sendLayout } from '../render/texts'
 import { finalizeWith, fittedOutput, sessionIdParam, toSessionId, type ToolDeps } from './shared'
 
 /** How long a cancelled foreground call waits for the backend to settle the interrupted send. */
@@ -14,34 +15,117 @@ export const CANCEL_GRACE_MS = 2000
 /** Bytes of the sent text shown in a call's title. */
 const TITLE_TEXT_BYTES = 80
 
-const baseShape = {
-  sessionId: sessionIdParam,
-  text: z
-    .string()
-    .describe(
-      'Text to type into the session, sent as UTF-8. With submit (the default) Enter follows, so this is one command line or one REPL input. ' +
-        'Control characters are sent as they are.',
-    ),
-  submit: z
-    .boolean()
-    .default(true)
-    .describe('Press Enter after the text (default true). false sends the text alone: a partial line, or a control character such as "\\u0004" (Ctrl-D).'),
-}
+/** Bytes of a refused `waitFor` pattern echoed in its error, so a huge pattern cannot fill the result. */
+const ECHOED_PATTERN_BYTES = 100
 
-const backgroundShape = {
-  run_in_background: z
-    .boolean()
+/** The `waitFor` parameter: a JavaScript regular-expression source, refused (INVALID_ARGUMENTS) when it does not compile. */
+const waitForParam = z
+  .string()
+  .min(1, 'waitFor must not be empty: it would match the first line of output')
+  .superRefine((pattern, issues) => {
+    try {
+      new RegExp(pattern)
+    } catch (error) {
+      const shown = JSON.stringify(truncateUtf8Head(pattern, ECHOED_PATTERN_BYTES))
+      issues.addIssue({ code: 'custom', message: `waitFor ${shown} is not a valid JavaScript regular expression (${(error as Error).message})` })
+    }
+  })
+  .optional()
+  .describe(
+    'JavaScript regular expression (source only, no slashes or flags), e.g. "ready|listening on". The call returns as soon as a line of new output matches ' +
+      "([wait: output_match]), e.g. a dev server's ready line. Output then going quiet does not end the wait (give idleMs for that).",
+  )
+
+/** A `…Ms` parameter: an integer from 1 to `max`; messages name the bound and where it comes from. */
+function millisParam(key: string, max: number, bound: string) {
+  return z
+    .number()
+    .int(`${key} must be an integer number of milliseconds`)
+    .min(1, `${key} must be at least 1 ms`)
+    .max(max, `${key} must be at most ${max} ms (${bound})`)
     .optional()
-    .describe('Return at once with a job id instead of waiting; follow the job with job_output and stop it with job_kill (SIGINT).'),
 }
 
-/** Parameters of terminal_send; `run_in_background` exists only when background sends are enabled. */
-export function sendParameters(enableRunInBackground: boolean) {
-  return enableRunInBackground ? z.strictObject({ ...baseShape, ...backgroundShape }) : z.strictObject(baseShape)
+/** The options `sendParameters` reads. */
+export type SendParameterOptions = Pick<TerminalToolsConfig, 'enableRunInBackground' | 'maxTimeoutMs' | 'backgroundTimeoutMs'>
+
+/**
+ * Parameters of terminal_send; `run_in_background` exists only when background sends are enabled.
+ * `timeoutMs` may reach `maxTimeoutMs`, or for a background send the larger of it and `backgroundTimeoutMs`
+ * (the bound a background send has anyway); `idleMs` may reach `maxTimeoutMs`.
+ */
+export function sendParameters(options: SendParameterOptions) {
+  const { maxTimeoutMs } = options
+  const backgroundMax = Math.max(maxTimeoutMs, options.backgroundTimeoutMs)
+  const widest = options.enableRunInBackground ? backgroundMax : maxTimeoutMs
+  const shape = {
+    sessionId: sessionIdParam,
+    text: z
+      .string()
+      .describe(
+        'Text to type into the session, sent as UTF-8. With submit (the default) Enter follows, so this is one command line or one REPL input. ' +
+          'Control characters are sent as they are.',
+      ),
+    submit: z
+      .boolean()
+      .default(true)
+      .describe('Press Enter after the text (default true). false sends the text alone: a partial line, or a control character such as "\\u0004" (Ctrl-D).'),
+    waitFor: waitForParam,
+    timeoutMs: millisParam(
+      'timeoutMs',
+      widest,
+      widest === maxTimeoutMs ? 'maxTimeoutMs' : 'for a background send, the larger of maxTimeoutMs and backgroundTimeoutMs',
+    ).describe(
+      `Longest this send may wait, in ms (1 to ${maxTimeoutMs}; default: the terminal's own). [wait: timeout] does not stop the command.` +
+        (options.enableRunInBackground ? ` A background send defaults to ${options.backgroundTimeoutMs} and may ask for up to ${backgroundMax}.` : ''),
+    ),
+    idleMs: millisParam('idleMs', maxTimeoutMs, 'maxTimeoutMs').describe(
+      `Output silence that ends the wait as inferred_idle, in ms (1 to ${maxTimeoutMs}; default: the terminal's own). ` +
+        'Raise it for a command that is quiet for long stretches.',
+    ),
+  }
+  if (!options.enableRunInBackground) return z.strictObject(shape)
+  return z
+    .strictObject({
+      ...shape,
+      run_in_background: z
+        .boolean()
+        .optional()
+        .describe('Return at once with a job id instead of waiting; follow the job with job_output and stop it with job_kill (SIGINT).'),
+    })
+    .superRefine((args, issues) => {
+      // The field's own bound is the background one (above it, the field already said so); a
+      // foreground send is held to maxTimeoutMs.
+      const timeoutMs = args.timeoutMs
+      if (args.run_in_background !== true && timeoutMs !== undefined && timeoutMs > maxTimeoutMs && timeoutMs <= backgroundMax) {
+        issues.addIssue({
+          code: 'custom',
+          path: ['timeoutMs'],
+          message: `timeoutMs must be at most ${maxTimeoutMs} ms (maxTimeoutMs) unless run_in_background is set`,
+        })
+      }
+    })
 }
 
 /** The arguments of either schema variant, as `execute` sees them. */
-type SendArgs = { sessionId: string; text: string; submit: boolean; run_in_background?: boolean }
+type SendArgs = {
+  sessionId: string
+  text: string
+  submit: boolean
+  run_in_background?: boolean
+  waitFor?: string
+  timeoutMs?: number
+  idleMs?: number
+}
+
+/** The wait options of a call as the service takes them; only the ones the model gave. */
+function waitOptions(args: SendArgs): Pick<TerminalSendRequest, 'waitFor' | 'timeoutMs' | 'idleMs'> {
+  const options: Pick<TerminalSendRequest, 'waitFor' | 'timeoutMs' | 'idleMs'> = {}
+  if (args.waitFor !== undefined) options.waitFor = new RegExp(args.waitFor)
+  if (args.timeoutMs !== undefined) options.timeoutMs = args.timeoutMs
+  if (args.idleMs !== undefined) options.idleMs = args.idleMs
+  return options
+}
 
 /**
  * terminal_send: type into a session and wait until it is ready for input again (or hand the wait
@@ -54,11 +138,13 @@ export function sendTool(deps: ToolDeps) {
     name: 'terminal_send',
     description:
       'Type text into a terminal session (Enter appended by default) and wait until the shell or program asks for input again. ' +
-      'Returns the new output, then [wait: <reason>]: stdin_read means it is waiting for input; inferred_idle (output went quiet) and timeout do not prove the command finished. ' +
-      '[exit: <n>] is the exit status of the shell command this call ran, when known; [session: …] says whether the terminal itself still runs. One send at a time per session.' +
+      'Returns the new output, then [wait: <reason>]: stdin_read means it is waiting for input; inferred_idle (output went quiet) and timeout do not prove the command finished; ' +
+      'output_match means a line matched waitFor. [input: …] says what the terminal waits for now (prompt, continuation, password, program, keys, or none while busy). ' +
+      '[exit: <n>] is the exit status of the shell command this call ran, when known; [session: …] says whether the terminal itself still runs. One send at a time per session. ' +
+      "To wait for long-running work give waitFor (a regex for a line such as a server's ready message) and timeoutMs." +
       (background ? ' For a command that runs long, set run_in_background and follow the job with job_output.' : ''),
     kind: 'execute',
-    parameters: sendParameters(background),
+    parameters: sendParameters(config),
     async execute(rawArgs, call) {
       const args = rawArgs as SendArgs
       const sessionId = toSessionId(args.sessionId)
@@ -85,8 +171,8 @@ function sendInBackground({ ctx, config, holders }: ToolDeps, owner: Agent, sess
       terminals: ctx.terminals,
       owner,
       sessionId,
-      request: { text: args.text, submit: args.submit },
-      timeoutMs: config.backgroundTimeoutMs,
+      request: { text: args.text, submit: args.submit, ...waitOptions(args) },
+      timeoutMs: args.timeoutMs ?? config.backgroundTimeoutMs,
       outputLimitBytes: config.maxResultBytes,
       holders,
     }),
@@ -101,7 +187,8 @@ async function sendInForeground(
   args: SendArgs,
   signal: AbortSignal,
 ): Promise<ToolOutput> {
-  const handle = explainBusy(holders, sessionId, () => ctx.terminals.startSend(owner, sessionId, { text: args.text, submit: args.submit, signal }))
+  const request: TerminalSendRequest = { text: args.text, submit: args.submit, signal, ...waitOptions(args) }
+  const handle = explainBusy(holders, sessionId, () => ctx.terminals.startSend(owner, sessionId, request))
   const result = await settleOrCancel(handle, signal, sessionId)
   const meta: Record<string, unknown> = {
     sessionId,
@@ -110,6 +197,8 @@ async function sendInForeground(
     sessionStatus: { ...result.sessionStatus },
   }
   if (typeof result.exitCode === 'number') meta.exitCode = result.exitCode
+  if (result.input) meta.input = inputMeta(result.input)
+  if (result.match) meta.match = { text: result.match.text, line: result.match.line }
   return fittedOutput(sendLayout(result), config.maxResultBytes, meta)
 }
 

@@ -1,5 +1,6 @@
 import type { Context } from '@deepseek-ai/cordis'
-import { asTerminalSessionId, type TerminalSessionId } from 'dsh-terminal'
+import type { Agent } from 'dsh-agent'
+import { asTerminalSessionId, type TerminalInputState, type TerminalSessionId } from 'dsh-terminal'
 import type { ToolContent, ToolOutput } from 'dsh-tools'
 import { z } from 'zod'
 import type { BackgroundHolders } from '../busy-sessions'
@@ -34,4 +35,34 @@ export function fittedOutput(layout: ResultLayout, maxBytes: number, meta: Recor
 /** The `finalizeContent` of every terminal tool: the last-mile cap on whatever reaches the model. */
 export function finalizeWith(config: TerminalToolsConfig): (content: ToolContent[]) => ToolContent[] {
   return (content) => boundContent(content, config.maxResultBytes)
+}
+
+/**
+ * How long a read or list waits for one session's input state. The state is a courtesy line: a
+ * backend slow to inspect its terminal must not hold the page or the list up.
+ */
+export const INPUT_STATE_WAIT_MS = 2000
+
+/**
+ * A fresh look at what `sessionId` waits for, or `undefined` when the backend cannot tell, fails
+ * (the failure is the line's absence, never the call's), or takes longer than `waitMs`.
+ */
+export async function inputStateOf(
+  ctx: Context,
+  owner: Agent,
+  sessionId: TerminalSessionId,
+  waitMs = INPUT_STATE_WAIT_MS,
+): Promise<TerminalInputState | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(resolve, waitMs, undefined)
+  })
+  try {
+    const looked = Promise.resolve()
+      .then(() => ctx.terminals.inputState(owner, sessionId))
+      .catch(() => undefined)
+    return await Promise.race([looked, late])
+  } finally {
+    clearTimeout(timer)
+  }
 }
