@@ -3,8 +3,17 @@ import { randomInt } from 'node:crypto'
 /** The controlled primary prompt; readiness compares the text after the latest marker with it exactly. */
 export const SHELL_PROMPT = 'dsh> '
 
-/** The controlled continuation prompt (heredoc, unclosed quote), re-asserted with the primary one. */
+/** The visible continuation prompt (heredoc, unclosed quote): what follows the continuation marker. */
 export const SHELL_CONTINUATION_PROMPT = '> '
+
+/**
+ * PS2 as the shell gets it: the continuation marker `OSC 133;A;k=c;<nonce> BEL` (inside `\[ \]`, so
+ * readline does not count it as width), then {@link SHELL_CONTINUATION_PROMPT}. Bash prints PS2
+ * exactly when it needs more of the command, so the marker makes "continuation" exact. The nonce is
+ * expanded from the unexported `__dsh_n` each time (promptvars), so a nested bash, which inherits
+ * PS2 but not the variable, prints a marker without a number, which is not this session's.
+ */
+export const SHELL_CONTINUATION_PS2 = `\\[\\e]133;A;k=c;\${__dsh_n}\\a\\]${SHELL_CONTINUATION_PROMPT}`
 
 /** Environment variable that hands the session's marker nonce to the shell once (it is unset at the first prompt). */
 export const NONCE_VARIABLE = 'DSH_PROMPT_NONCE'
@@ -22,7 +31,7 @@ const STATUS_SPAN = 1_000
 export const SHELL_PROMPT_COMMAND =
   `__dsh_s=$?; __dsh_n=\${__dsh_n:-$${NONCE_VARIABLE}}; unset ${NONCE_VARIABLE}; ` +
   `builtin printf '\\033]133;D;%s%03d\\007' "$__dsh_n" "$__dsh_s"; ` +
-  `PS1='${SHELL_PROMPT}'; PS2='${SHELL_CONTINUATION_PROMPT}'`
+  `PS1='${SHELL_PROMPT}'; PS2='${SHELL_CONTINUATION_PS2}'`
 
 /**
  * A fresh per-session nonce. With it, a marker proves that the session's own shell ran its

@@ -1,5 +1,5 @@
 import type { ShellBackendConfig } from './config'
-import { NONCE_VARIABLE, SHELL_CONTINUATION_PROMPT, SHELL_PROMPT, SHELL_PROMPT_COMMAND } from './prompt-protocol'
+import { NONCE_VARIABLE, SHELL_CONTINUATION_PS2, SHELL_PROMPT, SHELL_PROMPT_COMMAND } from './prompt-protocol'
 import { confineShellArgv, resolveShellCwd, type ShellBoundary } from './sandbox/boundary'
 
 export { resolveWorkingDirectory } from './sandbox/boundary'
@@ -62,7 +62,7 @@ export function shellEnvironment(request: Pick<ShellLaunchRequest, 'sessionId' |
     HISTFILE: '',
     NODE_REPL_HISTORY: '',
     PS1: SHELL_PROMPT,
-    PS2: SHELL_CONTINUATION_PROMPT,
+    PS2: SHELL_CONTINUATION_PS2,
     PROMPT_COMMAND: SHELL_PROMPT_COMMAND,
     [NONCE_VARIABLE]: String(request.nonce),
     DSH_TERMINAL_SESSION_ID: request.sessionId,

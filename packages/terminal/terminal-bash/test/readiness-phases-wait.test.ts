@@ -70,7 +70,14 @@ describe('waiting', () => {
     fake.foreground = childWaiting(5000, 3)
     fake.emit('make\r\nName: ')
     await tick(20)
-    expect(await op.done).toEqual({ viewport: 'make\nName: ', waitReason: 'stdin_read', sessionStatus: { kind: 'running' }, truncated: false })
+    // A program proven to read, described from the proof's own sample (the fake reports no terminal flags).
+    expect(await op.done).toEqual({
+      viewport: 'make\nName: ',
+      waitReason: 'stdin_read',
+      sessionStatus: { kind: 'running' },
+      truncated: false,
+      input: { kind: 'program' },
+    })
   })
 
   it('drain-broken → waiting: output during the drain keeps the send open, and the next proof settles it', async () => {
@@ -102,9 +109,9 @@ describe('waiting', () => {
   })
 
   it('the table: waiting accepts silence only under the rule that the send settles on silence', () => {
-    expect(transitionFor('waiting', { kind: 'silence' }, { settleOnSilence: true })?.to).toBe('settled')
+    expect(transitionFor('waiting', { kind: 'silence' }, { settleOnSilence: true })?.to).toBe('describing')
     expect(transitionFor('waiting', { kind: 'silence' }, { settleOnSilence: false })).toBeUndefined()
-    expect(transitionFor('waiting', { kind: 'timeout' }, { settleOnSilence: false })?.to).toBe('settled')
+    expect(transitionFor('waiting', { kind: 'timeout' }, { settleOnSilence: false })?.to).toBe('describing')
   })
 
   it('silence is not accepted by a send that does not settle on silence: it runs on to a proven wait', async () => {
@@ -161,8 +168,12 @@ describe('settled', () => {
     const { fake, op } = await waiting(true, { idleSilenceMs: 60_000, timeoutMs: 100 })
     fake.holdInspections = true
     await tick(100)
+    // The timeout decided the ending; telling the input state waits for an inspection that is held, up to its bound.
+    expect(await isSettled(op.done)).toBe(false)
+    await tick(1_000)
     const result = await op.done
     expect(result).toMatchObject({ waitReason: 'timeout' })
+    expect(result.input).toBeUndefined()
     expect(fake.heldInspections.length).toBeGreaterThan(0)
     fake.emit(`later\r\n${prompt(0)}`)
     expect(op.readOutput()).toEqual({ delta: '', truncated: false })

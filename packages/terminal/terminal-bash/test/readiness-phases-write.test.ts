@@ -11,7 +11,7 @@ afterEach(() => {
   vi.useRealTimers()
 })
 
-const ORDER: readonly SendPhase[] = ['inspecting', 'writing', 'waiting', 'interrupting', 'cancelling', 'settled']
+const ORDER: readonly SendPhase[] = ['inspecting', 'writing', 'waiting', 'interrupting', 'cancelling', 'describing', 'settled']
 
 describe('the table', () => {
   it('phases only move forward, every live phase takes timeout, exit and cancel, and settled takes nothing', () => {
@@ -19,10 +19,12 @@ describe('the table', () => {
       const row = SEND_TRANSITIONS[from]
       for (const transition of Object.values(row)) expect(ORDER.indexOf(transition.to)).toBeGreaterThanOrEqual(ORDER.indexOf(from))
       if (from === 'settled') expect(Object.keys(row)).toEqual([])
+      // The ending is decided: only the input state (or the exit) moves it on; output is still kept.
+      else if (from === 'describing') expect(Object.keys(row).sort()).toEqual(['described', 'exit', 'output'])
       else
         expect({ from, timeout: row.timeout?.to, exit: row.exit?.to, cancel: row.cancel !== undefined }).toEqual({
           from,
-          timeout: 'settled',
+          timeout: 'describing',
           exit: 'settled',
           cancel: true,
         })
@@ -80,6 +82,8 @@ describe('inspecting', () => {
   it('timeout → settled: and the sample that comes in later writes nothing', async () => {
     const { fake, op, release } = await inspecting()
     await tick(10_000)
+    // Inspections are held: the input state goes untold once its bound passes.
+    await tick(1_000)
     expect(await op.done).toMatchObject({ waitReason: 'timeout' })
     release()
     await tick(100)

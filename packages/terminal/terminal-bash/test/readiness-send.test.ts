@@ -44,7 +44,14 @@ describe('tier A: the controlled prompt', () => {
     expect(fake.writes).toEqual(['true\r'])
     fake.emit(`true\r\n${prompt(0)}`)
     await tick(0)
-    expect(await op.done).toEqual({ viewport: 'true\ndsh> ', waitReason: 'stdin_read', sessionStatus: { kind: 'running' }, truncated: false, exitCode: 0 })
+    expect(await op.done).toEqual({
+      viewport: 'true\ndsh> ',
+      waitReason: 'stdin_read',
+      sessionStatus: { kind: 'running' },
+      truncated: false,
+      exitCode: 0,
+      input: { kind: 'prompt' },
+    })
     expect(fake.inspections - inspections).toBe(0)
   })
 
@@ -223,7 +230,13 @@ describe('tier B: a proven new stdin wait', () => {
     fake.foreground = childWaiting(5000, 3)
     fake.emit('>>> ')
     await tick(10)
-    expect(await op.done).toEqual({ viewport: 'python3 -q\n>>> ', waitReason: 'stdin_read', sessionStatus: { kind: 'running' }, truncated: false })
+    expect(await op.done).toEqual({
+      viewport: 'python3 -q\n>>> ',
+      waitReason: 'stdin_read',
+      sessionStatus: { kind: 'running' },
+      truncated: false,
+      input: { kind: 'program' },
+    })
   })
 
   it('a wait that existed before the write is not readiness until the program ran', async () => {
@@ -331,6 +344,8 @@ describe('tier C and D: silence and timeout', () => {
     await tick(99)
     expect(fake.heldInspections.length).toBeGreaterThan(0)
     await tick(1)
+    // Telling the input state waits for the held inspection, up to its bound.
+    await tick(1_000)
     const result = await op.done
     expect(result.waitReason).toBe('timeout')
     const inspections = fake.inspections

@@ -28,6 +28,8 @@ describe('earlier output', () => {
     const first = await stack.run(id, 'sleep 1; echo LATE-OUTPUT')
     expect(first).toMatchObject({ viewport: 'sleep 1; echo LATE-OUTPUT\n', waitReason: 'inferred_idle' })
     expect(first.earlierOutput).toBeUndefined()
+    // What ran in front when silence ended the send: sleep, proven not to read the terminal.
+    expect(first.input).toMatchObject({ kind: 'busy', reading: 'no', program: { name: 'sleep', pid: expect.any(Number) } })
     await printed('LATE-OUTPUT')
     const next = await stack.run(id, '', { submit: false })
     expect(next).toEqual({
@@ -38,6 +40,7 @@ describe('earlier output', () => {
       exitCode: 0,
       earlierOutput: 'LATE-OUTPUT\ndsh> ',
       earlierTruncated: false,
+      input: { kind: 'prompt' },
     })
     // Taken once: the following send has nothing earlier.
     expect((await stack.run(id, 'echo again')).earlierOutput).toBeUndefined()

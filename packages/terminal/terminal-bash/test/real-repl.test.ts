@@ -27,7 +27,13 @@ afterAll(async () => {
 describe('REPL readiness (exact stdin tier)', () => {
   it('python3', async () => {
     expect(await stack.run(id, 'python3 -q')).toMatchObject({ waitReason: 'stdin_read' })
-    expect(await stack.run(id, '1+1')).toEqual({ viewport: '1+1\n2\n>>> ', waitReason: 'stdin_read', sessionStatus: { kind: 'running' }, truncated: false })
+    expect(await stack.run(id, '1+1')).toEqual({
+      viewport: '1+1\n2\n>>> ',
+      waitReason: 'stdin_read',
+      sessionStatus: { kind: 'running' },
+      truncated: false,
+      input: { kind: 'program', program: expect.objectContaining({ name: 'python3', pid: expect.any(Number) }) },
+    })
     expect((await stack.run(id, 'import time; time.sleep(1); print("slept")')).viewport).toContain('slept\n>>> ')
     expect(await stack.run(id, 'exit()')).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 })
   })

@@ -39,6 +39,7 @@ describe('a persistent shell', () => {
       sessionStatus: { kind: 'running' },
       truncated: false,
       exitCode: 0,
+      input: { kind: 'prompt' },
     })
     await stack.run(id, 'cd ..')
   })

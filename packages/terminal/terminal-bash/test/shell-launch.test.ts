@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { resolveSandboxCwd } from 'dsh-sandbox-policy'
 import { afterAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '../src/config'
-import { decodeMarkerStatus, NONCE_VARIABLE, SHELL_PROMPT_COMMAND } from '../src/prompt-protocol'
+import { decodeMarkerStatus, NONCE_VARIABLE, SHELL_CONTINUATION_PS2, SHELL_PROMPT_COMMAND } from '../src/prompt-protocol'
 import { confineShellArgv } from '../src/sandbox/boundary'
 import { resolveShellLaunch, resolveWorkingDirectory } from '../src/shell-launch'
 
@@ -39,7 +39,7 @@ describe('shell launch', () => {
       HISTFILE: '',
       NODE_REPL_HISTORY: '',
       PS1: 'dsh> ',
-      PS2: '> ',
+      PS2: SHELL_CONTINUATION_PS2,
       PROMPT_COMMAND: SHELL_PROMPT_COMMAND,
       [NONCE_VARIABLE]: '123456',
       DSH_TERMINAL_SESSION_ID: 'pty-7',

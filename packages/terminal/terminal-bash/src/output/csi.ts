@@ -14,7 +14,9 @@ export class CsiReader {
   #param = -1
   #paramIndex = 0
   #ignore = false
+  #private = false
   #ended = false
+  #alternateScreen = false
 
   /** @param line - the line edited by dispatched sequences; `text` is flushed into it first. */
   constructor(line: TerminalLine, text: TextBatch) {
@@ -27,11 +29,20 @@ export class CsiReader {
     return this.#ended
   }
 
+  /**
+   * Whether a program switched to the alternate screen (`CSI ? 1049 h`, `? 1047 h`, `? 47 h`) and
+   * has not switched back: a full-screen program (an editor, a pager) owns the terminal.
+   */
+  get alternateScreen(): boolean {
+    return this.#alternateScreen
+  }
+
   /** Begin a sequence after `ESC [` or 0x9B. */
   start(): void {
     this.#param = -1
     this.#paramIndex = 0
     this.#ignore = false
+    this.#private = false
     this.#ended = false
   }
 
@@ -60,6 +71,8 @@ export class CsiReader {
       if (this.#paramIndex === 0) this.#param = Math.min(Math.max(this.#param, 0) * 10 + (byte - 0x30), 1e6)
     } else if (byte === 0x3b || byte === 0x3a) {
       this.#paramIndex += 1
+    } else if (byte === 0x3f && this.#param < 0 && this.#paramIndex === 0 && !this.#private) {
+      this.#private = true
     } else {
       this.#ignore = true
     }
@@ -67,6 +80,7 @@ export class CsiReader {
   }
 
   #dispatch(final: number): void {
+    if (this.#private) return this.#privateMode(final)
     const line = this.#line
     const count = Math.max(this.#param, 1)
     switch (final) {
@@ -92,4 +106,12 @@ export class CsiReader {
       default:
     }
   }
+
+  /** DEC private modes: only the alternate screen switch is tracked (`h` sets, `l` resets). */
+  #privateMode(final: number): void {
+    if ((final === 0x68 || final === 0x6c) && ALTERNATE_SCREEN_MODES.has(this.#param)) this.#alternateScreen = final === 0x68
+  }
 }
+
+/** DEC private modes that switch to the alternate screen buffer (1049 also saves the cursor). */
+const ALTERNATE_SCREEN_MODES: ReadonlySet<number> = new Set([47, 1047, 1049])

@@ -2,7 +2,7 @@ import type { PartialLine, PromptMarker, SanitizedChunk } from './types'
 
 /**
  * Prompt evidence for readiness: after the latest prompt marker, is the rendered tail exactly the
- * controlled prompt with the cursor right after it?
+ * controlled prompt (the continuation prompt after a continuation marker) with the cursor right after it?
  *
  * The test is on rendered coordinates, carried across chunks: the marker's line must still be
  * the current line, and the text from the marker's column to the end of the line must equal the
@@ -10,16 +10,19 @@ import type { PartialLine, PromptMarker, SanitizedChunk } from './types'
  * disqualifies it, so a delayed earlier prompt followed by input cannot pass. Costs O(prompt).
  */
 export class PromptTracker {
-  readonly #prompt: string
-  readonly #promptLength: number
+  readonly #prompt: Expected
+  readonly #continuationPrompt: Expected
   #marker: PromptMarker | undefined
   #ready = false
 
-  /** @param prompt - the exact controlled prompt, e.g. `dsh> `. */
-  constructor(prompt: string) {
-    if (prompt.length === 0) throw new RangeError('prompt must not be empty')
-    this.#prompt = prompt
-    this.#promptLength = [...prompt].length
+  /**
+   * @param prompt - the exact controlled prompt, e.g. `dsh> `.
+   * @param continuationPrompt - the exact text after a continuation marker (PS2), e.g. `> `; default the prompt.
+   */
+  constructor(prompt: string, continuationPrompt = prompt) {
+    if (prompt.length === 0 || continuationPrompt.length === 0) throw new RangeError('prompt must not be empty')
+    this.#prompt = { text: prompt, length: [...prompt].length }
+    this.#continuationPrompt = { text: continuationPrompt, length: [...continuationPrompt].length }
   }
 
   /** Whether the latest marker is followed by exactly the prompt and nothing else. */
@@ -55,7 +58,14 @@ export class PromptTracker {
     const marker = this.#marker
     if (marker === undefined || marker.line !== line.number) return false
     if (marker.column < line.base || line.cursor !== line.length) return false
-    if (line.length - marker.column !== this.#promptLength) return false
-    return line.tail(this.#promptLength) === this.#prompt
+    const prompt = marker.continuation ? this.#continuationPrompt : this.#prompt
+    if (line.length - marker.column !== prompt.length) return false
+    return line.tail(prompt.length) === prompt.text
   }
+}
+
+/** A prompt text and its length in code points (what the line's coordinates count). */
+interface Expected {
+  readonly text: string
+  readonly length: number
 }

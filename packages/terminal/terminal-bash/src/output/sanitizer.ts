@@ -2,7 +2,7 @@ import { Buffer } from 'node:buffer'
 import { CsiReader } from './csi'
 import { BROKEN, PENDING, sequenceLength, Utf8Decoder } from './decode'
 import { TerminalLine } from './line'
-import { parsePromptMarker } from './marker'
+import { parseContinuationMarker, parsePromptMarker } from './marker'
 import { TextBatch } from './text-batch'
 import type { PartialLine, PromptMarker, SanitizedChunk } from './types'
 
@@ -84,6 +84,11 @@ export class TerminalSanitizer {
   /** The live current line (shared by every chunk this sanitizer returns). */
   get line(): PartialLine {
     return this.#line
+  }
+
+  /** A full-screen program switched to the alternate screen and has not switched back. */
+  get alternateScreen(): boolean {
+    return this.#csi.alternateScreen
   }
 
   /** Consume one chunk of PTY output. */
@@ -376,9 +381,11 @@ export class TerminalSanitizer {
   #finishString(): void {
     if (!this.#osc || this.#overflow) return
     const status = parsePromptMarker(this.#payload, this.#payloadLength)
-    if (status === undefined) return
+    const continued = status === undefined ? parseContinuationMarker(this.#payload, this.#payloadLength) : undefined
+    if (status === undefined && continued === undefined) return
     this.#text.flush()
-    this.#markers.push({ line: this.#line.number, column: this.#line.cursor, status })
+    const at = { line: this.#line.number, column: this.#line.cursor }
+    this.#markers.push(status === undefined ? { ...at, status: continued as number | null, continuation: true } : { ...at, status })
   }
 
   #newline(): void {

@@ -55,6 +55,16 @@ export class SendOutputBuffer {
     if (line.length > 0) this.#seen = { number: line.number, text: line.text(), shown: false }
   }
 
+  /**
+   * A buffer that owns the whole of `line`, including what is already on it: for output that
+   * followed a `waitFor` match, which nobody was shown yet.
+   */
+  static fromLineStart(line: PartialLine, maxBytes: number): SendOutputBuffer {
+    const buffer = new SendOutputBuffer(line, maxBytes)
+    buffer.#seen = undefined
+    return buffer
+  }
+
   /** UTF-8 bytes of this send's output dropped so far (before any reader saw them). */
   get lostBytes(): number {
     return this.#lostTotal + this.#queue.lost
@@ -103,12 +113,26 @@ export class SendOutputBuffer {
     return { delta, truncated }
   }
 
-  /** Final read at settlement; afterwards the buffer ignores output and holds nothing. */
-  settle(): SendOutputResult {
-    const { delta, truncated } = this.readOutput()
+  /**
+   * Final read at settlement; afterwards the buffer ignores output and holds nothing. Without
+   * `currentLine` the line the cursor is on is left out (it belongs to whoever reads next).
+   */
+  settle(options: { readonly currentLine?: boolean } = {}): SendOutputResult {
+    const { delta, truncated } = options.currentLine === false ? this.#readCompleted() : this.readOutput()
     this.#settled = true
     this.#seen = undefined
     return { viewport: delta, truncated }
+  }
+
+  /** Completed lines only: what {@link SendOutputBuffer.readOutput} returns, without the current line. */
+  #readCompleted(): SendOutputRead {
+    const lost = this.#queue.lost
+    this.#lostTotal += lost
+    // Ends at the end of the last line: its newline belongs with the next one, as on the screen.
+    const delta = this.#queue.take().replace(/\n$/, '')
+    const truncated = lost > 0 || this.#clipped
+    this.#clipped = false
+    return { delta, truncated }
   }
 
   /** The part of line `number` (final or current text) that the reader has not seen yet. */

@@ -1,14 +1,16 @@
 /**
- * A prompt marker (`OSC 133;D;<status>`) found in the byte stream, located in rendered
- * coordinates so a consumer can compare what was printed after it.
+ * A prompt marker (`OSC 133;D;<status>`, or PS2's `OSC 133;A;k=c;<nonce>`) found in the byte
+ * stream, located in rendered coordinates so a consumer can compare what was printed after it.
  */
 export interface PromptMarker {
   /** Absolute number of the line the marker landed on (0 = the first line of the session). */
   readonly line: number
   /** Cursor column, in code points, where the marker landed on that line. */
   readonly column: number
-  /** Exit status carried by the marker (the shell's `$?`), or null when absent or not a number. */
+  /** Exit status carried by the marker (the shell's `$?`), or null when absent or not a number; a continuation marker's nonce. */
   readonly status: number | null
+  /** Present on the continuation prompt's marker (PS2: the shell needs more of the command). */
+  readonly continuation?: true
 }
 
 /**

@@ -1,11 +1,12 @@
-import type { ForegroundFacts } from 'dsh-subprocess'
+import type { ForegroundFacts, InspectOptions } from 'dsh-subprocess'
 import type { TerminalSessionStatus } from 'dsh-terminal'
+import type { SendOutputBuffer } from '../output/index'
 import type { TerminalStream } from '../session/terminal-stream'
 
 /** What a send needs from its session: the handle's operations, the output stream and status. */
 export interface SendHost {
-  /** The provider's one-pass foreground inspection. */
-  inspectForeground(): Promise<ForegroundFacts | undefined>
+  /** The provider's one-pass foreground inspection (with the terminal's flags when asked). */
+  inspectForeground(options?: InspectOptions): Promise<ForegroundFacts | undefined>
   /** Hand bytes to the PTY. */
   write(data: string): Promise<void>
   /** Deliver a real signal to the foreground group resolved at that moment. */
@@ -18,8 +19,8 @@ export interface SendHost {
   exited(): boolean
   /** True once the session started closing (no more signals). */
   closing(): boolean
-  /** Called synchronously when the send settles, so the session can drop it. */
-  settled(operation: { readonly idleFacts: ForegroundFacts | undefined }): void
+  /** Called synchronously when the send settles, so the session can drop it (and keep what followed a match). */
+  settled(operation: { readonly idleFacts: ForegroundFacts | undefined; readonly afterMatch: SendOutputBuffer | undefined }): void
 }
 
 /** The timing rules of one send (the validated config fields). */
@@ -48,6 +49,10 @@ export interface SendOptions {
   readonly earlier?: { readonly output: string; readonly truncated: boolean } | undefined
   /** Silence alone may settle the send (`inferred_idle`); default true. */
   readonly settleOnSilence?: boolean | undefined
+  /** Settle as `output_match` once output after the write matches; silence then settles only with `idleMs`. */
+  readonly waitFor?: RegExp | undefined
+  /** The caller's own silence bound (already in `timing.idleSilenceMs`): with `waitFor`, silence still settles. */
+  readonly idleMs?: number | undefined
   /** Timing rules. */
   readonly timing: SendTiming
   /** UTF-8 bytes of output kept between reads (and in the final viewport). */

@@ -1,16 +1,21 @@
 import type { ForegroundFacts } from 'dsh-subprocess'
-import type { TerminalSendOperation, TerminalSendRead, TerminalSendResult } from 'dsh-terminal'
+import type { TerminalInputState, TerminalSendOperation, TerminalSendRead, TerminalSendResult } from 'dsh-terminal'
+import { classifyInput, needsTerminalModes } from '../input/input-state'
 import { type SanitizedChunk, SendOutputBuffer } from '../output/index'
 import { type EvidenceRules, type ProbeSample, type ReadinessProof, ReadinessEvidence } from './evidence'
 import { ForegroundProber } from './foreground-prober'
 import { SendBaselines } from './send-baselines'
 import { isIdleAtPrompt, isShellWaiting, isSingleLine, type SendHost, type SendOptions } from './send-contract'
-import { type SendEnding, type SendEvent, type SendPhase, type SendRules, type SendSteps, transitionFor } from './send-transitions'
+import { type ResultEnding, type SendEnding, type SendEvent, type SendPhase, type SendRules, type SendSteps, transitionFor } from './send-transitions'
+import { OutputMatcher } from './output-matcher'
 import { repeatIfSwallowed } from './swallowed-sigint'
 import { after, afterPollPhase, type Cancel, inMs, now, onAbort, PendingCallbacks, soon } from './timers'
 
 /** Backoff step of the first timed probe when the prompt is trusted (8 ms: a quick command ends first). */
 const TRUSTED_FIRST_STEP = 4
+
+/** Longest wait for the input state once the ending is decided; past it the result goes without one. */
+const DESCRIBE_BOUND_MS = 1000
 
 /** How the current phase answered an event: ignored, or accepted (a judged sample may ask for a follow-up probe). */
 interface Reply {
@@ -36,7 +41,7 @@ export class SendOperation implements TerminalSendOperation {
   readonly #evidence: ReadinessEvidence
   readonly #prober: ForegroundProber
   /** Everything that can call back into the send; all cancelled when it settles. */
-  readonly #pending = new PendingCallbacks<'timeout' | 'silence' | 'grace' | 'drain' | 'abort'>()
+  readonly #pending = new PendingCallbacks<'timeout' | 'silence' | 'grace' | 'drain' | 'abort' | 'describe'>()
   readonly #steps: SendSteps
   readonly #sendRules: SendRules
   #resolveDone!: (result: TerminalSendResult) => void
@@ -49,7 +54,15 @@ export class SendOperation implements TerminalSendOperation {
   #buffer: SendOutputBuffer | undefined
   #write: Promise<void> | undefined
   #lastShellFacts: ForegroundFacts | undefined
+  /** The latest judged sample: a stdin proof is described from it. */
+  #lastFacts: ForegroundFacts | undefined
   #idleFacts: ForegroundFacts | undefined
+  /** Tests output against `waitFor`; absent without one. */
+  #matcher: OutputMatcher | undefined
+  /** Output after the line `waitFor` matched: not this send's, handed to the session as earlier output. */
+  #afterMatch: SendOutputBuffer | undefined
+  /** The ending decided while the input state is told. */
+  #decided: ResultEnding | undefined
   /** The cancelling interrupt while it runs; `released` waits for it. */
   #interruption: Promise<void> | undefined
 
@@ -64,7 +77,7 @@ export class SendOperation implements TerminalSendOperation {
     this.released = new Promise((resolve) => {
       this.#resolveReleased = resolve
     })
-    this.#sendRules = { settleOnSilence: options.settleOnSilence !== false }
+    this.#sendRules = { settleOnSilence: options.settleOnSilence !== false && (options.waitFor === undefined || options.idleMs !== undefined) }
     this.#baselines = SendBaselines.startingAt(host.stream)
     this.#evidence = new ReadinessEvidence(this.#rules(undefined, false, undefined))
     this.#prober = new ForegroundProber(
@@ -79,7 +92,8 @@ export class SendOperation implements TerminalSendOperation {
       write: (facts, known) => this.#writeInput(facts, known),
       waitWithoutInput: () => this.#waitWithoutInput(),
       startWaiting: () => this.#startWaiting(),
-      collect: (chunk) => this.#buffer?.append(chunk),
+      collect: (chunk) => this.#collect(chunk),
+      collectOrMatch: (chunk) => this.#collectOrMatch(chunk),
       startupOutput: () => this.#startupOutput(),
       noteBurst: (gapMs) => this.#prober.noteOutput(this.#baselines.burstGap(gapMs, now()), this.#evidence.pending),
       answerPrompt: () => (this.#trustPrompt ? this.#beginDrain('prompt', this.#host.stream.arrivals) : this.#prober.probeNow()),
@@ -88,13 +102,20 @@ export class SendOperation implements TerminalSendOperation {
       resumeProbes: () => this.#prober.start(),
       interrupt: (writeInFlight) => this.#beginInterrupt(writeInFlight),
       rebaseForInterrupt: (before) => this.#rebaseForInterrupt(before),
-      finish: (ending) => this.#finish(ending),
+      describe: (ending) => this.#describe(ending),
+      finish: (ending, input) => this.#finish(ending, input),
+      finishDescribed: (input) => this.#finish(this.#decided ?? { kind: 'result', reason: 'timeout' }, input),
     }
   }
 
   /** When the send ended on the shell's prompt: the latest sample of the shell waiting there. */
   get idleFacts(): ForegroundFacts | undefined {
     return this.#idleFacts
+  }
+
+  /** Output that followed the line `waitFor` matched: the session shows it as earlier output next. */
+  get afterMatch(): SendOutputBuffer | undefined {
+    return this.#afterMatch
   }
 
   /** Start: arm the timeout, then inspect and write (or, without input, go straight to waiting). */
@@ -187,6 +208,7 @@ export class SendOperation implements TerminalSendOperation {
     this.#trustPrompt = (known || isIdleAtPrompt(facts, stream.promptReady)) && isSingleLine(input)
     stream.resetPrompt()
     this.#openBuffer()
+    this.#openMatcher(stream.line.number + lineCount(input))
     this.#baselines = this.#baselines.wrote(stream, now())
     const write = this.#host.write(input)
     this.#write = write
@@ -204,11 +226,43 @@ export class SendOperation implements TerminalSendOperation {
     this.#baselines = this.#baselines.waitsFrom(this.#options.markersBefore ?? stream.markers, now())
     this.#evidence.rebase(this.#rules(undefined, false, undefined))
     this.#openBuffer()
+    this.#openMatcher(0)
     this.#startWaiting()
   }
 
   #openBuffer(): void {
     this.#buffer ??= new SendOutputBuffer(this.#host.stream.line, this.#options.maxBytes)
+  }
+
+  /** Lines numbered below `firstLine` are the echo of the input (the prompt's line and any it continued on): never matched. */
+  #openMatcher(firstLine: number): void {
+    const { waitFor } = this.#options
+    if (waitFor) this.#matcher = new OutputMatcher(waitFor, firstLine)
+  }
+
+  #collect(chunk: SanitizedChunk): void {
+    if (this.#afterMatch) this.#afterMatch.append(chunk)
+    else this.#buffer?.append(chunk)
+  }
+
+  /**
+   * Keep the chunk up to the line `waitFor` matches, and the rest (if the match was on a completed
+   * line) for the session: the result ends with the matching line. Reports `matched`.
+   */
+  #collectOrMatch(chunk: SanitizedChunk): boolean {
+    const found = this.#matcher?.test(chunk)
+    if (!found) {
+      this.#collect(chunk)
+      return false
+    }
+    const { head, rest } = found
+    this.#buffer?.append(head)
+    if (rest) {
+      this.#afterMatch = SendOutputBuffer.fromLineStart(rest.line, this.#options.maxBytes)
+      this.#afterMatch.append(rest)
+    }
+    this.#dispatch({ kind: 'matched', match: found.match })
+    return true
   }
 
   #startWaiting(): void {
@@ -238,6 +292,7 @@ export class SendOperation implements TerminalSendOperation {
    */
   #judge(sample: ProbeSample): number | undefined {
     this.#noteShell(sample.facts)
+    this.#lastFacts = sample.facts
     const stream = this.#host.stream
     const lineHasText = stream.line.length > 0 && this.#baselines.announces(sample.arrivalsAtStart)
     const judgement = this.#evidence.judge(sample, { promptReady: stream.promptReady, arrivals: stream.arrivals, lineHasText })
@@ -333,14 +388,45 @@ export class SendOperation implements TerminalSendOperation {
     if (isShellWaiting(facts)) this.#lastShellFacts = facts
   }
 
-  #finish(ending: SendEnding): void {
+  /**
+   * The ending is decided; tell what the terminal waits for. The marker says it at once (the shell's
+   * prompt or continuation); otherwise one inspection (the stdin proof's own sample when there is
+   * one), and a second with the terminal's flags only when a program is proven to read.
+   */
+  #describe(ending: ResultEnding): void {
+    this.#decided = ending
+    this.#prober.stop()
+    this.#pending.clear('silence', 'drain', 'grace', 'timeout', 'abort')
+    const stream = this.#host.stream
+    if (ending.proof === 'prompt' && stream.promptKind) return void this.#dispatch({ kind: 'described', input: { kind: stream.promptKind } })
+    this.#pending.set('describe', inMs(DESCRIBE_BOUND_MS), () => this.#dispatch({ kind: 'described', input: undefined }))
+    const known = ending.proof === 'stdin' ? this.#lastFacts : undefined
+    this.#tellInput(known).then(
+      (input) => this.#dispatch({ kind: 'described', input }),
+      () => this.#dispatch({ kind: 'described', input: undefined }),
+    )
+  }
+
+  async #tellInput(known: ForegroundFacts | undefined): Promise<TerminalInputState | undefined> {
+    const host = this.#host
+    let facts = known ?? (await host.inspectForeground())
+    // Settled meanwhile (the bound, or the exit): nothing more is asked of the provider.
+    if (this.#phase !== 'describing') return undefined
+    if (needsTerminalModes(facts, host.stream)) facts = (await host.inspectForeground({ terminalModes: true })) ?? facts
+    return classifyInput(facts, host.stream)
+  }
+
+  #finish(ending: SendEnding, input?: TerminalInputState): void {
     this.#prober.stop()
     this.#pending.clearAll()
     if (ending.kind === 'error') this.#rejectDone(ending.error)
     else {
       this.#idleFacts = ending.proof === 'prompt' ? this.#lastShellFacts : undefined
-      const { viewport, truncated } = this.#buffer ? this.#buffer.settle() : { viewport: '', truncated: false }
+      const settled = this.#buffer?.settle({ currentLine: this.#afterMatch === undefined })
+      const { viewport, truncated } = settled ?? { viewport: '', truncated: false }
       const result: TerminalSendResult = { viewport, waitReason: ending.reason, sessionStatus: this.#host.status(), truncated }
+      if (input) result.input = input
+      if (ending.match) result.match = ending.match
       // Only a marker that arrived after this send acted carries the status of what it ran, interrupted
       // or (without input) waited for. A send that never wrote, e.g. because the shell was already gone,
       // reports none: never the status of an earlier command.
@@ -361,4 +447,10 @@ export class SendOperation implements TerminalSendOperation {
   #releaseIfDone(): void {
     if (this.#phase === 'settled' && !this.#interruption) this.#resolveReleased()
   }
+}
+
+/** Lines the input occupies once echoed: one, plus one per line break before its final Enter. */
+function lineCount(input: string): number {
+  const body = input.endsWith('\r') ? input.slice(0, -1) : input
+  return 1 + (body.match(/\r\n|[\r\n]/g)?.length ?? 0)
 }

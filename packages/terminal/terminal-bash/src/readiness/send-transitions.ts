@@ -1,14 +1,15 @@
 import type { ForegroundFacts } from 'dsh-subprocess'
-import type { TerminalWaitReason } from 'dsh-terminal'
+import type { TerminalInputState, TerminalOutputMatch, TerminalWaitReason } from 'dsh-terminal'
 import type { SanitizedChunk } from '../output/index'
 import type { ProbeSample, ReadinessProof } from './evidence'
 
 /**
  * Where a send is. `inspecting`: sampling the foreground before writing; `writing`: input handed to
  * the provider; `waiting`: collecting evidence; `interrupting`: cancelled, its SIGINT not yet
- * delivered; `cancelling`: SIGINT delivered, waiting for exact readiness; `settled`: final.
+ * delivered; `cancelling`: SIGINT delivered, waiting for exact readiness; `describing`: the ending
+ * is decided, the input state is being told; `settled`: final.
  */
-export type SendPhase = 'inspecting' | 'writing' | 'waiting' | 'interrupting' | 'cancelling' | 'settled'
+export type SendPhase = 'inspecting' | 'writing' | 'waiting' | 'interrupting' | 'cancelling' | 'describing' | 'settled'
 
 /** Everything that can happen to a send; which phase accepts what is {@link SEND_TRANSITIONS}. */
 export type SendEvent =
@@ -44,11 +45,21 @@ export type SendEvent =
   | { readonly kind: 'signalled' }
   /** `cancelGraceMs` since the SIGINT was requested. */
   | { readonly kind: 'grace' }
+  /** Output after the write matched the send's `waitFor`. */
+  | { readonly kind: 'matched'; readonly match: TerminalOutputMatch }
+  /** The input state at the decided ending is told (`undefined`: it could not be). */
+  | { readonly kind: 'described'; readonly input: TerminalInputState | undefined }
 
 /** How a send ends: a result, or the provider's write failure (which rejects `done`). */
-export type SendEnding =
-  | { readonly kind: 'result'; readonly reason: TerminalWaitReason; readonly proof?: ReadinessProof }
-  | { readonly kind: 'error'; readonly error: unknown }
+export type SendEnding = ResultEnding | { readonly kind: 'error'; readonly error: unknown }
+
+/** A send that ends with a result: why, the exact proof behind `stdin_read`, and what `waitFor` matched. */
+export interface ResultEnding {
+  readonly kind: 'result'
+  readonly reason: TerminalWaitReason
+  readonly proof?: ReadinessProof
+  readonly match?: TerminalOutputMatch
+}
 
 /** What a transition may do on the way; the send implements each step over its own state. */
 export interface SendSteps {
@@ -60,6 +71,11 @@ export interface SendSteps {
   startWaiting(): void
   /** Keep a chunk for the send's result. */
   collect(chunk: SanitizedChunk): void
+  /**
+   * Keep a chunk, unless it matches the send's `waitFor`: then keep it up to the matching line,
+   * hold the rest for the session, and report `matched`. True when it matched.
+   */
+  collectOrMatch(chunk: SanitizedChunk): boolean
   /** Startup held probes and silence until the shell printed something: start them at its first output. */
   startupOutput(): void
   /** Output arrived after a gap of `gapMs`: probe once this burst's callbacks are done. */
@@ -76,8 +92,12 @@ export interface SendSteps {
   interrupt(writeInFlight: boolean): void
   /** Baselines and evidence from the interrupt's sample; the cancel grace starts. */
   rebaseForInterrupt(before: ForegroundFacts | undefined): void
-  /** The one way out: stop everything, settle `done`, tell the session. */
-  finish(ending: SendEnding): void
+  /** The ending is decided: stop gathering evidence and tell the input state (at once when the marker says it). */
+  describe(ending: ResultEnding): void
+  /** The one way out: stop everything, settle `done` (with the input state when told), tell the session. */
+  finish(ending: SendEnding, input?: TerminalInputState): void
+  /** Finish with the ending {@link SendSteps.describe} decided and the input state told. */
+  finishDescribed(input: TerminalInputState | undefined): void
 }
 
 /** The per-send rules a transition may depend on. */
@@ -97,17 +117,20 @@ export interface Transition<E extends SendEvent = SendEvent> {
 type EventOf<K extends SendEvent['kind']> = Extract<SendEvent, { kind: K }>
 type Row = { readonly [K in SendEvent['kind']]?: Transition<EventOf<K>> }
 
-const end = (reason: TerminalWaitReason): Transition => ({ to: 'settled', act: (s) => s.finish({ kind: 'result', reason }) })
+const end = (reason: TerminalWaitReason): Transition => ({ to: 'describing', act: (s) => s.describe({ kind: 'result', reason }) })
 const timedOut = end('timeout')
-const exited = end('session_exit')
+const exited: Transition = { to: 'settled', act: (s) => s.finish({ kind: 'result', reason: 'session_exit' }) }
 const writeFailed: Transition<EventOf<'write-failed'>> = { to: 'settled', act: (s, e) => s.finish({ kind: 'error', error: e.error }) }
-const drained: Transition<EventOf<'drained'>> = { to: 'settled', act: (s, e) => s.finish({ kind: 'result', reason: 'stdin_read', proof: e.proof }) }
+const drained: Transition<EventOf<'drained'>> = { to: 'describing', act: (s, e) => s.describe({ kind: 'result', reason: 'stdin_read', proof: e.proof }) }
+const matched: Transition<EventOf<'matched'>> = { to: 'describing', act: (s, e) => s.describe({ kind: 'result', reason: 'output_match', match: e.match }) }
 const judged = (to: SendPhase): Transition<EventOf<'sample'>> => ({ to, act: (s, e) => s.judge(e.sample) })
 
 /**
  * The send's phases × events. An event a phase does not list is ignored: a stale timer, probe,
  * drain or write continuation finds nothing to do. Phases only move forward. `silence` settles a
- * waiting send only when the send settles on silence (not a background send).
+ * waiting send only when the send settles on silence (not a background send, nor one that waits
+ * for a `waitFor` match without its own `idleMs`). Every result but `session_exit` passes through
+ * `describing`, which only tells the input state: output is still kept, the exit still wins.
  */
 export const SEND_TRANSITIONS: { readonly [P in SendPhase]: Row } = {
   inspecting: {
@@ -120,7 +143,8 @@ export const SEND_TRANSITIONS: { readonly [P in SendPhase]: Row } = {
   writing: {
     written: { to: 'waiting', act: (s) => s.startWaiting() },
     'write-failed': writeFailed,
-    output: { to: 'writing', act: (s, e) => s.collect(e.chunk) },
+    output: { to: 'writing', act: (s, e) => void s.collectOrMatch(e.chunk) },
+    matched,
     cancel: { to: 'interrupting', act: (s) => s.interrupt(true) },
     timeout: timedOut,
     exit: exited,
@@ -129,11 +153,12 @@ export const SEND_TRANSITIONS: { readonly [P in SendPhase]: Row } = {
     output: {
       to: 'waiting',
       act: (s, e) => {
-        s.collect(e.chunk)
+        if (s.collectOrMatch(e.chunk)) return
         s.startupOutput()
         s.noteBurst(e.gapMs)
       },
     },
+    matched,
     prompt: { to: 'waiting', act: (s) => s.answerPrompt() },
     sample: judged('waiting'),
     drained,
@@ -170,6 +195,11 @@ export const SEND_TRANSITIONS: { readonly [P in SendPhase]: Row } = {
     grace: timedOut,
     timeout: timedOut,
     exit: exited,
+  },
+  describing: {
+    output: { to: 'describing', act: (s, e) => s.collect(e.chunk) },
+    described: { to: 'settled', act: (s, e) => s.finishDescribed(e.input) },
+    exit: { to: 'settled', act: (s) => s.finishDescribed(undefined) },
   },
   settled: {},
 }

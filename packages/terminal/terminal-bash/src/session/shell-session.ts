@@ -2,6 +2,7 @@ import type { ForegroundFacts, SubprocessTerminalHandle } from 'dsh-subprocess'
 import {
   type TerminalBackendSession,
   TerminalError,
+  type TerminalInputState,
   type TerminalReadRequest,
   type TerminalReadResult,
   type TerminalSendOperation,
@@ -12,9 +13,10 @@ import {
 } from 'dsh-terminal'
 import type { ShellBackendConfig } from '../config'
 import { shellFailure } from '../errors'
-import { isWaitingAsFarAsKnown, type SendHost, type SendTiming } from '../readiness/send-contract'
+import { classifyInput, needsTerminalModes } from '../input/input-state'
+import { isWaitingAsFarAsKnown, type SendHost, type SendOptions, type SendTiming } from '../readiness/send-contract'
 import { SendOperation } from '../readiness/send-operation'
-import { SHELL_PROMPT } from '../prompt-protocol'
+import { SHELL_CONTINUATION_PROMPT, SHELL_PROMPT } from '../prompt-protocol'
 import { SendOutputBuffer } from '../output/index'
 import { TerminalStream } from './terminal-stream'
 
@@ -58,6 +60,7 @@ export class ShellSession implements TerminalBackendSession {
       scrollbackLines: config.scrollbackLines,
       scrollbackMaxBytes: config.scrollbackMaxBytes,
       prompt: SHELL_PROMPT,
+      continuationPrompt: SHELL_CONTINUATION_PROMPT,
       nonce,
     })
     this.#timing = {
@@ -68,7 +71,7 @@ export class ShellSession implements TerminalBackendSession {
       cancelGraceMs: config.cancelGraceMs,
     }
     this.#host = {
-      inspectForeground: () => handle.inspectForeground(),
+      inspectForeground: (options) => handle.inspectForeground(options),
       write: (data) => handle.write(data),
       signalForeground: (signal) => handle.signalForeground(signal),
       stream: this.#stream,
@@ -78,7 +81,7 @@ export class ShellSession implements TerminalBackendSession {
       settled: (operation) => {
         if (this.#active !== operation) return
         this.#active = undefined
-        this.#earlier = new SendOutputBuffer(this.#stream.line, this.#config.maxReadBytes)
+        this.#earlier = operation.afterMatch ?? new SendOutputBuffer(this.#stream.line, this.#config.maxReadBytes)
         this.#markersSettled = this.#stream.markers
         const facts = operation.idleFacts
         this.#idle = facts ? { facts, arrivals: this.#stream.arrivals } : undefined
@@ -160,8 +163,18 @@ export class ShellSession implements TerminalBackendSession {
     if (this.#active) throw new TerminalError('SEND_ACTIVE', 'PTY session already has an active send')
     const input = request.text === '' && !request.submit ? undefined : request.text + (request.submit ? ENTER : '')
     const earlier = this.#takeEarlier()
-    const timing = request.timeoutMs === undefined ? this.#timing : { ...this.#timing, timeoutMs: request.timeoutMs }
-    return this.#begin(input, false, request.signal, this.#takeIdle(), { timing, settleOnSilence: request.settleOnSilence, earlier })
+    const timing = {
+      ...this.#timing,
+      ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
+      ...(request.idleMs === undefined ? {} : { idleSilenceMs: request.idleMs }),
+    }
+    return this.#begin(input, false, request.signal, this.#takeIdle(), {
+      timing,
+      settleOnSilence: request.settleOnSilence,
+      waitFor: request.waitFor,
+      idleMs: request.idleMs,
+      earlier,
+    })
   }
 
   /**
@@ -216,6 +229,21 @@ export class ShellSession implements TerminalBackendSession {
     return { delivered: true, targetPgid }
   }
 
+  /**
+   * What the terminal waits for now. The shell known idle at its prompt (nothing arrived since a
+   * send ended there) needs no inspection; otherwise one, plus a read of the terminal's flags when a
+   * program is proven to read it. `undefined` once the session exited or is closing.
+   */
+  async inputState(): Promise<TerminalInputState | undefined> {
+    if (this.#closeStarted || this.#host.exited()) return undefined
+    const stream = this.#stream
+    const idle = this.#idle
+    if (idle && idle.arrivals === stream.arrivals && stream.promptKind) return { kind: stream.promptKind }
+    let facts = await this.#handle.inspectForeground()
+    if (needsTerminalModes(facts, stream)) facts = (await this.#handle.inspectForeground({ terminalModes: true })) ?? facts
+    return this.#closeStarted ? undefined : classifyInput(facts, stream)
+  }
+
   /** Status of the top-level shell. */
   status(): TerminalSessionStatus {
     const exit = this.#handle.exit
@@ -250,11 +278,7 @@ export class ShellSession implements TerminalBackendSession {
     startup: boolean,
     signal?: AbortSignal,
     idle?: ForegroundFacts,
-    rules: {
-      timing: SendTiming
-      settleOnSilence?: boolean | undefined
-      earlier?: { output: string; truncated: boolean } | undefined
-    } = { timing: this.#timing },
+    rules: Pick<SendOptions, 'timing' | 'settleOnSilence' | 'waitFor' | 'idleMs' | 'earlier'> = { timing: this.#timing },
   ): SendOperation {
     const operation = new SendOperation(this.#host, {
       input,
@@ -264,6 +288,8 @@ export class ShellSession implements TerminalBackendSession {
       markersBefore: input === undefined ? this.#markersSettled : undefined,
       timing: rules.timing,
       settleOnSilence: rules.settleOnSilence,
+      waitFor: rules.waitFor,
+      idleMs: rules.idleMs,
       earlier: rules.earlier,
       maxBytes: this.#config.maxReadBytes,
     })

@@ -13,6 +13,8 @@ export interface TerminalStreamOptions {
   readonly scrollbackMaxBytes: number
   /** The controlled prompt the tracker compares against. */
   readonly prompt: string
+  /** The controlled continuation prompt (PS2), compared after a continuation marker. */
+  readonly continuationPrompt: string
   /** The session's marker nonce: only markers carrying it count. */
   readonly nonce: number
 }
@@ -37,7 +39,7 @@ export class TerminalStream {
   /** Creates an empty stream at the start of a session. */
   constructor(options: TerminalStreamOptions) {
     this.#scrollback = new ScrollbackRing({ maxLines: options.scrollbackLines, maxBytes: options.scrollbackMaxBytes })
-    this.#prompt = new PromptTracker(options.prompt)
+    this.#prompt = new PromptTracker(options.prompt, options.continuationPrompt)
     this.#nonce = options.nonce
   }
 
@@ -56,13 +58,31 @@ export class TerminalStream {
     return this.#sanitizer.line
   }
 
-  /** This session's latest marker is followed by exactly the controlled prompt, cursor at its end. */
+  /**
+   * This session's latest marker is followed by exactly its prompt, cursor at its end: the primary
+   * prompt, or the continuation prompt (see {@link TerminalStream.promptKind}). Either way the
+   * shell printed it because it reads the next line.
+   */
   get promptReady(): boolean {
-    return this.#prompt.ready && this.exitStatus !== undefined
+    return this.promptKind !== undefined
   }
 
-  /** Exit status carried by the latest marker when it is this session's own; else undefined. */
+  /** Which of this shell's prompts the cursor sits after (see {@link TerminalStream.promptReady}), if any. */
+  get promptKind(): 'prompt' | 'continuation' | undefined {
+    const marker = this.#prompt.marker
+    if (!marker || !this.#prompt.ready) return undefined
+    if (marker.continuation) return marker.status === this.#nonce ? 'continuation' : undefined
+    return this.exitStatus === undefined ? undefined : 'prompt'
+  }
+
+  /** A full-screen program switched to the alternate screen and has not switched back. */
+  get alternateScreen(): boolean {
+    return this.#sanitizer.alternateScreen
+  }
+
+  /** Exit status carried by the latest marker when it is this session's own primary one; else undefined. */
   get exitStatus(): number | undefined {
+    if (this.#prompt.marker?.continuation) return undefined
     return decodeMarkerStatus(this.#prompt.exitStatus, this.#nonce)
   }
 
@@ -121,6 +141,7 @@ export class TerminalStream {
     this.#scrollback.append(chunk)
     this.#prompt.update(chunk)
     for (const marker of chunk.markers) {
+      if (marker.continuation) continue
       const status = decodeMarkerStatus(marker.status, this.#nonce)
       if (status === undefined) continue
       this.#markers += 1

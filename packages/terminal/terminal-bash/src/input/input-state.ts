@@ -1,0 +1,93 @@
+import type { ForegroundFacts, ForegroundProgram } from 'dsh-subprocess'
+import type { TerminalInputState, TerminalProgram } from 'dsh-terminal'
+
+/** What the byte stream says about the screen, next to the foreground facts. */
+export interface ScreenView {
+  /** Which of the shell's prompts the cursor sits right after (its marker is this session's), if any. */
+  readonly promptKind: 'prompt' | 'continuation' | undefined
+  /** A program switched to the alternate screen and has not switched back. */
+  readonly alternateScreen: boolean
+}
+
+/**
+ * Programs that read single keys although they may run without the alternate screen (under
+ * `TERM=dumb`, or asked not to switch): their raw mode looks exactly like a line editor's.
+ */
+const KEY_PROGRAMS: ReadonlySet<string> = new Set([
+  'vi',
+  'vim',
+  'nvim',
+  'view',
+  'vimdiff',
+  'nano',
+  'pico',
+  'emacs',
+  'less',
+  'more',
+  'most',
+  'man',
+  'top',
+  'htop',
+  'btop',
+  'atop',
+  'watch',
+  'mc',
+  'tig',
+  'fzf',
+  'nnn',
+  'ranger',
+  'mutt',
+  'tmux',
+  'screen',
+])
+
+/**
+ * What the terminal waits for, from one foreground sample and the screen. The shell's own marker
+ * makes `prompt` and `continuation` exact. Otherwise a proven stdin wait is told apart by the
+ * terminal's flags: line mode without echo is a password read; line mode with echo a line reader
+ * (`read -p`, a `[y/N]` question); raw mode is either a line editor (readline in python, gdb, node,
+ * bash itself: echo off) or a key reader (`read -n1` leaves echo on; an editor or pager takes the
+ * alternate screen or is known by name). Without a proven wait the program is `busy`.
+ * `undefined` when nothing could be sampled.
+ */
+export function classifyInput(facts: ForegroundFacts | undefined, screen: ScreenView): TerminalInputState | undefined {
+  if (screen.promptKind && (facts === undefined || facts.isShellGroup)) return { kind: screen.promptKind }
+  if (facts === undefined) return undefined
+  const program = describeProgram(facts.program)
+  const modes = facts.terminalModes
+  if (!facts.stdinWaitSupported) {
+    // Nothing can be proven here (macOS): only flags that no program leaves set by accident count.
+    if (modes?.canonical && !modes.echo) return withProgram({ kind: 'password' }, program)
+    return withProgram({ kind: 'busy', reading: 'unprovable' }, program)
+  }
+  if (!facts.stdinWaitProven) return withProgram({ kind: 'busy', reading: facts.notReadingProven ? 'no' : 'unproven' }, program)
+  if (!modes) return withProgram({ kind: 'program' }, program)
+  if (modes.canonical) return withProgram({ kind: modes.echo ? 'program' : 'password' }, program)
+  if (screen.alternateScreen) return withProgram({ kind: 'keys', alternateScreen: true }, program)
+  // The shell's own line editor with something typed after its prompt: still the shell's prompt.
+  if (facts.isShellGroup && !modes.echo) return { kind: 'prompt' }
+  if (modes.echo || (program !== undefined && KEY_PROGRAMS.has(program.name))) return withProgram({ kind: 'keys', alternateScreen: false }, program)
+  return withProgram({ kind: 'program' }, program)
+}
+
+/** The model-facing name, pid and age of the program in front. */
+export function describeProgram(program: ForegroundProgram | undefined): TerminalProgram | undefined {
+  if (!program) return undefined
+  const name = program.argv0 || program.command
+  return program.elapsedMs === undefined ? { name, pid: program.pid } : { name, pid: program.pid, elapsedMs: program.elapsedMs }
+}
+
+function withProgram<S extends TerminalInputState>(state: S, program: TerminalProgram | undefined): S {
+  return program ? { ...state, program } : state
+}
+
+/**
+ * Whether describing `facts` needs the terminal's flags: only a proven stdin wait that is not the
+ * shell at its own prompt (reading them costs a helper round trip), or on a platform that cannot
+ * prove waits at all, where the flags are the only hint.
+ */
+export function needsTerminalModes(facts: ForegroundFacts | undefined, screen: ScreenView): boolean {
+  if (facts === undefined || facts.terminalModes) return false
+  if (screen.promptKind && facts.isShellGroup) return false
+  return facts.stdinWaitProven || !facts.stdinWaitSupported
+}
