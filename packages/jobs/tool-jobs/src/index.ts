@@ -4,8 +4,29 @@ import { Config } from './config'
 import { JOBS_GUIDANCE, jobTools } from './tools'
 
 export { Config, type ToolJobsConfig } from './config'
-export { NO_JOBS, NO_NEW_OUTPUT, oneLine, renderKill, renderList, renderOutput, statusLine } from './render'
+export {
+  MAX_MATCH_LINE_BYTES,
+  NO_JOBS,
+  NO_NEW_OUTPUT,
+  oneLine,
+  renderKill,
+  renderList,
+  renderOutput,
+  statusLine,
+  type WaitReport,
+  waitLines,
+} from './render'
 export { JOBS_GUIDANCE, jobTools, KILL_REASON } from './tools'
+export {
+  type JobOutputMatch,
+  type JobWaitOutcome,
+  type JobWaitResult,
+  LineMatcher,
+  MAX_PARTIAL_LINE_BYTES,
+  OUTPUT_POLL_MS,
+  waitForMatch,
+  waitThenRead,
+} from './wait'
 
 /** Plugin name used in a cordis.yml. */
 export const name = 'dsh-tool-jobs'

@@ -1,5 +1,6 @@
 import type { JobInfo, JobRead } from 'dsh-jobs'
 import { fitTail, truncateUtf8Head, utf8ByteLength } from 'dsh-tools'
+import type { JobOutputMatch, JobWaitOutcome } from './wait'
 
 /** Text of `job_output` when nothing arrived since the previous read. */
 export const NO_NEW_OUTPUT = '(no new output)'
@@ -10,19 +11,45 @@ export const NO_JOBS = '(no jobs)'
 /** Bytes of a label shown on one `job_list` line. */
 const MAX_LABEL_BYTES = 120
 
+/** Bytes of the matched line shown in `[match: …]`; the whole line is in `meta.match`. */
+export const MAX_MATCH_LINE_BYTES = 200
+
+/** How a `job_output` wait went, for the lines that say so: its outcome, bound and pattern's match. */
+export interface WaitReport {
+  waited: JobWaitOutcome
+  /** The bound the wait had, in ms. */
+  timeoutMs: number
+  /** Whether the call gave `waitFor` (a wait that ended without a match then says so). */
+  waitFor: boolean
+  match?: JobOutputMatch
+}
+
+/**
+ * The lines that say why a wait ended: `[waited: match]` and `[match: <line>]`;
+ * `[waited: finished]`; `[waited: timeout after 30000 ms]`; `[waited: cancelled]`. With `waitFor`,
+ * an end without a match adds `, no match` (`[waited: finished, no match]`).
+ */
+export function waitLines(report: WaitReport): string[] {
+  if (report.waited === 'match' && report.match) return ['[waited: match]', `[match: ${clipped(report.match.line, MAX_MATCH_LINE_BYTES)}]`]
+  const how = report.waited === 'timeout' ? `timeout after ${report.timeoutMs} ms` : report.waited
+  return [`[waited: ${how}${report.waitFor ? ', no match' : ''}]`]
+}
+
 /** `[status: <status>, <detail>]`, the last line of every `job_output` result. */
 export function statusLine(job: JobInfo): string {
   return `[status: ${job.status}, ${oneLine(job.detail)}]`
 }
 
 /**
- * `<new output or "(no new output)">\n[status: …]`, bounded to the job's `outputLimitBytes`:
- * the output's tail and the whole status line survive. One trailing newline of the output is
- * dropped so the status line follows the last output line directly.
+ * `<new output or "(no new output)">\n[status: …]`, with the {@link waitLines} of a reported wait
+ * before the status line, bounded to the job's `outputLimitBytes`: the output's tail and the whole
+ * status line survive. One trailing newline of the output is dropped so the next line follows the
+ * last output line directly.
  */
-export function renderOutput(read: JobRead): { text: string; truncated: boolean } {
+export function renderOutput(read: JobRead, wait?: WaitReport): { text: string; truncated: boolean } {
   const body = read.output ? read.output.replace(/\r?\n$/, '') || read.output : NO_NEW_OUTPUT
-  const fitted = fitTail(body, `\n${statusLine(read.job)}`, read.job.outputLimitBytes)
+  const lines = [...(wait ? waitLines(wait) : []), statusLine(read.job)]
+  const fitted = fitTail(body, `\n${lines.join('\n')}`, read.job.outputLimitBytes)
   return { text: fitted.text, truncated: read.truncated || fitted.truncated }
 }
 
@@ -47,7 +74,12 @@ export function oneLine(text: string): string {
 }
 
 function label(text: string): string {
+  return clipped(text, MAX_LABEL_BYTES)
+}
+
+/** `text` on one line, at most `maxBytes` UTF-8 bytes: cut on a code-point boundary, marked with `…`. */
+function clipped(text: string, maxBytes: number): string {
   const line = oneLine(text)
-  if (utf8ByteLength(line) <= MAX_LABEL_BYTES) return line
-  return `${truncateUtf8Head(line, MAX_LABEL_BYTES - 3)}…`
+  if (utf8ByteLength(line) <= maxBytes) return line
+  return `${truncateUtf8Head(line, maxBytes - 3)}…`
 }

@@ -1,9 +1,9 @@
 import type { Context } from '@deepseek-ai/cordis'
-import type { Agent } from 'dsh-agent'
-import { defineTool, fitTail, textContent, type Tool, type ToolContent } from 'dsh-tools'
+import { defineTool, fitTail, textContent, truncateUtf8Head, type Tool, type ToolContent } from 'dsh-tools'
 import { z } from 'zod'
 import type { ToolJobsConfig } from './config'
 import { renderKill, renderList, renderOutput } from './render'
+import { type JobWaitResult, waitForMatch, waitThenRead } from './wait'
 
 /** The reason `job_kill` gives the registry; it becomes the killed job's status detail. */
 export const KILL_REASON = 'cancelled by job_kill'
@@ -14,13 +14,58 @@ export const JOBS_GUIDANCE = {
   title: 'Background jobs',
   text: [
     'Some tools can run work in the background and return a job id such as pty-send-1.',
-    'Read its new output and status with job_output (wait: true blocks until it finishes, up to a bound);',
+    'Read its new output and status with job_output (wait: true blocks until it finishes, up to a bound;',
+    "waitFor, a regular expression, returns as soon as a new line matches, e.g. a server's ready line);",
     'cancel it with job_kill; see your jobs with job_list. Output nobody reads is bounded: its oldest part is dropped.',
   ].join(' '),
   order: 110,
 }
 
 const jobId = z.string().min(1).describe('Id of a job you started, e.g. pty-send-1')
+
+/** Bytes of a refused `waitFor` pattern echoed in its error. */
+const ECHOED_PATTERN_BYTES = 100
+
+/** `waitFor`: a JavaScript regular-expression source; one that does not compile is INVALID_ARGUMENTS naming it. */
+const waitFor = z
+  .string()
+  .min(1, 'waitFor must not be empty: it would match the first line of output')
+  .superRefine((pattern, issues) => {
+    try {
+      new RegExp(pattern)
+    } catch (error) {
+      const shown = JSON.stringify(truncateUtf8Head(pattern, ECHOED_PATTERN_BYTES))
+      issues.addIssue({ code: 'custom', message: `waitFor ${shown} is not a valid JavaScript regular expression (${(error as Error).message})` })
+    }
+  })
+  .optional()
+  .describe(
+    'Wait until a line of output after your previous read matches this JavaScript regular expression (source only, e.g. "ready|listening on"), ' +
+      'or the job ends, or the timeout passes. Implies wait.',
+  )
+
+/** Parameters of job_output: `timeoutMs` is bounded by the configured `maxWaitMs`. */
+function outputParameters(maxWaitMs: number) {
+  return z
+    .strictObject({
+      jobId,
+      wait: z.boolean().optional().describe('Wait until the job finishes before reading (bounded by the host)'),
+      waitFor,
+      timeoutMs: z
+        .number()
+        .int('timeoutMs must be an integer number of milliseconds')
+        .min(1, 'timeoutMs must be at least 1 ms')
+        .max(maxWaitMs, `timeoutMs must be at most ${maxWaitMs} ms (maxWaitMs of dsh-tool-jobs)`)
+        .optional()
+        .describe(`Longest this call waits, in ms (1 to ${maxWaitMs}, the default). Implies wait.`),
+    })
+    .superRefine((args, issues) => {
+      if (args.wait !== false) return
+      for (const key of ['waitFor', 'timeoutMs'] as const) {
+        if (args[key] !== undefined) issues.addIssue({ code: 'custom', path: [key], message: `${key} applies to a wait; drop wait: false` })
+      }
+    })
+}
 
 /** Build `job_output`, `job_kill` and `job_list` over `ctx.jobs`, capped at `maxResultBytes`. */
 export function jobTools(ctx: Context, config: ToolJobsConfig): Tool[] {
@@ -30,22 +75,33 @@ export function jobTools(ctx: Context, config: ToolJobsConfig): Tool[] {
     name: 'job_output',
     description:
       'Read the new output of a background job since your previous read, followed by its status line. ' +
-      'Set wait to true to block until the job finishes (bounded); the result then holds its final output.',
+      'Set wait to true to block until the job finishes (bounded); the result then holds its final output. ' +
+      'waitFor (a regex) returns as soon as a new line matches instead, e.g. a server ready line; [waited: …] then says why the wait ended.',
     kind: 'read',
-    parameters: z.strictObject({
-      jobId,
-      wait: z.boolean().optional().describe('Wait until the job finishes before reading (bounded by the host)'),
-    }),
+    parameters: outputParameters(config.maxWaitMs),
     present: (args) => ({ title: `output of job ${args.jobId}` }),
     finalizeContent,
     execute: async (args, call) => {
-      if (args.wait) await waitBounded(ctx, args.jobId, call.agent, call.signal, config.maxWaitMs)
-      const read = ctx.jobs.read(args.jobId, call.agent)
-      const rendered = renderOutput(read)
-      return {
-        content: [textContent(rendered.text)],
-        meta: { jobId: read.job.id, status: read.job.status, truncated: rendered.truncated },
+      // The new parameters report how the wait went; a plain wait: true answers as it always did.
+      const reported = args.waitFor !== undefined || args.timeoutMs !== undefined
+      let waited: JobWaitResult | undefined
+      if (args.wait || reported) {
+        const timeoutMs = args.timeoutMs ?? config.maxWaitMs
+        waited =
+          args.waitFor === undefined
+            ? await waitThenRead(ctx, args.jobId, call.agent, call.signal, timeoutMs)
+            : await waitForMatch(ctx, args.jobId, call.agent, call.signal, new RegExp(args.waitFor), timeoutMs)
       }
+      const read = waited?.read ?? ctx.jobs.read(args.jobId, call.agent)
+      const report =
+        waited && reported
+          ? { waited: waited.waited, timeoutMs: args.timeoutMs ?? config.maxWaitMs, waitFor: args.waitFor !== undefined, match: waited.match }
+          : undefined
+      const rendered = renderOutput(read, report)
+      const meta: Record<string, unknown> = { jobId: read.job.id, status: read.job.status, truncated: rendered.truncated }
+      if (report) meta.waited = report.waited
+      if (report?.match) meta.match = { ...report.match }
+      return { content: [textContent(rendered.text)], meta }
     },
   })
 
@@ -80,22 +136,6 @@ export function jobTools(ctx: Context, config: ToolJobsConfig): Tool[] {
   })
 
   return [jobOutput, jobKill, jobList]
-}
-
-/** Wait for the job to stop running, at most `maxWaitMs`, returning early when the call is cancelled. */
-async function waitBounded(ctx: Context, id: string, agent: Agent, signal: AbortSignal, maxWaitMs: number): Promise<void> {
-  if (maxWaitMs === 0) return
-  const controller = new AbortController()
-  const stop = () => controller.abort()
-  const timer = setTimeout(stop, maxWaitMs)
-  if (signal.aborted) stop()
-  else signal.addEventListener('abort', stop, { once: true })
-  try {
-    await ctx.jobs.wait(id, agent, controller.signal)
-  } finally {
-    clearTimeout(timer)
-    signal.removeEventListener('abort', stop)
-  }
 }
 
 /** Join the text and keep its tail within the cap, so an error or a status line always survives. */

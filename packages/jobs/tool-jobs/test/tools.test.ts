@@ -61,6 +61,8 @@ describe('dsh-tool-jobs', () => {
       properties: {
         jobId: { type: 'string', minLength: 1, description: 'Id of a job you started, e.g. pty-send-1' },
         wait: { type: 'boolean', description: 'Wait until the job finishes before reading (bounded by the host)' },
+        waitFor: { type: 'string', minLength: 1, description: expect.stringContaining('JavaScript regular expression') },
+        timeoutMs: { type: 'integer', minimum: 1, maximum: 30_000, description: 'Longest this call waits, in ms (1 to 30000, the default). Implies wait.' },
       },
       required: ['jobId'],
       additionalProperties: false,
@@ -122,6 +124,15 @@ describe('dsh-tool-jobs', () => {
     const cancelled = await pending
     expect(cancelled.isError).toBe(false)
     expect(textOf(cancelled)).toMatch(/^\(no new output\)\n\[status: running, /)
+  })
+
+  it('a plain wait answers as before: no [waited: …] line, no meta.waited', async () => {
+    const { root, agent } = await setup()
+    const job = startJob(root, agent)
+    job.finish({ detail: 'exit 0' })
+    const result = await call(root, agent, 'job_output', { jobId: job.id, wait: true })
+    expect(textOf(result)).toBe('(no new output)\n[status: completed, exit 0]')
+    expect(result.meta).toEqual({ jobId: 'pty-send-1', status: 'completed', truncated: false })
   })
 
   it('job_kill requests cancellation and the job then reports killed', async () => {
@@ -190,5 +201,149 @@ describe('dsh-tool-jobs', () => {
     await fibers.pop()!.dispose()
     expect(root.tools.list()).toEqual([])
     expect(root.tools.renderGuidance()).toBe('')
+  })
+})
+
+describe('job_output waitFor and timeoutMs', () => {
+  afterEach(async () => {
+    for (const fiber of fibers.splice(0).reverse()) await fiber.dispose()
+  })
+
+  const RUNNING_STATUS = /\[status: running, \d+(\.\d)?m?s elapsed\]$/
+
+  it('returns as soon as a new line matches, with the line; the job keeps running', async () => {
+    const { root, agent } = await setup()
+    const job = startJob(root, agent)
+    const pending = call(root, agent, 'job_output', { jobId: job.id, waitFor: 'listening on :\\d+' })
+    job.write('compiling\n')
+    job.write('server listening on :8080\nGET /\n')
+    const result = await pending
+    const text = textOf(result)
+    expect(text.slice(0, text.lastIndexOf('\n'))).toBe('compiling\nserver listening on :8080\nGET /\n[waited: match]\n[match: server listening on :8080]')
+    expect(text).toMatch(RUNNING_STATUS)
+    expect(result.meta).toEqual({
+      jobId: 'pty-send-1',
+      status: 'running',
+      truncated: false,
+      waited: 'match',
+      match: { text: 'listening on :8080', line: 'server listening on :8080' },
+    })
+    expect(job.cancels()).toBe(0)
+  })
+
+  it('matches a line that arrives in pieces, and a line still in progress (a prompt)', async () => {
+    const { root, agent } = await setup()
+    const job = startJob(root, agent)
+    const split = call(root, agent, 'job_output', { jobId: job.id, waitFor: '^ready$' })
+    job.write('rea')
+    job.write('dy\r\n')
+    expect((await split).meta).toMatchObject({ waited: 'match', match: { line: 'ready' } })
+    const prompt = call(root, agent, 'job_output', { jobId: job.id, waitFor: 'Password: $' })
+    job.write('[sudo] Password: ')
+    const asked = await prompt
+    expect(asked.meta).toMatchObject({ waited: 'match', match: { text: 'Password: ', line: '[sudo] Password: ' } })
+    expect(textOf(asked)).toMatch(/^\[sudo\] Password: \n\[waited: match\]\n\[match: \[sudo\] Password:\]\n/)
+  })
+
+  it('tests only output after the previous read', async () => {
+    const { root, agent } = await setup()
+    const job = startJob(root, agent)
+    job.write('ready\n')
+    expect(textOf(await call(root, agent, 'job_output', { jobId: job.id }))).toMatch(/^ready\n/)
+    job.write('still ready?\n')
+    const result = await call(root, agent, 'job_output', { jobId: job.id, waitFor: '^ready$', timeoutMs: 20 })
+    expect(result.meta).toMatchObject({ waited: 'timeout', status: 'running' })
+    expect(textOf(result)).toMatch(/^still ready\?\n\[waited: timeout after 20 ms, no match\]\n\[status: running, /)
+  })
+
+  it('says when the job ended without a match, with all of its new output', async () => {
+    const { root, agent } = await setup()
+    const job = startJob(root, agent)
+    const pending = call(root, agent, 'job_output', { jobId: job.id, waitFor: 'ready' })
+    job.write('error: port in use\n')
+    job.finish({ detail: 'exit 1' })
+    const result = await pending
+    expect(textOf(result)).toBe('error: port in use\n[waited: finished, no match]\n[status: completed, exit 1]')
+    expect(result.meta).toEqual({ jobId: 'pty-send-1', status: 'completed', truncated: false, waited: 'finished' })
+    // A match in the job's last output is still a match.
+    const other = startJob(root, agent)
+    other.write('ready\n')
+    other.finish({ detail: 'exit 0' })
+    await root.jobs.wait(other.id, agent)
+    expect((await call(root, agent, 'job_output', { jobId: other.id, waitFor: 'ready' })).meta).toMatchObject({ waited: 'match', status: 'completed' })
+  })
+
+  it('a cancelled call returns what it collected, as cancelled', async () => {
+    const { root, agent } = await setup()
+    const job = startJob(root, agent)
+    const controller = new AbortController()
+    const pending = call(root, agent, 'job_output', { jobId: job.id, waitFor: 'never' }, controller.signal)
+    job.write('partial\n')
+    controller.abort()
+    const result = await pending
+    expect(result.isError).toBe(false)
+    expect(result.meta).toMatchObject({ waited: 'cancelled', status: 'running' })
+    expect(textOf(result)).toMatch(/^partial\n\[waited: cancelled, no match\]\n\[status: running, /)
+  })
+
+  it('timeoutMs bounds a plain wait, and the result says how it ended', async () => {
+    const { root, agent } = await setup()
+    const job = startJob(root, agent)
+    const bounded = await call(root, agent, 'job_output', { jobId: job.id, timeoutMs: 10 })
+    expect(textOf(bounded)).toMatch(/^\(no new output\)\n\[waited: timeout after 10 ms\]\n\[status: running, /)
+    expect(bounded.meta).toMatchObject({ waited: 'timeout' })
+    const pending = call(root, agent, 'job_output', { jobId: job.id, wait: true, timeoutMs: 30_000 })
+    job.write('done\n')
+    job.finish({ detail: 'exit 0' })
+    const finished = await pending
+    expect(textOf(finished)).toBe('done\n[waited: finished]\n[status: completed, exit 0]')
+    expect(finished.meta).toEqual({ jobId: 'pty-send-1', status: 'completed', truncated: false, waited: 'finished' })
+  })
+
+  it("keeps the collected output within the job's bound, with the matching line", async () => {
+    const { root, agent } = await setup()
+    const job = startJob(root, agent, { outputLimitBytes: 512 })
+    const pending = call(root, agent, 'job_output', { jobId: job.id, waitFor: 'READY' })
+    for (let index = 0; index < 100; index++) job.write(`noise ${index} ✓\n`)
+    job.write(`READY ${'€'.repeat(100)}\n`)
+    const result = await pending
+    const text = textOf(result)
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(512)
+    expect(text).not.toContain('\uFFFD')
+    expect(result.meta).toMatchObject({ waited: 'match', truncated: true })
+    expect(result.meta?.match).toEqual({ text: 'READY', line: `READY ${'€'.repeat(100)}` })
+    // The shown line is cut to 200 bytes on a code-point boundary (the output above gave up its head first).
+    expect(text).toMatch(/€\n\[waited: match\]\n\[match: READY €{63}…\]\n\[status: running, /)
+  })
+
+  it('refuses a bad pattern, a bound outside 1..maxWaitMs and wait: false, naming what is wrong', async () => {
+    const { root, agent } = await setup({ maxWaitMs: 5000 })
+    const job = startJob(root, agent)
+    const refused = async (args: Record<string, unknown>) => {
+      const result = await call(root, agent, 'job_output', { jobId: job.id, ...args })
+      expect(result.error?.code).toBe('INVALID_ARGUMENTS')
+      return result.error?.message.replace('invalid arguments for tool "job_output": ', '')
+    }
+    expect(await refused({ waitFor: '(ready' })).toBe(
+      'waitFor: waitFor "(ready" is not a valid JavaScript regular expression (Invalid regular expression: /(ready/: Unterminated group)',
+    )
+    expect(await refused({ waitFor: '' })).toBe('waitFor: waitFor must not be empty: it would match the first line of output')
+    expect(await refused({ timeoutMs: 0 })).toBe('timeoutMs: timeoutMs must be at least 1 ms')
+    expect(await refused({ timeoutMs: 5001 })).toBe('timeoutMs: timeoutMs must be at most 5000 ms (maxWaitMs of dsh-tool-jobs)')
+    expect(await refused({ timeoutMs: 2.5 })).toBe('timeoutMs: timeoutMs must be an integer number of milliseconds')
+    expect(await refused({ wait: false, waitFor: 'x', timeoutMs: 5 })).toBe(
+      'waitFor: waitFor applies to a wait; drop wait: false; timeoutMs: timeoutMs applies to a wait; drop wait: false',
+    )
+    // Nothing was read by a refused call.
+    job.write('kept\n')
+    expect(textOf(await call(root, agent, 'job_output', { jobId: job.id }))).toMatch(/^kept\n/)
+  })
+
+  it("another agent's job is an unknown job, waitFor or not", async () => {
+    const { root, agent } = await setup()
+    const stranger = await root.agents.create()
+    const job = startJob(root, agent)
+    const result = await call(root, stranger, 'job_output', { jobId: job.id, waitFor: 'x' })
+    expect(result.error).toEqual({ code: 'UNKNOWN_JOB', message: 'unknown job pty-send-1' })
   })
 })
