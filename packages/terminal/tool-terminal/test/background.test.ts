@@ -68,6 +68,22 @@ describe('background sends through ctx.jobs', () => {
     expect(h.text(next)).toBe('out:echo ok\n[wait: stdin_read]\n[exit: 0]\n[session: running]')
   })
 
+  it('job_output waitFor sees output the job pulls from the send, and returns on the matching line', async () => {
+    const h = await setup()
+    await h.call('terminal_open', { type: 'shell' })
+    h.backend.session('pty-1').replies.push('hang')
+    await h.call('terminal_send', { sessionId: 'pty-1', text: 'npm run dev', run_in_background: true })
+    const send = h.backend.session('pty-1').sends[0]!
+    const pending = h.call('job_output', { jobId: 'pty-send-1', waitFor: 'ready in \\d+ ms' })
+    send.emit('> vite\n')
+    await flush()
+    send.emit('  ready in 250 ms\n')
+    const result = await pending
+    expect(h.text(result)).toMatch(/^> vite\n {2}ready in 250 ms\n\[waited: match\]\n\[match: ready in 250 ms\]\n\[status: running, /)
+    expect(result.meta).toMatchObject({ waited: 'match', status: 'running', match: { text: 'ready in 250 ms', line: '  ready in 250 ms' } })
+    expect(send.settled).toBe(false)
+  })
+
   it("writes earlier output at the job's end under its marker, and its loss reaches the detail", async () => {
     const h = await setup()
     await h.call('terminal_open', { type: 'shell' })

@@ -116,15 +116,10 @@ describe('dsh-tool-terminal on a real bash', () => {
   it('a background server keeps its job running until job_kill stops it; the session is usable again', async () => {
     const started = await call('terminal_send', { sessionId: 'pty-1', text: 'python3 -m http.server 0 --bind 127.0.0.1', run_in_background: true })
     expect(text(started)).toBe('started background job pty-send-3')
-    let shown = ''
-    const serving = await eventually(async () => {
-      const polled = text(await call('job_output', { jobId: 'pty-send-3' }))
-      const status = polled.slice(polled.lastIndexOf('\n[status: ') + 1)
-      expect(status).toMatch(/^\[status: running, /)
-      shown += polled.slice(0, polled.lastIndexOf('\n[status: '))
-      return shown.includes('Serving HTTP on 127.0.0.1 port ') ? status : undefined
-    }, 'the server to listen')
-    expect(serving).toMatch(/^\[status: running, /)
+    // job_output waits for the server's ready line instead of polling; the job keeps running.
+    const serving = await call('job_output', { jobId: 'pty-send-3', waitFor: '^Serving HTTP on 127\\.0\\.0\\.1 port \\d+' })
+    expect(serving.meta).toMatchObject({ waited: 'match', status: 'running' })
+    expect(text(serving)).toMatch(/\n\[waited: match\]\n\[match: Serving HTTP on 127\.0\.0\.1 port \d+ [^\n]*\]\n\[status: running, /)
     expect(text(await call('job_kill', { jobId: 'pty-send-3' }))).toBe('requested cancellation of job pty-send-3')
     const output = text(await call('job_output', { jobId: 'pty-send-3', wait: true }))
     expect(output).toContain('Keyboard interrupt received, exiting.')
