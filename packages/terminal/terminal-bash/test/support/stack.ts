@@ -40,11 +40,13 @@ export interface Stack {
   dispose(): Promise<void>
 }
 
-/** What a test may set on one send: Enter, cancellation, and its own timeout. */
+/** What a test may set on one send: Enter, cancellation, its own timeout and silence, and a pattern to wait for. */
 export interface SendOptions {
   submit?: boolean
   signal?: AbortSignal
   timeoutMs?: number
+  idleMs?: number
+  waitFor?: RegExp
 }
 
 /** Mount the real stack with this backend's config; unconfined unless `sandboxing` says otherwise. */
@@ -62,6 +64,8 @@ export async function startStack(config: ShellBackendConfigInput = PATIENT, sand
   const send: Stack['send'] = (id, text, options = {}) => {
     const request: TerminalSendRequest = { text, submit: options.submit ?? true, signal: options.signal }
     if (options.timeoutMs !== undefined) request.timeoutMs = options.timeoutMs
+    if (options.idleMs !== undefined) request.idleMs = options.idleMs
+    if (options.waitFor !== undefined) request.waitFor = options.waitFor
     return terminals.startSend(agent, id, request)
   }
   return {
