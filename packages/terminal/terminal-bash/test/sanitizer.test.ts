@@ -305,3 +305,33 @@ function expectSplitInvariantCapped(text: string, maxLineLength: number): void {
     expect(render([bytes.subarray(0, cut), bytes.subarray(cut)], { maxLineLength })).toEqual(whole)
   }
 }
+
+describe('continuation markers and the alternate screen', () => {
+  it('reports PS2\'s marker (133;A;k=c;<nonce>) as a continuation marker, with its number', () => {
+    const sanitizer = new TerminalSanitizer()
+    const chunk = sanitizer.write(Buffer.from('echo "a\r\n\x1b]133;A;k=c;424242\x07> '))
+    expect(chunk.markers).toEqual([{ line: 1, column: 0, status: 424242, continuation: true }])
+    expect(chunk.line.text()).toBe('> ')
+    expect(sanitizer.write(Buffer.from('\x1b]133;A;k=c;\x07')).markers).toEqual([{ line: 1, column: 2, status: null, continuation: true }])
+    // Other semantic-prompt payloads are not markers.
+    expect(sanitizer.write(Buffer.from('\x1b]133;A\x07\x1b]133;A;k=s;1\x07')).markers).toEqual([])
+  })
+
+  it('tracks the alternate screen through DEC private modes 1049, 1047 and 47, and nothing else', () => {
+    const sanitizer = new TerminalSanitizer()
+    expect(sanitizer.alternateScreen).toBe(false)
+    sanitizer.write(Buffer.from('\x1b[?1049h'))
+    expect(sanitizer.alternateScreen).toBe(true)
+    sanitizer.write(Buffer.from('\x1b[?25l\x1b[?2004h\x1b[1049l'))
+    expect(sanitizer.alternateScreen).toBe(true)
+    sanitizer.write(Buffer.from('\x1b[?1049'))
+    sanitizer.write(Buffer.from('l'))
+    expect(sanitizer.alternateScreen).toBe(false)
+    sanitizer.write(Buffer.from('\x1b[?47h'))
+    expect(sanitizer.alternateScreen).toBe(true)
+    sanitizer.write(Buffer.from('\x1b[?1047l'))
+    expect(sanitizer.alternateScreen).toBe(false)
+    // A private mode does not edit the line.
+    expect(sanitizer.write(Buffer.from('ab\x1b[?1049hcd')).line.text()).toBe('abcd')
+  })
+})
