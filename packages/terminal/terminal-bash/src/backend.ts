@@ -62,7 +62,7 @@ export class ShellBackend implements TerminalBackend {
     const nonce = createPromptNonce()
     const launch = await resolveShellLaunch(
       config,
-      { sessionId: spec.sessionId, ownerId: owner.id, cwd: spec.cwd, nonce },
+      { sessionId: spec.sessionId, ownerId: owner.id, cwd: spec.cwd, nonce, replNonce: createPromptNonce() },
       { policy, resolveCwd: (resolved, cwd) => sandboxPolicy.resolveCwd(resolved, cwd), sandbox: sandbox ?? noSandbox },
     )
     signal.throwIfAborted()
@@ -82,7 +82,7 @@ export class ShellBackend implements TerminalBackend {
       if (signal.aborted) throw signal.reason
       throw error
     }
-    const session = new ShellSession(handle, config, nonce)
+    const session = new ShellSession(handle, config, { nonce, replNonce: launch.replNonce })
     try {
       await session.startup(signal)
       return session

@@ -1,5 +1,7 @@
 import type { ShellBackendConfig } from './config'
 import { NONCE_VARIABLE, SHELL_CONTINUATION_PS2, SHELL_PROMPT, SHELL_PROMPT_COMMAND } from './prompt-protocol'
+import { pythonStartupEnvironment, pythonStartupFile } from './repl/python-startup'
+import { isConfinedMode } from 'dsh-sandbox'
 import { confineShellArgv, resolveShellCwd, type ShellBoundary } from './sandbox/boundary'
 
 export { resolveWorkingDirectory } from './sandbox/boundary'
@@ -20,6 +22,8 @@ export interface ShellLaunchRequest {
   readonly cwd?: string | undefined
   /** This session's marker nonce (see `createPromptNonce`). */
   readonly nonce: number
+  /** The nonce a Python REPL of this session marks its prompts with (another number than `nonce`). */
+  readonly replNonce?: number | undefined
 }
 
 /** Everything `spawnTerminal` needs besides size, grace and cancellation. */
@@ -30,6 +34,8 @@ export interface ShellLaunch {
   readonly cwd: string
   /** Overrides applied on top of the provider's scrubbed inherited environment. */
   readonly env: Readonly<Record<string, string | undefined>>
+  /** The REPL nonce in effect: set only when Python's prompts will be marked (see `python-startup.py`). */
+  readonly replNonce?: number | undefined
 }
 
 /**
@@ -42,7 +48,12 @@ export async function resolveShellLaunch(config: ShellBackendConfig, request: Sh
   const shellPath = config.shellPath === '' ? DEFAULT_SHELL_PATH : config.shellPath
   const shellArgs = config.shellArgs.length === 0 ? DEFAULT_SHELL_ARGS : config.shellArgs
   const argv = await confineShellArgv([shellPath, ...shellArgs], boundary, cwd)
-  return { argv, cwd, env: shellEnvironment(request) }
+  const env = shellEnvironment(request)
+  // Unconfined only: a sandbox may not show the package's files (a private /tmp, for one), and
+  // Python would then complain at every start about a startup file it cannot open.
+  const startup = request.replNonce !== undefined && !isConfinedMode(boundary.policy.mode) ? pythonStartupFile() : undefined
+  if (!startup || request.replNonce === undefined) return { argv, cwd, env }
+  return { argv, cwd, env: { ...env, ...pythonStartupEnvironment(startup, request.replNonce, process.env.PYTHONSTARTUP) }, replNonce: request.replNonce }
 }
 
 /**

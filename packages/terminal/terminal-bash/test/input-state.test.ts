@@ -79,7 +79,11 @@ describe('classifyInput', () => {
     expect(classifyInput(linux({ modes: LINE }), quiet)).toEqual({ kind: 'program', program })
     expect(classifyInput(linux({ modes: EDITOR, name: 'python3' }), quiet)).toEqual({ kind: 'program', program: { ...program, name: 'python3' } })
     expect(classifyInput(linux({ modes: CBREAK }), quiet)).toEqual({ kind: 'keys', alternateScreen: false, program })
-    expect(classifyInput(linux({ modes: EDITOR, name: 'less' }), quiet)).toEqual({ kind: 'keys', alternateScreen: false, program: { ...program, name: 'less' } })
+    expect(classifyInput(linux({ modes: EDITOR, name: 'less' }), quiet)).toEqual({
+      kind: 'keys',
+      alternateScreen: false,
+      program: { ...program, name: 'less' },
+    })
     expect(classifyInput(linux({ modes: EDITOR }), { promptKind: undefined, alternateScreen: true })).toEqual({ kind: 'keys', alternateScreen: true, program })
     // Flags unreadable: a program reads, which kind cannot be told.
     expect(classifyInput(linux(), quiet)).toEqual({ kind: 'program', program })
@@ -102,7 +106,11 @@ describe('classifyInput', () => {
   })
 
   it('macOS (no stdin proofs): busy and unprovable, except flags that only a password read sets', () => {
-    expect(classifyInput(mac({ name: 'python3' }), quiet)).toEqual({ kind: 'busy', reading: 'unprovable', program: { name: 'python3', pid: CHILD, elapsedMs: 3000 } })
+    expect(classifyInput(mac({ name: 'python3' }), quiet)).toEqual({
+      kind: 'busy',
+      reading: 'unprovable',
+      program: { name: 'python3', pid: CHILD, elapsedMs: 3000 },
+    })
     expect(classifyInput(mac({ modes: EDITOR }), quiet)).toMatchObject({ kind: 'busy', reading: 'unprovable' })
     expect(classifyInput(mac({ modes: SECRET, name: 'sudo' }), quiet)).toMatchObject({ kind: 'password', program: { name: 'sudo' } })
     expect(classifyInput(mac({ shell: true }), { promptKind: 'prompt', alternateScreen: false })).toEqual({ kind: 'prompt' })

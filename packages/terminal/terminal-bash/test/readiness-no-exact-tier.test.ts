@@ -17,7 +17,7 @@ describe('without the exact tier (macOS)', () => {
     const fake = new FakeTerminal()
     fake.noExactTier = true
     fake.foreground = shellRunning()
-    const session = new ShellSession(fake, parseConfig(FAKE_CONFIG), NONCE)
+    const session = new ShellSession(fake, parseConfig(FAKE_CONFIG), { nonce: NONCE })
     fake.emit(`welcome\r\n${prompt(0)}`)
     const started = session.startup(new AbortController().signal)
     await tick(5)

@@ -21,7 +21,7 @@ describe('startup', () => {
   it('does not inspect a shell that printed nothing yet, and settles once its prompt arrived', async () => {
     const fake = new FakeTerminal()
     fake.foreground = shellRunning()
-    const session = new ShellSession(fake, parseConfig(FAKE_CONFIG), NONCE)
+    const session = new ShellSession(fake, parseConfig(FAKE_CONFIG), { nonce: NONCE })
     const started = session.startup(new AbortController().signal)
     await tick(200)
     // Nothing can count before output (a stdin wait needs it, a prompt is output): no probe ran.

@@ -76,7 +76,7 @@ describe('waitFor', () => {
   })
 
   it('matches text on the line the cursor is still on', async () => {
-    const result = await stack.run(id, "sh -c 'printf \"loading... ready?\"; exec sleep 30'", { waitFor: /ready\?/ })
+    const result = await stack.run(id, 'sh -c \'printf "loading... ready?"; exec sleep 30\'', { waitFor: /ready\?/ })
     expect(result).toMatchObject({ waitReason: 'output_match', match: { text: 'ready?', line: 'loading... ready?' } })
     expect(result.viewport.endsWith('loading... ready?')).toBe(true)
     expect(await interrupt()).toMatchObject({ input: { kind: 'prompt' } })

@@ -307,7 +307,7 @@ function expectSplitInvariantCapped(text: string, maxLineLength: number): void {
 }
 
 describe('continuation markers and the alternate screen', () => {
-  it('reports PS2\'s marker (133;A;k=c;<nonce>) as a continuation marker, with its number', () => {
+  it("reports PS2's marker (133;A;k=c;<nonce>) as a continuation marker, with its number", () => {
     const sanitizer = new TerminalSanitizer()
     const chunk = sanitizer.write(Buffer.from('echo "a\r\n\x1b]133;A;k=c;424242\x07> '))
     expect(chunk.markers).toEqual([{ line: 1, column: 0, status: 424242, continuation: true }])
@@ -333,5 +333,16 @@ describe('continuation markers and the alternate screen', () => {
     expect(sanitizer.alternateScreen).toBe(false)
     // A private mode does not edit the line.
     expect(sanitizer.write(Buffer.from('ab\x1b[?1049hcd')).line.text()).toBe('abcd')
+  })
+})
+
+describe('REPL prompt markers', () => {
+  it('reads nonce, pid, prompt length and name from 133;A;k=r, and nothing malformed', () => {
+    const sanitizer = new TerminalSanitizer()
+    const chunk = sanitizer.write(Buffer.from('\x1b]133;A;k=r;515151;4711;4;python3\x07>>> '))
+    expect(chunk.markers).toEqual([{ line: 0, column: 0, status: 515151, repl: { pid: 4711, promptLength: 4, name: 'python3' } }])
+    for (const payload of ['133;A;k=r;515151;4711;4', '133;A;k=r;x;4711;4;python3', '133;A;k=r;1;2;3;bad name', '133;A;k=r;1;2;3;a\x01b']) {
+      expect(sanitizer.write(Buffer.from(`\x1b]${payload}\x07`)).markers).toEqual([])
+    }
   })
 })

@@ -25,7 +25,7 @@ async function failure(promise: Promise<unknown>): Promise<{ name?: string; code
 describe('startup failures', () => {
   it('an exit during startup rejects with STARTUP_EXITED', async () => {
     const fake = new FakeTerminal()
-    const session = new ShellSession(fake, parseConfig(FAKE_CONFIG), NONCE)
+    const session = new ShellSession(fake, parseConfig(FAKE_CONFIG), { nonce: NONCE })
     fake.emit('bash: fatal\r\n')
     const outcome = failure(session.startup(new AbortController().signal))
     fake.finish({ exitCode: 2, signal: null })
@@ -36,7 +36,7 @@ describe('startup failures', () => {
   it('zero-output silence never counts at startup: it times out', async () => {
     const fake = new FakeTerminal()
     fake.foreground = childBlocked(SHELL_PID)
-    const session = new ShellSession(fake, parseConfig(FAKE_CONFIG), NONCE)
+    const session = new ShellSession(fake, parseConfig(FAKE_CONFIG), { nonce: NONCE })
     const started = session.startup(new AbortController().signal)
     const outcome = failure(started)
     await tick(10_000)
@@ -46,7 +46,7 @@ describe('startup failures', () => {
   it('output then silence counts at startup (a shell without the marker)', async () => {
     const fake = new FakeTerminal()
     fake.foreground = childBlocked(SHELL_PID)
-    const session = new ShellSession(fake, parseConfig(FAKE_CONFIG), NONCE)
+    const session = new ShellSession(fake, parseConfig(FAKE_CONFIG), { nonce: NONCE })
     fake.emit('$ ')
     const started = session.startup(new AbortController().signal)
     await tick(3_100)
@@ -56,7 +56,7 @@ describe('startup failures', () => {
 
   it('a caller abort rejects with exactly its reason', async () => {
     const fake = new FakeTerminal()
-    const session = new ShellSession(fake, parseConfig(FAKE_CONFIG), NONCE)
+    const session = new ShellSession(fake, parseConfig(FAKE_CONFIG), { nonce: NONCE })
     const caller = new AbortController()
     const started = session.startup(caller.signal)
     const reason = new Error('caller gave up')

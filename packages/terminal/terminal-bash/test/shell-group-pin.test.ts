@@ -20,7 +20,7 @@ function wrappedShellWaiting(switches = 10): FakeForeground {
 }
 
 async function start(fake: FakeTerminal, settleMs = 100): Promise<ShellSession> {
-  const session = new ShellSession(fake, parseConfig(FAKE_CONFIG), NONCE)
+  const session = new ShellSession(fake, parseConfig(FAKE_CONFIG), { nonce: NONCE })
   fake.emit(prompt(0))
   const started = session.startup(new AbortController().signal)
   await tick(settleMs)
@@ -91,7 +91,7 @@ describe('the shell group is pinned once startup settled on the controlled promp
   it('a shell without the controlled prompt pins nothing: the provider default stays', async () => {
     const fake = new FakeTerminal()
     fake.foreground = childBlocked(SHELL_PID)
-    const session = new ShellSession(fake, parseConfig(FAKE_CONFIG), NONCE)
+    const session = new ShellSession(fake, parseConfig(FAKE_CONFIG), { nonce: NONCE })
     fake.emit('$ ')
     const started = session.startup(new AbortController().signal)
     await tick(3_100)

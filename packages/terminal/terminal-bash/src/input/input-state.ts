@@ -3,10 +3,24 @@ import type { TerminalInputState, TerminalProgram } from 'dsh-terminal'
 
 /** What the byte stream says about the screen, next to the foreground facts. */
 export interface ScreenView {
-  /** Which of the shell's prompts the cursor sits right after (its marker is this session's), if any. */
-  readonly promptKind: 'prompt' | 'continuation' | undefined
+  /** Which prompt the cursor sits right after (its marker is this session's), if any. */
+  readonly promptKind: 'prompt' | 'continuation' | 'repl' | undefined
+  /** The REPL that printed the marked prompt, when `promptKind` is `repl`. */
+  readonly replPrompt?: { readonly pid: number; readonly name: string } | undefined
   /** A program switched to the alternate screen and has not switched back. */
   readonly alternateScreen: boolean
+}
+
+/**
+ * The input state a marked prompt says on its own, with no inspection: the shell's prompt or
+ * continuation, or a REPL (Python) at its prompt. `undefined` without a marked prompt.
+ */
+export function markedInput(screen: ScreenView): TerminalInputState | undefined {
+  if (screen.promptKind === 'repl') {
+    const repl = screen.replPrompt
+    return repl ? { kind: 'program', program: { name: repl.name, pid: repl.pid } } : undefined
+  }
+  return screen.promptKind ? { kind: screen.promptKind } : undefined
 }
 
 /**
@@ -51,7 +65,13 @@ const KEY_PROGRAMS: ReadonlySet<string> = new Set([
  * `undefined` when nothing could be sampled.
  */
 export function classifyInput(facts: ForegroundFacts | undefined, screen: ScreenView): TerminalInputState | undefined {
-  if (screen.promptKind && (facts === undefined || facts.isShellGroup)) return { kind: screen.promptKind }
+  if (screen.promptKind && (facts === undefined || ownsPrompt(facts, screen))) {
+    const marked = markedInput(screen)
+    if (marked?.kind === 'program' && marked.program && facts?.program?.pid === marked.program.pid) {
+      return withProgram(marked, describeProgram(facts.program))
+    }
+    return marked
+  }
   if (facts === undefined) return undefined
   const program = describeProgram(facts.program)
   const modes = facts.terminalModes
@@ -88,6 +108,16 @@ function withProgram<S extends TerminalInputState>(state: S, program: TerminalPr
  */
 export function needsTerminalModes(facts: ForegroundFacts | undefined, screen: ScreenView): boolean {
   if (facts === undefined || facts.terminalModes) return false
-  if (screen.promptKind && facts.isShellGroup) return false
+  if (screen.promptKind && ownsPrompt(facts, screen)) return false
   return facts.stdinWaitProven || !facts.stdinWaitSupported
+}
+
+/**
+ * Whether the group in front is the one whose prompt the cursor sits after: the shell's group for
+ * its own prompts, the marking process for a REPL's.
+ */
+export function ownsPrompt(facts: ForegroundFacts, screen: ScreenView): boolean {
+  if (screen.promptKind !== 'repl') return facts.isShellGroup
+  const pid = screen.replPrompt?.pid
+  return pid !== undefined && (facts.program?.pid === pid || facts.waits.some((wait) => wait.pid === pid))
 }

@@ -1,5 +1,27 @@
+import { Buffer } from 'node:buffer'
 const PREFIX = [0x31, 0x33, 0x33, 0x3b, 0x44] // "133;D"
 const CONTINUATION_PREFIX = [0x31, 0x33, 0x33, 0x3b, 0x41, 0x3b, 0x6b, 0x3d, 0x63] // "133;A;k=c"
+const REPL_PREFIX = '133;A;k=r;'
+const REPL_PAYLOAD = /^133;A;k=r;(\d{1,9});(\d{1,9});(\d{1,4});([A-Za-z0-9._-]{1,32})$/
+
+/** What a REPL's prompt marker says: its nonce, the process that printed it, its prompt's length and its name. */
+export interface ReplMarker {
+  readonly nonce: number
+  readonly pid: number
+  readonly promptLength: number
+  readonly name: string
+}
+
+/**
+ * Recognize a REPL prompt's OSC payload `133;A;k=r;<nonce>;<pid>;<prompt length>;<name>` (the
+ * Python startup file prints it before `sys.ps1` and `sys.ps2`); undefined for anything else.
+ */
+export function parseReplMarker(payload: Uint8Array, length: number): ReplMarker | undefined {
+  if (length < REPL_PREFIX.length || payload[8] !== 0x72) return undefined
+  const found = REPL_PAYLOAD.exec(Buffer.from(payload.buffer, payload.byteOffset, length).toString('latin1'))
+  if (!found) return undefined
+  return { nonce: Number(found[1]), pid: Number(found[2]), promptLength: Number(found[3]), name: found[4] as string }
+}
 
 /**
  * Recognize the controlled prompt's OSC payload `133;D[;<status>[;…]]`.

@@ -58,6 +58,8 @@ export class PromptTracker {
     const marker = this.#marker
     if (marker === undefined || marker.line !== line.number) return false
     if (marker.column < line.base || line.cursor !== line.length) return false
+    // A REPL's marker says how long its prompt is: exactly that much may follow it.
+    if (marker.repl) return line.length - marker.column === marker.repl.promptLength
     const prompt = marker.continuation ? this.#continuationPrompt : this.#prompt
     if (line.length - marker.column !== prompt.length) return false
     return line.tail(prompt.length) === prompt.text

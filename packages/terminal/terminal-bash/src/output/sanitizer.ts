@@ -2,7 +2,7 @@ import { Buffer } from 'node:buffer'
 import { CsiReader } from './csi'
 import { BROKEN, PENDING, sequenceLength, Utf8Decoder } from './decode'
 import { TerminalLine } from './line'
-import { parseContinuationMarker, parsePromptMarker } from './marker'
+import { parseContinuationMarker, parsePromptMarker, parseReplMarker } from './marker'
 import { TextBatch } from './text-batch'
 import type { PartialLine, PromptMarker, SanitizedChunk } from './types'
 
@@ -380,12 +380,20 @@ export class TerminalSanitizer {
 
   #finishString(): void {
     if (!this.#osc || this.#overflow) return
-    const status = parsePromptMarker(this.#payload, this.#payloadLength)
-    const continued = status === undefined ? parseContinuationMarker(this.#payload, this.#payloadLength) : undefined
-    if (status === undefined && continued === undefined) return
+    const marker = this.#marker()
+    if (!marker) return
     this.#text.flush()
-    const at = { line: this.#line.number, column: this.#line.cursor }
-    this.#markers.push(status === undefined ? { ...at, status: continued as number | null, continuation: true } : { ...at, status })
+    this.#markers.push({ line: this.#line.number, column: this.#line.cursor, ...marker })
+  }
+
+  /** The marker an OSC payload carries (the shell's prompt, its continuation, a REPL's prompt), if any. */
+  #marker(): Pick<PromptMarker, 'status' | 'continuation' | 'repl'> | undefined {
+    const status = parsePromptMarker(this.#payload, this.#payloadLength)
+    if (status !== undefined) return { status }
+    const continued = parseContinuationMarker(this.#payload, this.#payloadLength)
+    if (continued !== undefined) return { status: continued, continuation: true }
+    const repl = parseReplMarker(this.#payload, this.#payloadLength)
+    return repl && { status: repl.nonce, repl: { pid: repl.pid, promptLength: repl.promptLength, name: repl.name } }
   }
 
   #newline(): void {

@@ -11,6 +11,8 @@ export interface PromptMarker {
   readonly status: number | null
   /** Present on the continuation prompt's marker (PS2: the shell needs more of the command). */
   readonly continuation?: true
+  /** Present on a REPL's prompt marker (Python's `sys.ps1`/`sys.ps2`); `status` is then its nonce. */
+  readonly repl?: { readonly pid: number; readonly promptLength: number; readonly name: string }
 }
 
 /**

@@ -33,6 +33,11 @@ export interface StreamView {
    * always shows a prompt there; the prompt that was there before the write announces nothing).
    */
   readonly lineHasText: boolean
+  /**
+   * Where stdin waits cannot be proven (macOS): the group in front printed the marked REPL prompt
+   * (Python's), which then counts like the shell's own. Where waits are proven, that proof is stronger.
+   */
+  readonly replOwns?: (facts: ForegroundFacts) => boolean
 }
 
 /** What a send's evidence must hold to count a stdin wait. */
@@ -104,7 +109,8 @@ export class ReadinessEvidence {
       this.#candidate = undefined
       return NOTHING
     }
-    if (view.promptReady && facts.isShellGroup) return this.#judgePrompt(sample, facts)
+    const owned = facts.isShellGroup || (!facts.stdinWaitSupported && view.replOwns?.(facts) === true)
+    if (view.promptReady && owned) return this.#judgePrompt(sample, facts)
     this.#prompt = undefined
     return this.#judgeStdin(sample, facts, view)
   }

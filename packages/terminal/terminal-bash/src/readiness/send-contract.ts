@@ -1,5 +1,6 @@
 import type { ForegroundFacts, InspectOptions } from 'dsh-subprocess'
 import type { TerminalSessionStatus } from 'dsh-terminal'
+import { ownsPrompt, type ScreenView } from '../input/input-state'
 import type { SendOutputBuffer } from '../output/index'
 import type { TerminalStream } from '../session/terminal-stream'
 
@@ -84,11 +85,12 @@ export function isShellWaiting(facts: ForegroundFacts | undefined): facts is For
 }
 
 /**
- * Before the write the shell was at its own prompt, in front and proven blocked reading. A fresh
- * inspection without that proof (macOS) does not make the shell idle: it may still have input queued.
+ * Before the write the shell (or the REPL whose prompt is marked) sat at its prompt, in front and
+ * proven blocked reading. A fresh inspection without that proof (macOS) does not make it idle: it
+ * may still have input queued.
  */
-export function isIdleAtPrompt(facts: ForegroundFacts | undefined, promptReady: boolean): boolean {
-  return promptReady && facts !== undefined && facts.isShellGroup && facts.stdinWaitProven
+export function isIdleAtPrompt(facts: ForegroundFacts | undefined, screen: ScreenView): boolean {
+  return screen.promptKind !== undefined && facts !== undefined && ownsPrompt(facts, screen) && facts.stdinWaitProven
 }
 
 /** Input that ends at most one command line: no line break before the final Enter. */

@@ -1,11 +1,11 @@
 import type { ForegroundFacts } from 'dsh-subprocess'
 import type { TerminalInputState, TerminalSendOperation, TerminalSendRead, TerminalSendResult } from 'dsh-terminal'
-import { classifyInput, needsTerminalModes } from '../input/input-state'
+import { classifyInput, markedInput, needsTerminalModes, ownsPrompt } from '../input/input-state'
 import { type SanitizedChunk, SendOutputBuffer } from '../output/index'
 import { type EvidenceRules, type ProbeSample, type ReadinessProof, ReadinessEvidence } from './evidence'
 import { ForegroundProber } from './foreground-prober'
 import { SendBaselines } from './send-baselines'
-import { isIdleAtPrompt, isShellWaiting, isSingleLine, type SendHost, type SendOptions } from './send-contract'
+import { isIdleAtPrompt, isShellWaiting, isSingleLine, isWaitingAsFarAsKnown, type SendHost, type SendOptions } from './send-contract'
 import { type ResultEnding, type SendEnding, type SendEvent, type SendPhase, type SendRules, type SendSteps, transitionFor } from './send-transitions'
 import { OutputMatcher } from './output-matcher'
 import { repeatIfSwallowed } from './swallowed-sigint'
@@ -205,7 +205,7 @@ export class SendOperation implements TerminalSendOperation {
     const input = this.#options.input as string
     this.#noteShell(facts)
     this.#evidence.rebase(this.#rules(facts, true, known ? stream.arrivals : undefined))
-    this.#trustPrompt = (known || isIdleAtPrompt(facts, stream.promptReady)) && isSingleLine(input)
+    this.#trustPrompt = (known || isIdleAtPrompt(facts, stream)) && isSingleLine(input)
     stream.resetPrompt()
     this.#openBuffer()
     this.#openMatcher(stream.line.number + lineCount(input))
@@ -295,7 +295,8 @@ export class SendOperation implements TerminalSendOperation {
     this.#lastFacts = sample.facts
     const stream = this.#host.stream
     const lineHasText = stream.line.length > 0 && this.#baselines.announces(sample.arrivalsAtStart)
-    const judgement = this.#evidence.judge(sample, { promptReady: stream.promptReady, arrivals: stream.arrivals, lineHasText })
+    const replOwns = stream.promptKind === 'repl' ? (facts: ForegroundFacts) => ownsPrompt(facts, stream) : undefined
+    const judgement = this.#evidence.judge(sample, { promptReady: stream.promptReady, arrivals: stream.arrivals, lineHasText, replOwns })
     if (judgement.kind === 'proof') this.#beginDrain(judgement.proof, sample.arrivalsAtStart)
     return judgement.kind === 'follow-up' ? judgement.delayMs : undefined
   }
@@ -384,8 +385,11 @@ export class SendOperation implements TerminalSendOperation {
     this.#pending.set('grace', inMs(this.#options.timing.cancelGraceMs), () => this.#dispatch({ kind: 'grace' }))
   }
 
+  /** Remember a sample of the shell (or the REPL whose prompt is marked) waiting: a prompt ending leaves it idle. */
   #noteShell(facts: ForegroundFacts | undefined): void {
-    if (isShellWaiting(facts)) this.#lastShellFacts = facts
+    if (isShellWaiting(facts) || (facts && isWaitingAsFarAsKnown(facts) && this.#host.stream.promptKind === 'repl' && ownsPrompt(facts, this.#host.stream))) {
+      this.#lastShellFacts = facts
+    }
   }
 
   /**
@@ -398,7 +402,8 @@ export class SendOperation implements TerminalSendOperation {
     this.#prober.stop()
     this.#pending.clear('silence', 'drain', 'grace', 'timeout', 'abort')
     const stream = this.#host.stream
-    if (ending.proof === 'prompt' && stream.promptKind) return void this.#dispatch({ kind: 'described', input: { kind: stream.promptKind } })
+    const marked = ending.proof === 'prompt' ? markedInput(stream) : undefined
+    if (marked) return void this.#dispatch({ kind: 'described', input: marked })
     this.#pending.set('describe', inMs(DESCRIBE_BOUND_MS), () => this.#dispatch({ kind: 'described', input: undefined }))
     const known = ending.proof === 'stdin' ? this.#lastFacts : undefined
     this.#tellInput(known).then(

@@ -13,7 +13,7 @@ import {
 } from 'dsh-terminal'
 import type { ShellBackendConfig } from '../config'
 import { shellFailure } from '../errors'
-import { classifyInput, needsTerminalModes } from '../input/input-state'
+import { classifyInput, markedInput, needsTerminalModes } from '../input/input-state'
 import { isWaitingAsFarAsKnown, type SendHost, type SendOptions, type SendTiming } from '../readiness/send-contract'
 import { SendOperation } from '../readiness/send-operation'
 import { SHELL_CONTINUATION_PROMPT, SHELL_PROMPT } from '../prompt-protocol'
@@ -52,7 +52,7 @@ export class ShellSession implements TerminalBackendSession {
   #unsubscribe: (() => void) | undefined
 
   /** Wraps a freshly spawned handle; call {@link ShellSession.startup} before handing it out. */
-  constructor(handle: SubprocessTerminalHandle, config: ShellBackendConfig, nonce: number) {
+  constructor(handle: SubprocessTerminalHandle, config: ShellBackendConfig, nonces: { nonce: number; replNonce?: number | undefined }) {
     this.pid = handle.pid
     this.#handle = handle
     this.#config = config
@@ -61,7 +61,8 @@ export class ShellSession implements TerminalBackendSession {
       scrollbackMaxBytes: config.scrollbackMaxBytes,
       prompt: SHELL_PROMPT,
       continuationPrompt: SHELL_CONTINUATION_PROMPT,
-      nonce,
+      nonce: nonces.nonce,
+      replNonce: nonces.replNonce,
     })
     this.#timing = {
       timeoutMs: config.timeoutMs,
@@ -238,7 +239,7 @@ export class ShellSession implements TerminalBackendSession {
     if (this.#closeStarted || this.#host.exited()) return undefined
     const stream = this.#stream
     const idle = this.#idle
-    if (idle && idle.arrivals === stream.arrivals && stream.promptKind) return { kind: stream.promptKind }
+    if (idle && idle.arrivals === stream.arrivals && stream.promptKind) return markedInput(stream)
     let facts = await this.#handle.inspectForeground()
     if (needsTerminalModes(facts, stream)) facts = (await this.#handle.inspectForeground({ terminalModes: true })) ?? facts
     return this.#closeStarted ? undefined : classifyInput(facts, stream)

@@ -17,6 +17,8 @@ export interface TerminalStreamOptions {
   readonly continuationPrompt: string
   /** The session's marker nonce: only markers carrying it count. */
   readonly nonce: number
+  /** The nonce a REPL started in this session prints in its prompt marker (another number than the shell's). */
+  readonly replNonce?: number
 }
 
 /**
@@ -29,6 +31,7 @@ export class TerminalStream {
   readonly #scrollback: ScrollbackRing
   readonly #prompt: PromptTracker
   readonly #nonce: number
+  readonly #replNonce: number | undefined
   #arrivals = 0
   #markers = 0
   #markerStatus: number | undefined
@@ -41,6 +44,7 @@ export class TerminalStream {
     this.#scrollback = new ScrollbackRing({ maxLines: options.scrollbackLines, maxBytes: options.scrollbackMaxBytes })
     this.#prompt = new PromptTracker(options.prompt, options.continuationPrompt)
     this.#nonce = options.nonce
+    this.#replNonce = options.replNonce
   }
 
   /** Number of chunks that arrived so far; a changed value means "something arrived". */
@@ -67,12 +71,21 @@ export class TerminalStream {
     return this.promptKind !== undefined
   }
 
-  /** Which of this shell's prompts the cursor sits after (see {@link TerminalStream.promptReady}), if any. */
-  get promptKind(): 'prompt' | 'continuation' | undefined {
+  /**
+   * Which prompt the cursor sits after (see {@link TerminalStream.promptReady}), if any: the shell's
+   * own, its continuation, or a REPL's that carries this session's REPL nonce.
+   */
+  get promptKind(): 'prompt' | 'continuation' | 'repl' | undefined {
     const marker = this.#prompt.marker
     if (!marker || !this.#prompt.ready) return undefined
     if (marker.continuation) return marker.status === this.#nonce ? 'continuation' : undefined
+    if (marker.repl) return this.#replNonce !== undefined && marker.status === this.#replNonce ? 'repl' : undefined
     return this.exitStatus === undefined ? undefined : 'prompt'
+  }
+
+  /** The REPL whose prompt the cursor sits after (its pid and name), when {@link TerminalStream.promptKind} is `repl`. */
+  get replPrompt(): { readonly pid: number; readonly name: string } | undefined {
+    return this.promptKind === 'repl' ? this.#prompt.marker?.repl : undefined
   }
 
   /** A full-screen program switched to the alternate screen and has not switched back. */
@@ -82,7 +95,8 @@ export class TerminalStream {
 
   /** Exit status carried by the latest marker when it is this session's own primary one; else undefined. */
   get exitStatus(): number | undefined {
-    if (this.#prompt.marker?.continuation) return undefined
+    const marker = this.#prompt.marker
+    if (marker?.continuation || marker?.repl) return undefined
     return decodeMarkerStatus(this.#prompt.exitStatus, this.#nonce)
   }
 
@@ -141,7 +155,7 @@ export class TerminalStream {
     this.#scrollback.append(chunk)
     this.#prompt.update(chunk)
     for (const marker of chunk.markers) {
-      if (marker.continuation) continue
+      if (marker.continuation || marker.repl) continue
       const status = decodeMarkerStatus(marker.status, this.#nonce)
       if (status === undefined) continue
       this.#markers += 1

@@ -1,7 +1,7 @@
 import { vi } from 'vitest'
 import { parseConfig, type ShellBackendConfigInput } from '../../src/config'
 import { ShellSession } from '../../src/session/shell-session'
-import { FakeTerminal, NONCE, prompt } from './fake-terminal'
+import { FakeTerminal, NONCE, prompt, REPL_NONCE } from './fake-terminal'
 
 /** Timing used by fake-handle tests (fake timers make the absolute values irrelevant). */
 export const FAKE_CONFIG: ShellBackendConfigInput = {
@@ -20,7 +20,7 @@ export function tick(ms = 0): Promise<unknown> {
 /** A session over a fake handle, already past startup (the fake printed a banner and the prompt). */
 export async function openFake(config: ShellBackendConfigInput = {}): Promise<{ fake: FakeTerminal; session: ShellSession }> {
   const fake = new FakeTerminal()
-  const session = new ShellSession(fake, parseConfig({ ...FAKE_CONFIG, ...config }), NONCE)
+  const session = new ShellSession(fake, parseConfig({ ...FAKE_CONFIG, ...config }), { nonce: NONCE, replNonce: REPL_NONCE })
   fake.emit(`welcome\r\n${prompt(0)}`)
   const started = session.startup(new AbortController().signal)
   await tick(5)

@@ -18,6 +18,9 @@ export class Deferred<T = void> {
 /** The nonce every fake session uses. */
 export const NONCE = 424242
 
+/** The REPL nonce every fake session uses (a Python prompt marker carries it). */
+export const REPL_NONCE = 515151
+
 /** The session's own marker with `status`, as PROMPT_COMMAND prints it. */
 export function marker(status = 0, nonce = NONCE): string {
   return `\x1b]133;D;${nonce}${String(status).padStart(3, '0')}\x07`

@@ -1,0 +1,33 @@
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+
+/** Environment variable that hands a REPL its marker nonce (popped by the startup file, so programs it starts do not see it). */
+export const REPL_NONCE_VARIABLE = 'DSH_PYTHON_MARKER'
+
+/** Where the user's own PYTHONSTARTUP travels, so the marking startup file can run it first. */
+export const USER_PYTHONSTARTUP_VARIABLE = 'DSH_USER_PYTHONSTARTUP'
+
+let located: string | null | undefined
+
+/**
+ * The startup file that marks Python's prompts (`python-startup.py`), which ships in the package's
+ * `src`: next to this module when running from source, `../src/repl` from the bundled `dist`.
+ * `undefined` when it cannot be found (then Python is told apart by its stdin wait, as before).
+ */
+export function pythonStartupFile(): string | undefined {
+  if (located === undefined) {
+    const candidates = [new URL('./python-startup.py', import.meta.url), new URL('../src/repl/python-startup.py', import.meta.url)]
+    located = candidates.map((url) => fileURLToPath(url)).find((path) => existsSync(path)) ?? null
+  }
+  return located ?? undefined
+}
+
+/**
+ * The variables that make an interactive Python in this shell mark its prompts with `nonce`,
+ * chaining `userStartup` (the host's own PYTHONSTARTUP) when there is one.
+ */
+export function pythonStartupEnvironment(file: string, nonce: number, userStartup: string | undefined): Record<string, string> {
+  const env: Record<string, string> = { PYTHONSTARTUP: file, [REPL_NONCE_VARIABLE]: String(nonce) }
+  if (userStartup) env[USER_PYTHONSTARTUP_VARIABLE] = userStartup
+  return env
+}
