@@ -45,16 +45,17 @@ describe.skipIf(process.platform !== 'linux')('end to end: real bash over MCP st
     expect(await call('terminal_send', { sessionId: 'pty-1', text: 'mkdir -p sub && cd sub && export GREETING_E2E=hello-e2e' })).toMatch(/\[exit: 0\]/)
     const echoed = await call('terminal_send', { sessionId: 'pty-1', text: 'echo "$GREETING_E2E from $(basename "$PWD")"' })
     expect(echoed).toContain('hello-e2e from sub')
-    expect(echoed).toMatch(/\[wait: stdin_read\]\n\[exit: 0\]\n\[session: running\]$/)
+    expect(echoed).toMatch(/\[wait: stdin_read\]\n\[input: prompt\]\n\[exit: 0\]\n\[session: running\]$/)
 
     const page = await call('terminal_read', { sessionId: 'pty-1' })
     expect(page).toContain('hello-e2e from sub')
-    expect(page).toMatch(/\[lines: \d+-\d+ of \d+\]$/)
+    expect(page).toMatch(/\[lines: \d+-\d+ of \d+\]\n\[input: prompt\]$/)
 
     // A sleep holds the foreground; the send returns on silence, the signal interrupts it, and the
     // shell answers the next command. The empty send first collects the interrupted command's
     // prompt, so the next send cannot mistake that late prompt for its own.
-    await call('terminal_send', { sessionId: 'pty-1', text: 'sleep 30' })
+    // What is in front is said: sleep, proven not to read the terminal.
+    expect(await call('terminal_send', { sessionId: 'pty-1', text: 'sleep 30' })).toMatch(/\[input: none; busy: sleep, pid \d+, running [^,\]]+, not reading the terminal\]/)
     expect(await call('terminal_signal', { sessionId: 'pty-1', signal: 'SIGINT' })).toMatch(/^delivered SIGINT to foreground process group \d+$/)
     await call('terminal_send', { sessionId: 'pty-1', text: '', submit: false })
     expect(await call('terminal_send', { sessionId: 'pty-1', text: 'echo after-$((6*7))' })).toContain('after-42')
@@ -65,7 +66,7 @@ describe.skipIf(process.platform !== 'linux')('end to end: real bash over MCP st
     )
     const output = await call('job_output', { jobId: 'pty-send-1', wait: true })
     expect(output).toContain('line-1\nline-2\nline-3')
-    expect(output).toMatch(/\[status: completed, wait: stdin_read, exit: 0, session: running\]$/)
+    expect(output).toMatch(/\[status: completed, wait: stdin_read, input: prompt, exit: 0, session: running\]$/)
 
     expect(await call('terminal_close', { sessionId: 'pty-1' })).toBe('closed terminal session pty-1')
     expect(await call('terminal_list', {})).toBe('(no terminal sessions)')
@@ -74,7 +75,7 @@ describe.skipIf(process.platform !== 'linux')('end to end: real bash over MCP st
     await call('terminal_open', { type: 'shell', name: 'last' })
     await call('terminal_send', { sessionId: 'pty-2', text: 'sleep 300 &' })
     expect(await call('terminal_send', { sessionId: 'pty-2', text: 'sleep 200', run_in_background: true })).toBe('started background job pty-send-2')
-    expect(await call('terminal_list', {})).toMatch(/^pty-2 \(last\) \[shell\] running pid=\d+$/)
+    expect(await call('terminal_list', {})).toMatch(/^pty-2 \(last\) \[shell\] running pid=\d+ \[input: none; busy: sleep, pid \d+, running [^\]]+\]$/)
 
     const server = transport.pid!
     // The background send's `sleep 200` may still be a fork of bash: wait until both sleeps run.
