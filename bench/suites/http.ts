@@ -75,7 +75,7 @@ async function checked(result: ReturnType<typeof callTool>, name: string): Promi
 
 /** What a send of `echo <word>` must return, byte for byte. */
 function echoed(word: string): string {
-  return `echo ${word}\n${word}\ndsh> \n[wait: stdin_read]\n[exit: 0]\n[session: running]`
+  return `echo ${word}\n${word}\ndsh> \n[wait: stdin_read]\n[input: prompt]\n[exit: 0]\n[session: running]`
 }
 
 async function echo(caller: Caller, sessionId: string, word: string): Promise<void> {
