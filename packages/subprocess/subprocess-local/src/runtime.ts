@@ -38,7 +38,8 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
       () => () =>
         this.terminateAll().finally(() => {
           this.limiter.dispose()
-          this.modes.dispose()
+          // Awaited: the helpers' processes are gone when the plugin is.
+          return this.modes.dispose()
         }),
       'subprocess: terminate every terminal',
     )

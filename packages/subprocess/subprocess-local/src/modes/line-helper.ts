@@ -36,6 +36,8 @@ export class LineHelper {
   readonly #spec: LineHelperSpec
   readonly #replyTimeoutMs: number
   #child: Helper | undefined
+  /** Exits of helper processes started and not yet gone. */
+  readonly #exiting = new Set<Promise<void>>()
   #greeted = false
   #buffer = ''
   #pending: Array<(line: string | undefined) => void> = []
@@ -73,10 +75,19 @@ export class LineHelper {
     })
   }
 
-  /** Stop the helper for good; outstanding and later requests resolve `undefined`. */
-  dispose(): void {
+  /**
+   * Stop the helper for good; outstanding and later requests resolve `undefined`. Resolves once every
+   * helper process this one killed has exited (at most {@link EXIT_WAIT_MS}), so an owner that awaits
+   * it leaves no process behind.
+   */
+  dispose(): Promise<void> {
     this.#unavailable = true
     this.#stop()
+    const exits = [...this.#exiting]
+    if (exits.length === 0) return Promise.resolve()
+    let timer: NodeJS.Timeout | undefined
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, EXIT_WAIT_MS)))
+    return Promise.race([Promise.all(exits).then(() => undefined), bound]).finally(() => clearTimeout(timer))
   }
 
   #start(): Helper | undefined {
@@ -90,6 +101,9 @@ export class LineHelper {
       return undefined
     }
     this.#child = child
+    const exited = new Promise<void>((resolve) => child.once('close', () => resolve()))
+    this.#exiting.add(exited)
+    void exited.then(() => this.#exiting.delete(exited))
     this.#greeted = this.#spec.greeting === undefined
     child.stdout.setEncoding('latin1')
     child.stdout.on('data', (text: string) => this.#receive(child, text))
@@ -170,6 +184,9 @@ export class LineHelper {
     for (const resolve of this.#pending.splice(0)) resolve(undefined)
   }
 }
+
+/** Longest wait in {@link LineHelper.dispose} for killed helpers to exit. */
+const EXIT_WAIT_MS = 2000
 
 /** A child's stdio pipe is a `net.Socket`, which can stop keeping the event loop alive. */
 function pipe(stream: Readable | Writable): Socket {

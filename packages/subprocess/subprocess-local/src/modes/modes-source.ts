@@ -9,7 +9,7 @@ export interface TerminalModesSource {
    */
   read(device: string, terminal: number | undefined): Promise<TerminalModes | undefined>
   /** Release what the source holds (helper processes); later reads resolve `undefined`. */
-  dispose(): void
+  dispose(): void | Promise<void>
 }
 
 /** The device number of the file at `path` (`st_rdev`), or `undefined` when it cannot be stat'ed. */

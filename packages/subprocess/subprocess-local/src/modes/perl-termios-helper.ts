@@ -81,8 +81,8 @@ export class PerlTermiosHelper {
   }
 
   /** Stop the helper; pending and later reads resolve `undefined`. */
-  dispose(): void {
-    this.#helper.dispose()
+  dispose(): Promise<void> {
+    return this.#helper.dispose()
   }
 }
 

@@ -41,7 +41,7 @@ export class SttyHelper {
   }
 
   /** Stop the helper; pending and later reads resolve `undefined`. */
-  dispose(): void {
-    this.#helper.dispose()
+  dispose(): Promise<void> {
+    return this.#helper.dispose()
   }
 }

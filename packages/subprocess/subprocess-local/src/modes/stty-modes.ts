@@ -31,7 +31,7 @@ export class SttyModes implements TerminalModesSource {
     return parseSttySettings(await this.#helper.read(device), this.#bits)
   }
 
-  dispose(): void {
-    this.#helper?.dispose()
+  dispose(): Promise<void> {
+    return this.#helper?.dispose() ?? Promise.resolve()
   }
 }

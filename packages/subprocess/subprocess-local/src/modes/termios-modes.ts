@@ -68,10 +68,9 @@ export class TermiosModes implements TerminalModesSource {
     return this.#stty.read(device, terminal)
   }
 
-  dispose(): void {
+  dispose(): Promise<void> {
     this.#disposed = true
-    this.#perl?.dispose()
-    this.#stty.dispose()
+    return Promise.all([this.#perl?.dispose(), this.#stty.dispose()]).then(() => undefined)
   }
 
   #perlUsable(): boolean {
