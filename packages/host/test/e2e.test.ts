@@ -55,7 +55,9 @@ describe.skipIf(process.platform !== 'linux')('end to end: real bash over MCP st
     // shell answers the next command. The empty send first collects the interrupted command's
     // prompt, so the next send cannot mistake that late prompt for its own.
     // What is in front is said: sleep, proven not to read the terminal.
-    expect(await call('terminal_send', { sessionId: 'pty-1', text: 'sleep 30' })).toMatch(/\[input: none; busy: sleep, pid \d+, running [^,\]]+, not reading the terminal\]/)
+    expect(await call('terminal_send', { sessionId: 'pty-1', text: 'sleep 30' })).toMatch(
+      /\[input: none; busy: sleep, pid \d+, running [^,\]]+, not reading the terminal\]/,
+    )
     expect(await call('terminal_signal', { sessionId: 'pty-1', signal: 'SIGINT' })).toMatch(/^delivered SIGINT to foreground process group \d+$/)
     await call('terminal_send', { sessionId: 'pty-1', text: '', submit: false })
     expect(await call('terminal_send', { sessionId: 'pty-1', text: 'echo after-$((6*7))' })).toContain('after-42')
