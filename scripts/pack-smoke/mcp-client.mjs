@@ -52,7 +52,10 @@ check(typeof sessionId === 'string' && /^started terminal session \S+ \(smoke\) 
 const sent = await call('terminal_send', { sessionId, text: 'echo "smoke-$((6 * 7)) in $(basename "$PWD")"' })
 const workspace = process.cwd().split('/').pop()
 check(sent.text.includes(`\nsmoke-42 in ${workspace}\n`), `terminal_send: the echo's output is missing:\n${sent.text}`)
-check(/\[wait: stdin_read\]\n\[input: prompt\]\n\[exit: 0\]\n\[session: running\]$/.test(sent.text), `terminal_send: not settled at the prompt with exit 0:\n${sent.text}`)
+check(
+  /\[wait: stdin_read\]\n\[input: prompt\]\n\[exit: 0\]\n\[session: running\]$/.test(sent.text),
+  `terminal_send: not settled at the prompt with exit 0:\n${sent.text}`,
+)
 
 const closed = await call('terminal_close', { sessionId })
 check(closed.text === `closed terminal session ${sessionId}`, `terminal_close: ${closed.text}`)
