@@ -1,18 +1,20 @@
 // The shell backend (dsh-terminal-bash through ctx.terminals and the node-pty provider) against a raw
 // node-pty floor: a bash whose PROMPT_COMMAND prints the same OSC 133;D marker, read event-driven.
 import { execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { Context, type Fiber } from '@deepseek-ai/cordis'
-import { children } from 'dsh-testkit'
+import { children, eventually } from 'dsh-testkit'
 import * as agentPlugin from '../../packages/agent/src/index'
 import * as policyPlugin from '../../packages/sandbox/sandbox-policy/src/index'
 import * as localPlugin from '../../packages/subprocess/subprocess-local/src/index'
 import * as bashPlugin from '../../packages/terminal/terminal-bash/src/index'
 import * as terminalPlugin from '../../packages/terminal/terminal/src/index'
-import type { TerminalSendResult, TerminalSessionId } from '../../packages/terminal/terminal/src/index'
+import type { TerminalInputKind, TerminalSendRequest, TerminalSendResult, TerminalSessionId } from '../../packages/terminal/terminal/src/index'
 import { collect, collectInterleaved, timed } from '../lib/measure'
 import { treeReady } from '../lib/process-tree'
 import { pty, type RawPty } from '../lib/raw-pty'
+import { summarize } from '../lib/stats'
 import type { BenchRow } from '../lib/types'
 
 const PYTHON = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim()
@@ -20,6 +22,8 @@ const FLOOD = 'head -c 20000000 /dev/urandom | base64'
 const FLOOD_BYTES = 27_017_547 // base64 of 20 MB: 26 666 668 characters plus 350 879 newlines
 const TREE = `for i in $(seq 19); do sleep 700 & done; sh -c 'trap "" TERM; exec sleep 700' &`
 const MARKER_PROMPT = /\x1b\]133;D;\d+\x07dsh> $/
+/** Prints `ready` without the command line's echo containing it. */
+const READY = "printf 'r%s\\n' eady"
 const RAW_ENV = {
   PATH: process.env.PATH,
   TERM: 'dumb',
@@ -60,11 +64,16 @@ class RawShell {
     return new Promise((resolve) => (this.#waiter = resolve))
   }
 
-  /** Write a line and wait for the prompt that follows it. */
+  /** Write a line and wait for the prompt that follows it (or for `pattern` at the end of the stream). */
   async run(line: string, pattern: RegExp = MARKER_PROMPT): Promise<number> {
+    return this.type(`${line}\r`, pattern)
+  }
+
+  /** Write `data` as it is (no Enter) and wait for `pattern` at the end of the stream. */
+  async type(data: string, pattern: RegExp = MARKER_PROMPT): Promise<number> {
     this.#tail = ''
     const next = this.next(pattern)
-    this.term.write(`${line}\r`)
+    this.term.write(data)
     return next
   }
 
@@ -100,12 +109,14 @@ async function mount() {
   const terminals = root.terminals
   return {
     open: async () => (await terminals.spawn(agent, { type: 'shell', cwd: tmpdir() })).sessionId,
-    run: async (id: TerminalSessionId, text: string) => {
-      const send = terminals.startSend(agent, id, { text, submit: true })
+    /** One send of `text` + Enter (unless `request.submit` is false), awaited to its end and release. */
+    run: async (id: TerminalSessionId, text: string, request: Partial<Omit<TerminalSendRequest, 'text'>> = {}) => {
+      const send = terminals.startSend(agent, id, { text, submit: true, ...request })
       const result = await send.done
       await send.released // the session takes the next send once the reservation is dropped
       return result
     },
+    inputState: (id: TerminalSessionId) => terminals.inputState(agent, id),
     close: (id: TerminalSessionId) => terminals.kill(agent, id),
     dispose: async () => {
       await agent.dispose()
@@ -115,16 +126,52 @@ async function mount() {
 }
 type Stack = Awaited<ReturnType<typeof mount>>
 
-function exact(result: TerminalSendResult, output: string, what: string): void {
-  if (result.waitReason !== 'stdin_read' || !result.viewport.includes(output)) {
+/** Fail the bench unless the send settled as `stdin_read` with `output` (and, when given, told the input `kind`). */
+function exact(result: TerminalSendResult, output: string, what: string, kind?: TerminalInputKind): void {
+  if (result.waitReason !== 'stdin_read' || !result.viewport.includes(output) || (kind && result.input?.kind !== kind)) {
     throw new Error(`bench: ${what} did not settle exactly: ${JSON.stringify({ ...result, viewport: result.viewport.slice(-200) })}`)
   }
+}
+
+/** `p50(samples) − p50(floor)` of two µs rows, in ms, for the notes. */
+function extraMs(samples: readonly number[], floor: readonly number[]): string {
+  return `${((summarize(samples).p50 - summarize(floor).p50) / 1000).toFixed(2)} ms`
+}
+
+/**
+ * The cheapest raw look at what runs in front of a shell: its terminal's foreground group from
+ * `/proc/<shell>/stat`, then that process's stat (name) and `syscall` (what it waits in).
+ */
+function rawForeground(shellPid: number): { name: string; syscall: number } {
+  const fields = (pid: number) => {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
+    return { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), rest: stat.slice(stat.lastIndexOf(')') + 2).split(' ') }
+  }
+  const front = Number(fields(shellPid).rest[5]) // tpgid: state ppid pgrp session tty_nr tpgid
+  const { name } = fields(front)
+  return { name, syscall: Number.parseInt(readFileSync(`/proc/${front}/syscall`, 'latin1'), 10) }
 }
 
 /** Microsecond samples of `count` round trips each of a floor and a contender, alternating. */
 async function roundTripPairs(count: number, floor: () => Promise<unknown>, contender: () => Promise<unknown>) {
   const micros = (run: () => Promise<unknown>) => async () => (await timed(run)) * 1000
   return collectInterleaved(count, micros(floor), micros(contender), 20)
+}
+
+/**
+ * Like `collectInterleaved` for any number of contenders: one sample of each per round, the order
+ * rotated every round so none always goes first, after `warmup` unmeasured rounds.
+ */
+async function collectRotating(count: number, contenders: readonly (() => Promise<number>)[], warmup = 1): Promise<number[][]> {
+  for (let i = 0; i < warmup; i++) for (const run of contenders) await run()
+  const samples = contenders.map(() => [] as number[])
+  for (let i = 0; i < count; i++) {
+    for (let k = 0; k < contenders.length; k++) {
+      const index = (i + k) % contenders.length
+      samples[index]!.push(await contenders[index]!())
+    }
+  }
+  return samples
 }
 
 /** Microsecond samples of `count` round trips of `run`. */
@@ -160,14 +207,40 @@ export async function shell(): Promise<BenchRow[]> {
 
     const raw = await RawShell.open()
     const id = await stack.open()
-    // Floor and backend alternate send by send, so drift in the host's load hits both alike.
-    const trueTrips = await roundTripPairs(
+    // Floor and backend alternate send by send, so drift in the host's load hits both alike. After
+    // each backend send, a fresh look at the input state, timed apart from the round trip: the shell
+    // is known idle at the prompt the send ended on, so it needs no inspection.
+    const idleLooks: number[] = []
+    const trueTrips = await collectInterleaved(
       300,
-      () => raw.run('true'),
-      async () => exact(await stack.run(id, 'true'), 'dsh> ', '`true`'),
+      async () => (await timed(() => raw.run('true'))) * 1000,
+      async () => {
+        const start = performance.now()
+        const result = await stack.run(id, 'true')
+        const sent = performance.now()
+        const state = await stack.inputState(id)
+        idleLooks.push((performance.now() - sent) * 1000)
+        exact(result, 'dsh> ', '`true`', 'prompt')
+        if (state?.kind !== 'prompt') throw new Error(`bench: inputState at the idle prompt: ${JSON.stringify(state)}`)
+        return (sent - start) * 1000
+      },
+      20,
     )
     rows.push({ figure: 'raw: `true` round trip', unit: 'µs', samples: trueTrips.floor })
-    rows.push({ figure: 'shell: `true` round trip', unit: 'µs', floor: 'raw: `true` round trip', samples: trueTrips.contender })
+    rows.push({
+      figure: 'shell: `true` round trip',
+      unit: 'µs',
+      floor: 'raw: `true` round trip',
+      note: 'the result tells the input (prompt) from the marker: no inspection',
+      samples: trueTrips.contender,
+    })
+    rows.push({
+      figure: 'shell: inputState(), idle at the prompt',
+      unit: 'µs',
+      floor: 'raw: `true` round trip',
+      note: 'one after each `true` send above (the warm-up ones dropped); a raw client knows this for free from the marker it read, so the floor is the raw `true` round trip and the ratio is the share of a round trip one fresh look costs',
+      samples: idleLooks.slice(-trueTrips.contender.length),
+    })
     const echoTrips = await roundTripPairs(
       200,
       () => raw.run('echo bench-echo'),
@@ -176,7 +249,69 @@ export async function shell(): Promise<BenchRow[]> {
     rows.push({ figure: 'raw: `echo` round trip', unit: 'µs', samples: echoTrips.floor })
     rows.push({ figure: 'shell: `echo` round trip', unit: 'µs', floor: 'raw: `echo` round trip', samples: echoTrips.contender })
 
-    // Python: the floor gets a marker in sys.ps1; the backend has nothing but the stdin-wait proof.
+    // A fresh look while `sleep` runs in front: one inspection, told busy (proven not to read).
+    raw.term.write('sleep 600\r')
+    await eventually(() => rawForeground(raw.term.pid).name === 'sleep' || undefined, 'the raw shell running sleep')
+    const sleeping = await stack.run(id, 'sleep 600', { idleMs: 200 })
+    if (sleeping.waitReason !== 'inferred_idle' || sleeping.input?.kind !== 'busy') {
+      throw new Error(`bench: \`sleep 600\` did not settle busy on silence: ${JSON.stringify(sleeping)}`)
+    }
+    const busyLooks = await roundTripPairs(
+      200,
+      async () => {
+        if (rawForeground(raw.term.pid).name !== 'sleep') throw new Error('bench: sleep left the raw shell')
+      },
+      async () => {
+        const state = await stack.inputState(id)
+        if (state?.kind !== 'busy' || state.reading !== 'no' || state.program?.name !== 'sleep') {
+          throw new Error(`bench: inputState with sleep in front: ${JSON.stringify(state)}`)
+        }
+      },
+    )
+    rows.push({ figure: 'raw: /proc stat of shell + stat, syscall of the one in front', unit: 'µs', samples: busyLooks.floor })
+    rows.push({
+      figure: 'shell: inputState(), `sleep 600` in front (busy)',
+      unit: 'µs',
+      floor: 'raw: /proc stat of shell + stat, syscall of the one in front',
+      note: 'one foreground inspection (no terminal flags: sleep is proven not to read); the floor is the three synchronous reads that name the process in front and its syscall, with no proof of what it waits on',
+      samples: busyLooks.contender,
+    })
+    await raw.type('\x03')
+    exact(await stack.run(id, '\x03', { submit: false }), 'dsh> ', 'Ctrl-C to `sleep 600`', 'prompt')
+
+    // waitFor: the send settles on the first new line that matches. The floor resolves when
+    // `ready\r\n` arrives. Each side then returns to an idle prompt untimed (the raw shell prints its
+    // marker; the backend's `true` takes the prompt that followed the match as earlier output).
+    const matches = await collectInterleaved(
+      200,
+      async () => {
+        const elapsed = await timed(() => raw.run(READY, /ready\r\n/))
+        await raw.next()
+        return elapsed * 1000
+      },
+      async () => {
+        const start = performance.now()
+        const result = await stack.run(id, READY, { waitFor: /ready/ })
+        const elapsed = performance.now() - start
+        if (result.waitReason !== 'output_match' || result.match?.line !== 'ready') {
+          throw new Error(`bench: waitFor did not settle on the line: ${JSON.stringify(result)}`)
+        }
+        exact(await stack.run(id, 'true'), 'dsh> ', '`true` after a match', 'prompt')
+        return elapsed * 1000
+      },
+      20,
+    )
+    rows.push({ figure: 'raw: `printf` → `ready` line arrives', unit: 'µs', samples: matches.floor })
+    rows.push({
+      figure: 'shell: `printf` with waitFor /ready/ (output_match)',
+      unit: 'µs',
+      floor: 'raw: `printf` → `ready` line arrives',
+      note: `p50 over the floor ${extraMs(matches.contender, matches.floor)}: from the matching line's arrival to the settled send, plus the stack's per-send layers (see \`true\`) and one inspection telling the input`,
+      samples: matches.contender,
+    })
+
+    // Python: the floor sets a marker in sys.ps1; the backend's unconfined shell marks the REPL's
+    // prompt itself (PYTHONSTARTUP, with its own nonce), so a send at that prompt ends on the next marker.
     const ps1 = "import sys; sys.ps1 = '\\x1b]133;D;0\\x07dsh> '"
     await raw.run(`${PYTHON} -q -i -c "${ps1}"`)
     await stack.run(id, `${PYTHON} -q`)
@@ -185,10 +320,52 @@ export async function shell(): Promise<BenchRow[]> {
       figure: 'shell: python `1+1` (stdin_read)',
       unit: 'µs',
       floor: 'raw: python `1+1` (marker in sys.ps1)',
-      samples: await roundTrips(100, async () => exact(await stack.run(id, '1+1'), '2\n>>> ', 'python `1+1`')),
+      samples: await roundTrips(100, async () => exact(await stack.run(id, '1+1'), '2\n>>> ', 'python `1+1`', 'program')),
     })
     await raw.run('exit()')
-    await stack.run(id, 'exit()')
+    exact(await stack.run(id, 'exit()'), 'dsh> ', 'python `exit()`', 'prompt')
+
+    // Python exit → the shell's prompt: each sample starts a fresh REPL (untimed), then times
+    // `exit()` until the bash marker prompt is back. A send written at the marked REPL prompt is
+    // answered by the next marker, the shell's. Without Python's marker (a confined session, here
+    // `PYTHONSTARTUP=`) the send falls back to the stdin-wait proof, and the shell's prompt after it
+    // may be one the shell owed from before: it counts once it held still for pollIntervalMs.
+    const exitAfter = (start: string) => async () => {
+      exact(await stack.run(id, start), '>>> ', start, 'program')
+      const begin = performance.now()
+      const result = await stack.run(id, 'exit()')
+      const elapsed = performance.now() - begin
+      exact(result, 'dsh> ', `\`exit()\` after ${start}`, 'prompt')
+      return elapsed
+    }
+    const [exitFloor, exitMarked, exitUnmarked] = await collectRotating(
+      20,
+      [
+        async () => {
+          await raw.run(`${PYTHON} -q -i -c "${ps1}"`)
+          return timed(() => raw.run('exit()'))
+        },
+        exitAfter(`${PYTHON} -q`),
+        exitAfter(`PYTHONSTARTUP= ${PYTHON} -q`),
+      ],
+      2,
+    )
+    const overFloor = (samples: readonly number[]) => `p50 over the floor ${(summarize(samples).p50 - summarize(exitFloor!).p50).toFixed(1)} ms`
+    rows.push({ figure: 'raw: python `exit()` → marker prompt', unit: 'ms', samples: exitFloor! })
+    rows.push({
+      figure: 'shell: python `exit()` → prompt (stdin_read)',
+      unit: 'ms',
+      floor: 'raw: python `exit()` → marker prompt',
+      note: `${overFloor(exitMarked!)}; the REPL's prompt marked (unconfined session); floor and both rows rotate per sample`,
+      samples: exitMarked!,
+    })
+    rows.push({
+      figure: 'shell: python `exit()` → prompt, REPL unmarked',
+      unit: 'ms',
+      floor: 'raw: python `exit()` → marker prompt',
+      note: `${overFloor(exitUnmarked!)}; \`PYTHONSTARTUP= python3 -q\`, as in a confined session: the shell's prompt holds still for pollIntervalMs`,
+      samples: exitUnmarked!,
+    })
 
     rows.push({
       figure: 'raw: 27 MB flood',
