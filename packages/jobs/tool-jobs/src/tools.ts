@@ -1,5 +1,5 @@
 import type { Context } from '@deepseek-ai/cordis'
-import { defineTool, fitTail, textContent, truncateUtf8Head, type Tool, type ToolContent } from 'dsh-tools'
+import { defineTool, fitTail, regexSourceParam, textContent, type Tool, type ToolContent } from 'dsh-tools'
 import { z } from 'zod'
 import type { ToolJobsConfig } from './config'
 import { renderKill, renderList, renderOutput } from './render'
@@ -23,21 +23,8 @@ export const JOBS_GUIDANCE = {
 
 const jobId = z.string().min(1).describe('Id of a job you started, e.g. pty-send-1')
 
-/** Bytes of a refused `waitFor` pattern echoed in its error. */
-const ECHOED_PATTERN_BYTES = 100
-
 /** `waitFor`: a JavaScript regular-expression source; one that does not compile is INVALID_ARGUMENTS naming it. */
-const waitFor = z
-  .string()
-  .min(1, 'waitFor must not be empty: it would match the first line of output')
-  .superRefine((pattern, issues) => {
-    try {
-      new RegExp(pattern)
-    } catch (error) {
-      const shown = JSON.stringify(truncateUtf8Head(pattern, ECHOED_PATTERN_BYTES))
-      issues.addIssue({ code: 'custom', message: `waitFor ${shown} is not a valid JavaScript regular expression (${(error as Error).message})` })
-    }
-  })
+const waitFor = regexSourceParam('waitFor')
   .optional()
   .describe(
     'Wait until a line of output after your previous read matches this JavaScript regular expression (source only, e.g. "ready|listening on"), ' +

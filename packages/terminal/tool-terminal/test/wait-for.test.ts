@@ -89,7 +89,7 @@ describe('terminal_send waitFor, timeoutMs and idleMs', () => {
       const bad = await h.call('terminal_send', { sessionId: 'pty-1', text: 'serve', waitFor: 'ready(', run_in_background: background })
       expect([bad.error?.code, h.text(bad)]).toEqual([
         'INVALID_ARGUMENTS',
-        `${INVALID}waitFor: waitFor "ready(" is not a valid JavaScript regular expression (Invalid regular expression: /ready(/: Unterminated group)`,
+        `${INVALID}waitFor: waitFor "ready(" is not a valid JavaScript regular expression (Unterminated group)`,
       ])
     }
     const empty = await h.call('terminal_send', { sessionId: 'pty-1', text: 'serve', waitFor: '' })

@@ -1,6 +1,6 @@
 import type { Agent } from 'dsh-agent'
 import type { TerminalSendHandle, TerminalSendRequest, TerminalSendResult, TerminalSessionId } from 'dsh-terminal'
-import { defineTool, truncateUtf8Head, type ToolOutput } from 'dsh-tools'
+import { defineTool, regexSourceParam, truncateUtf8Head, type ToolOutput } from 'dsh-tools'
 import { z } from 'zod'
 import { startBackgroundSend, type JobStarter } from '../background'
 import { explainBusy } from '../busy-sessions'
@@ -15,21 +15,8 @@ export const CANCEL_GRACE_MS = 2000
 /** Bytes of the sent text shown in a call's title. */
 const TITLE_TEXT_BYTES = 80
 
-/** Bytes of a refused `waitFor` pattern echoed in its error, so a huge pattern cannot fill the result. */
-const ECHOED_PATTERN_BYTES = 100
-
 /** The `waitFor` parameter: a JavaScript regular-expression source, refused (INVALID_ARGUMENTS) when it does not compile. */
-const waitForParam = z
-  .string()
-  .min(1, 'waitFor must not be empty: it would match the first line of output')
-  .superRefine((pattern, issues) => {
-    try {
-      new RegExp(pattern)
-    } catch (error) {
-      const shown = JSON.stringify(truncateUtf8Head(pattern, ECHOED_PATTERN_BYTES))
-      issues.addIssue({ code: 'custom', message: `waitFor ${shown} is not a valid JavaScript regular expression (${(error as Error).message})` })
-    }
-  })
+const waitForParam = regexSourceParam('waitFor')
   .optional()
   .describe(
     'JavaScript regular expression (source only, no slashes or flags), e.g. "ready|listening on". The call returns as soon as a line of new output matches ' +
