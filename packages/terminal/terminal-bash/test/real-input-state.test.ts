@@ -1,9 +1,9 @@
-import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TerminalSessionId } from 'dsh-terminal'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { installed } from './support/programs'
 import { startStack, type Stack } from './support/stack'
 
 // Why a session waits, told by real programs: each settles as stdin_read with the input state
@@ -11,15 +11,6 @@ import { startStack, type Stack } from './support/stack'
 let stack: Stack
 let id: TerminalSessionId
 let work: string
-
-function installed(program: string): boolean {
-  try {
-    execFileSync('sh', ['-c', `command -v ${program}`], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-}
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'dsh-input-'))

@@ -1,20 +1,11 @@
-import { execFileSync } from 'node:child_process'
 import type { TerminalSessionId } from 'dsh-terminal'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { installed } from './support/programs'
 import { startStack, type Stack } from './support/stack'
 
 // Programs that wait for input without the shell's marker must settle as exact stdin_read.
 let stack: Stack
 let id: TerminalSessionId
-
-function installed(program: string): boolean {
-  try {
-    execFileSync('sh', ['-c', `command -v ${program}`], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-}
 
 beforeAll(async () => {
   stack = await startStack()

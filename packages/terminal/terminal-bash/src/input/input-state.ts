@@ -1,4 +1,4 @@
-import type { ForegroundFacts, ForegroundProgram } from 'dsh-subprocess'
+import type { ForegroundFacts, ForegroundProgram, InspectOptions } from 'dsh-subprocess'
 import type { TerminalInputState, TerminalProgram } from 'dsh-terminal'
 
 /** What the byte stream says about the screen, next to the foreground facts. */
@@ -99,6 +99,22 @@ export function describeProgram(program: ForegroundProgram | undefined): Termina
 
 function withProgram<S extends TerminalInputState>(state: S, program: TerminalProgram | undefined): S {
   return program ? { ...state, program } : state
+}
+
+/**
+ * Tell the input state by looking: `known` (a sample already in hand) or one inspection, then a
+ * second with the terminal's flags only when {@link needsTerminalModes} says so. `wanted` is asked
+ * between the two; when it says no, nothing more is inspected and the answer is `undefined`.
+ */
+export async function lookAtInput(
+  inspect: (options?: InspectOptions) => Promise<ForegroundFacts | undefined>,
+  screen: ScreenView,
+  options: { readonly known?: ForegroundFacts | undefined; readonly wanted?: () => boolean } = {},
+): Promise<TerminalInputState | undefined> {
+  let facts = options.known ?? (await inspect())
+  if (options.wanted && !options.wanted()) return undefined
+  if (needsTerminalModes(facts, screen)) facts = (await inspect({ terminalModes: true })) ?? facts
+  return classifyInput(facts, screen)
 }
 
 /**

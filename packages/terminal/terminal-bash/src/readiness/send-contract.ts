@@ -77,11 +77,12 @@ export function isWaitingAsFarAsKnown(facts: ForegroundFacts): boolean {
 }
 
 /**
- * The shell in front and waiting as far as the platform can tell. A prompt that ended a send with
- * such a sample — held still, or trusted in turn — leaves the shell known idle for the next send.
+ * The shell (or, at a REPL's marked prompt, that REPL) in front and waiting as far as the platform
+ * can tell. A prompt that ended a send with such a sample — held still, or trusted in turn — leaves
+ * it known idle for the next send.
  */
-export function isShellWaiting(facts: ForegroundFacts | undefined): facts is ForegroundFacts {
-  return facts !== undefined && facts.isShellGroup && isWaitingAsFarAsKnown(facts)
+export function isPromptOwnerWaiting(facts: ForegroundFacts | undefined, screen: ScreenView): facts is ForegroundFacts {
+  return facts !== undefined && ownsPrompt(facts, screen) && isWaitingAsFarAsKnown(facts)
 }
 
 /**

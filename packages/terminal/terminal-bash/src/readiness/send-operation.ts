@@ -1,11 +1,11 @@
 import type { ForegroundFacts } from 'dsh-subprocess'
 import type { TerminalInputState, TerminalSendOperation, TerminalSendRead, TerminalSendResult } from 'dsh-terminal'
-import { classifyInput, markedInput, needsTerminalModes, ownsPrompt } from '../input/input-state'
+import { lookAtInput, markedInput, ownsPrompt } from '../input/input-state'
 import { type SanitizedChunk, SendOutputBuffer } from '../output/index'
 import { type EvidenceRules, type ProbeSample, type ReadinessProof, ReadinessEvidence } from './evidence'
 import { ForegroundProber } from './foreground-prober'
 import { SendBaselines } from './send-baselines'
-import { isIdleAtPrompt, isShellWaiting, isSingleLine, isWaitingAsFarAsKnown, type SendHost, type SendOptions } from './send-contract'
+import { isIdleAtPrompt, isPromptOwnerWaiting, isSingleLine, type SendHost, type SendOptions } from './send-contract'
 import { type ResultEnding, type SendEnding, type SendEvent, type SendPhase, type SendRules, type SendSteps, transitionFor } from './send-transitions'
 import { OutputMatcher } from './output-matcher'
 import { repeatIfSwallowed } from './swallowed-sigint'
@@ -387,9 +387,7 @@ export class SendOperation implements TerminalSendOperation {
 
   /** Remember a sample of the shell (or the REPL whose prompt is marked) waiting: a prompt ending leaves it idle. */
   #noteShell(facts: ForegroundFacts | undefined): void {
-    if (isShellWaiting(facts) || (facts && isWaitingAsFarAsKnown(facts) && this.#host.stream.promptKind === 'repl' && ownsPrompt(facts, this.#host.stream))) {
-      this.#lastShellFacts = facts
-    }
+    if (isPromptOwnerWaiting(facts, this.#host.stream)) this.#lastShellFacts = facts
   }
 
   /**
@@ -406,19 +404,12 @@ export class SendOperation implements TerminalSendOperation {
     if (marked) return void this.#dispatch({ kind: 'described', input: marked })
     this.#pending.set('describe', inMs(DESCRIBE_BOUND_MS), () => this.#dispatch({ kind: 'described', input: undefined }))
     const known = ending.proof === 'stdin' ? this.#lastFacts : undefined
-    this.#tellInput(known).then(
+    // Settled meanwhile (the bound, or the exit): nothing more is asked of the provider.
+    const wanted = () => this.#phase === 'describing'
+    lookAtInput((options) => this.#host.inspectForeground(options), stream, { known, wanted }).then(
       (input) => this.#dispatch({ kind: 'described', input }),
       () => this.#dispatch({ kind: 'described', input: undefined }),
     )
-  }
-
-  async #tellInput(known: ForegroundFacts | undefined): Promise<TerminalInputState | undefined> {
-    const host = this.#host
-    let facts = known ?? (await host.inspectForeground())
-    // Settled meanwhile (the bound, or the exit): nothing more is asked of the provider.
-    if (this.#phase !== 'describing') return undefined
-    if (needsTerminalModes(facts, host.stream)) facts = (await host.inspectForeground({ terminalModes: true })) ?? facts
-    return classifyInput(facts, host.stream)
   }
 
   #finish(ending: SendEnding, input?: TerminalInputState): void {

@@ -13,7 +13,7 @@ import {
 } from 'dsh-terminal'
 import type { ShellBackendConfig } from '../config'
 import { shellFailure } from '../errors'
-import { classifyInput, markedInput, needsTerminalModes } from '../input/input-state'
+import { lookAtInput, markedInput } from '../input/input-state'
 import { isWaitingAsFarAsKnown, type SendHost, type SendOptions, type SendTiming } from '../readiness/send-contract'
 import { SendOperation } from '../readiness/send-operation'
 import { SHELL_CONTINUATION_PROMPT, SHELL_PROMPT } from '../prompt-protocol'
@@ -240,9 +240,8 @@ export class ShellSession implements TerminalBackendSession {
     const stream = this.#stream
     const idle = this.#idle
     if (idle && idle.arrivals === stream.arrivals && stream.promptKind) return markedInput(stream)
-    let facts = await this.#handle.inspectForeground()
-    if (needsTerminalModes(facts, stream)) facts = (await this.#handle.inspectForeground({ terminalModes: true })) ?? facts
-    return this.#closeStarted ? undefined : classifyInput(facts, stream)
+    const input = await lookAtInput((options) => this.#handle.inspectForeground(options), stream, { wanted: () => !this.#closeStarted })
+    return this.#closeStarted ? undefined : input
   }
 
   /** Status of the top-level shell. */
