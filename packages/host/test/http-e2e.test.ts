@@ -89,7 +89,9 @@ describe.skipIf(process.platform !== 'linux')('end to end: real bash over MCP St
     const { tree } = await shellWithSleeper(client, 301)
     await client.close() // no DELETE: requests and the GET stream are aborted, as when a client dies
     await eventually(() => tree.filter(stillRunning).length === 0, 'the idle session to close', 20_000)
-    expect(server.stderr()).toMatch(/session \S+ closed \(idle for 1 s\): its terminals and jobs are closed/)
+    // The server says so once the close has completed, which is after the last process is gone.
+    const closed = /session \S+ closed \(idle for 1 s\): its terminals and jobs are closed/
+    await eventually(() => closed.test(server.stderr()), 'the idle close to be logged', 5_000)
   })
 
   it('DELETE closes the session at once; its id is then unknown (404)', async () => {
