@@ -324,9 +324,7 @@ describe('job_output waitFor and timeoutMs', () => {
       expect(result.error?.code).toBe('INVALID_ARGUMENTS')
       return result.error?.message.replace('invalid arguments for tool "job_output": ', '')
     }
-    expect(await refused({ waitFor: '(ready' })).toBe(
-      'waitFor: waitFor "(ready" is not a valid JavaScript regular expression (Unterminated group)',
-    )
+    expect(await refused({ waitFor: '(ready' })).toBe('waitFor: waitFor "(ready" is not a valid JavaScript regular expression (Unterminated group)')
     expect(await refused({ waitFor: '' })).toBe('waitFor: waitFor must not be empty: it would match the first line of output')
     expect(await refused({ timeoutMs: 0 })).toBe('timeoutMs: timeoutMs must be at least 1 ms')
     expect(await refused({ timeoutMs: 5001 })).toBe('timeoutMs: timeoutMs must be at most 5000 ms (maxWaitMs of dsh-tool-jobs)')
