@@ -59,6 +59,9 @@ export function bwrapOptions(policy: SandboxPolicy, plan: MountPlan = EMPTY_MOUN
     '--tmpfs',
     '/tmp',
   )
+  // Files the command must read although /tmp hid them; bound before the sockets are hidden, so
+  // hiding always wins, and before the workspace, which covers any of them that lie inside it.
+  for (const path of policy.readableFiles ?? []) options.push('--ro-bind', path, path)
   // Only a loopback interface; also the host's abstract Unix sockets become unreachable.
   if ((policy.network ?? defaultNetwork(policy.mode)) === 'none') options.push('--unshare-net')
   // A read-only mount does not stop connect(2) on a socket file, so control sockets are covered.

@@ -1,6 +1,6 @@
 import type { Context, Logger } from '@deepseek-ai/cordis'
 import { realpath, stat } from 'node:fs/promises'
-import { assertConfineRequest, Sandbox, SandboxError, type SandboxPolicy } from 'dsh-sandbox'
+import { assertConfineRequest, isWithin, Sandbox, SandboxError, type SandboxPolicy } from 'dsh-sandbox'
 import { bwrapArgv } from './args'
 import type { LocalSandboxConfig } from './config'
 import { CONTROL_SOCKETS } from './control-sockets'
@@ -59,6 +59,7 @@ export class LocalSandbox extends Sandbox {
     const confined: SandboxPolicy = { mode: policy.mode, workspaceRoot }
     if (policy.cwd !== undefined) confined.cwd = policy.cwd
     if (policy.network !== undefined) confined.network = policy.network
+    if (policy.readableFiles !== undefined) confined.readableFiles = await canonicalReadableFiles(policy.readableFiles)
     const writable = policy.mode === 'workspace-write'
     const sources = { config: this.config, installationRoots: facts.installationRoots, controlSockets: this.controlSockets() }
     const plan = await planMounts(workspaceRoot, writable, facts.userNamespace, sources)
@@ -130,6 +131,33 @@ async function canonicalDirectory(path: string): Promise<string> {
     throw new SandboxError('INVALID_POLICY', `workspace root ${path} is not a directory`)
   }
   return real
+}
+
+/** Filesystems the sandbox replaces with its own: a host file there would bypass that. */
+const REPLACED_FILESYSTEMS = ['/proc', '/dev']
+
+/**
+ * Each readable file at its canonical path, once. Only a regular file qualifies: a directory could
+ * hold a control socket, and a socket or device would be a way out rather than something to read.
+ */
+async function canonicalReadableFiles(paths: readonly string[]): Promise<string[]> {
+  const canonical = new Set<string>()
+  for (const path of paths) {
+    let real: string
+    try {
+      real = await realpath(path)
+    } catch (error) {
+      throw new SandboxError('INVALID_POLICY', `readable file ${path} does not exist or is unreadable (${describe(error)})`, { cause: error })
+    }
+    if (REPLACED_FILESYSTEMS.some((root) => isWithin(root, real))) {
+      throw new SandboxError('INVALID_POLICY', `readable file ${path} lies in ${real}, which the sandbox replaces with its own; name a file elsewhere`)
+    }
+    if (!(await stat(real)).isFile()) {
+      throw new SandboxError('INVALID_POLICY', `readable file ${path} is not a regular file; only regular files can be made readable`)
+    }
+    canonical.add(real)
+  }
+  return [...canonical]
 }
 
 function describe(error: unknown): string {

@@ -87,6 +87,16 @@ describe('bwrap options', () => {
     expect(options.indexOf('--bind')).toBeGreaterThan(options.indexOf('--tmpfs'))
   })
 
+  it('binds readable files read-only after the private /tmp, before hidden sockets and the workspace', () => {
+    const plan = { userNamespace: false, readOnly: [], pinned: [], hidden: ['/tmp/app/control.sock'] }
+    const options = bwrapOptions({ mode: 'workspace-write', workspaceRoot: '/tmp/ws', readableFiles: ['/tmp/app/startup.py'] }, plan)
+    const file = options.indexOf('/tmp/app/startup.py')
+    expect(options.slice(file - 1, file + 2)).toEqual(['--ro-bind', '/tmp/app/startup.py', '/tmp/app/startup.py'])
+    expect(file).toBeGreaterThan(options.indexOf('--tmpfs'))
+    expect(file).toBeLessThan(options.indexOf('/tmp/app/control.sock'))
+    expect(file).toBeLessThan(options.indexOf('/tmp/ws'))
+  })
+
   it('passes the command after `--` untouched', () => {
     const argv = bwrapArgv('/usr/bin/bwrap', ['--not-an-option', 'a b', ''], { mode: 'read-only', workspaceRoot: '/w' })
     expect(argv[0]).toBe('/usr/bin/bwrap')

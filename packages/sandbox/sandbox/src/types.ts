@@ -37,6 +37,12 @@ export interface SandboxPolicy {
   cwd?: string
   /** Network reach; omitted means the mode's default (see {@link defaultNetwork}). */
   network?: SandboxNetwork
+  /**
+   * Host files the command must be able to read although the sandbox may hide where they lie (a
+   * private `/tmp`), e.g. a startup file the host ships. Regular files only, read-only, visible at
+   * their canonical path; they never make anything writable.
+   */
+  readableFiles?: string[]
 }
 
 /** The network a mode gets when the policy names none: `read-only` none, `workspace-write` the host's. */

@@ -32,6 +32,13 @@ export function assertConfineRequest(argv: readonly string[], policy: SandboxPol
   if (network !== undefined && !(SANDBOX_NETWORKS as readonly unknown[]).includes(network)) {
     throw new SandboxError('INVALID_POLICY', `unknown sandbox network ${JSON.stringify(network)}; expected none or host`)
   }
+  const readable: unknown = policy.readableFiles
+  if (readable !== undefined) {
+    if (!Array.isArray(readable)) throw new SandboxError('INVALID_POLICY', 'sandbox policy readableFiles must be a list of absolute paths')
+    readable.forEach((path: unknown, index) => {
+      assertAbsolute(`readableFiles[${index}]`, path)
+    })
+  }
 }
 
 function assertAbsolute(field: string, value: unknown): void {

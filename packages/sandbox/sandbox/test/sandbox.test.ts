@@ -76,6 +76,16 @@ describe('dsh-sandbox seam', () => {
     expect(codeOf(() => assertConfineRequest(['sh', ''], { ...policy, mode: 'workspace-write', cwd: '/work/sub' }))).toBeUndefined()
   })
 
+  it('accepts readable files only as a list of absolute paths', () => {
+    expect(codeOf(() => assertConfineRequest(['sh'], { ...policy, readableFiles: ['/opt/tool/startup.py'] }))).toBeUndefined()
+    expect(codeOf(() => assertConfineRequest(['sh'], { ...policy, readableFiles: [] }))).toBeUndefined()
+    expect(codeOf(() => assertConfineRequest(['sh'], { ...policy, readableFiles: ['startup.py'] }))).toBe('INVALID_POLICY')
+    expect(codeOf(() => assertConfineRequest(['sh'], { ...policy, readableFiles: ['/a\0b'] }))).toBe('INVALID_POLICY')
+    expect(codeOf(() => assertConfineRequest(['sh'], { ...policy, readableFiles: [7 as unknown as string] }))).toBe('INVALID_POLICY')
+    const notList = { ...policy, readableFiles: '/opt/tool/startup.py' } as unknown as SandboxPolicy
+    expect(() => assertConfineRequest(['sh'], notList)).toThrow(/readableFiles must be a list/)
+  })
+
   it('names danger-full-access as the reason it refuses it', () => {
     const full = { mode: 'danger-full-access', workspaceRoot: '/work' } as unknown as SandboxPolicy
     expect(() => assertConfineRequest(['sh'], full)).toThrow(/start the process directly/)

@@ -189,7 +189,17 @@ describe.skipIf(process.platform !== 'linux')('the program in front of real term
     const facts = await until(shell, 'python waiting', programWaiting(basename(PYTHON).slice(0, 15)))
     expect(facts.program).toMatchObject({ argv0: basename(PYTHON) })
     expect(facts.program!.elapsedMs).toBeGreaterThanOrEqual(0)
+    // In the host's pid namespace: the pid it sees itself is `pid`.
+    expect(facts.program!.namespacePid).toBeUndefined()
     expect(facts.notReadingProven).toBe(false)
+  })
+
+  it('a REPL in a pid namespace of its own: the pid it sees itself is its namespace pid', async () => {
+    const { shell, out } = await shellWith(`unshare --pid --fork --user --map-root-user ${PYTHON} -qi -c 'import os; print("INSIDE", os.getpid(), "END")'`)
+    const inside = Number((await out.waitFor(/INSIDE (\d+) END/))[1])
+    const facts = await until(shell, 'python waiting', programWaiting(basename(PYTHON).slice(0, 15)))
+    expect(facts.program!.namespacePid).toBe(inside)
+    expect(facts.program!.pid).not.toBe(inside)
   })
 
   it('names the node REPL, whose other threads are proven idle', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { parseEpollTargets } from '../src/linux/fdinfo-parser'
 import { parseStat } from '../src/linux/stat-parser'
-import { parseDisposition, parseSwitchCounters } from '../src/linux/status-parser'
+import { parseDisposition, parseNamespacePid, parseSwitchCounters } from '../src/linux/status-parser'
 import { parseSyscall } from '../src/linux/syscall-parser'
 import { isStdinWaitSyscall, syscallTable } from '../src/linux/syscall-table'
 import { parsePsLine, parsePsTable } from '../src/darwin/ps-parser'
@@ -142,6 +142,16 @@ describe('status parsing', () => {
     // A shell blocking everything around fork while it traps TERM: still deserves the grace.
     expect(parseDisposition(status('0', 'fffffffffffbfeff', '0000000000004002'))).toEqual({ termIgnored: false, hupIgnored: true })
     expect(parseDisposition('SigIgn:\t0\n')).toBeUndefined()
+  })
+})
+
+describe('parseNamespacePid', () => {
+  it("takes the innermost of several namespaces, nothing for the reader's own", () => {
+    expect(parseNamespacePid('Name:\tpython3\nNSpid:\t48211\t5\nNSpgid:\t48211\t5\n')).toBe(5)
+    expect(parseNamespacePid('NSpid:\t48211\t90\t3\n')).toBe(3)
+    expect(parseNamespacePid('Name:\tbash\nNSpid:\t48211\n')).toBeUndefined()
+    expect(parseNamespacePid('Name:\tbash\nPid:\t48211\n')).toBeUndefined()
+    expect(parseNamespacePid(undefined)).toBeUndefined()
   })
 })
 

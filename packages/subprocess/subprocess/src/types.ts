@@ -161,6 +161,11 @@ export interface ForegroundProgram {
   readonly argv0?: string
   /** Milliseconds since it started, when known (10 ms resolution on Linux, 1 s on macOS). */
   readonly elapsedMs?: number
+  /**
+   * Its pid in the innermost pid namespace, when it runs in a nested one (a sandbox): the pid it
+   * sees itself and reports, e.g. in a prompt marker. Absent when that is `pid`.
+   */
+  readonly namespacePid?: number
 }
 
 /** What an inspection reads besides the facts every inspection samples. */

@@ -1,7 +1,6 @@
 import type { ShellBackendConfig } from './config'
 import { NONCE_VARIABLE, SHELL_CONTINUATION_PS2, SHELL_PROMPT, SHELL_PROMPT_COMMAND } from './prompt-protocol'
 import { pythonStartupEnvironment, pythonStartupFile } from './repl/python-startup'
-import { isConfinedMode } from 'dsh-sandbox'
 import { confineShellArgv, resolveShellCwd, type ShellBoundary } from './sandbox/boundary'
 
 export { resolveWorkingDirectory } from './sandbox/boundary'
@@ -47,11 +46,11 @@ export async function resolveShellLaunch(config: ShellBackendConfig, request: Sh
   const cwd = await resolveShellCwd(boundary, request.cwd)
   const shellPath = config.shellPath === '' ? DEFAULT_SHELL_PATH : config.shellPath
   const shellArgs = config.shellArgs.length === 0 ? DEFAULT_SHELL_ARGS : config.shellArgs
-  const argv = await confineShellArgv([shellPath, ...shellArgs], boundary, cwd)
+  // A sandbox may hide the package's files (its /tmp is private), and Python would then complain
+  // at every start about a startup file it cannot open: the sandbox is asked to show it.
+  const startup = request.replNonce !== undefined ? pythonStartupFile() : undefined
+  const argv = await confineShellArgv([shellPath, ...shellArgs], boundary, cwd, startup ? [startup] : [])
   const env = shellEnvironment(request)
-  // Unconfined only: a sandbox may not show the package's files (a private /tmp, for one), and
-  // Python would then complain at every start about a startup file it cannot open.
-  const startup = request.replNonce !== undefined && !isConfinedMode(boundary.policy.mode) ? pythonStartupFile() : undefined
   if (!startup || request.replNonce === undefined) return { argv, cwd, env }
   return { argv, cwd, env: { ...env, ...pythonStartupEnvironment(startup, request.replNonce, process.env.PYTHONSTARTUP) }, replNonce: request.replNonce }
 }

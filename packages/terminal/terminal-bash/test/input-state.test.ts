@@ -1,6 +1,6 @@
 import type { ForegroundFacts, StdinWait, TerminalModes } from 'dsh-subprocess'
 import { describe, expect, it } from 'vitest'
-import { classifyInput, type ScreenView, needsTerminalModes } from '../src/input/input-state'
+import { classifyInput, needsTerminalModes, ownsPrompt, type ScreenView } from '../src/input/input-state'
 
 // The classifier over facts as each platform reports them: Linux proves stdin waits, macOS (the ps
 // path) cannot, and the terminal's flags are present only when asked for.
@@ -119,6 +119,32 @@ describe('classifyInput', () => {
   it('a program without a readable name is described without one', () => {
     const { program: _dropped, ...facts } = linux({ modes: LINE })
     expect(classifyInput(facts, quiet)).toEqual({ kind: 'program' })
+  })
+})
+
+describe("a REPL's marked prompt", () => {
+  const marked = (pid: number): ScreenView => ({ promptKind: 'repl', replPrompt: { pid, name: 'python3' }, alternateScreen: false })
+  /** Python waiting in a sandbox: host pid CHILD, the pid it sees itself 7. */
+  const sandboxed = (modes?: TerminalModes): ForegroundFacts => {
+    const facts = linux({ name: 'python3', ...(modes ? { modes } : {}) })
+    return { ...facts, program: { ...facts.program!, namespacePid: 7 } }
+  }
+
+  it('is owned by the process that printed it, by host pid or, in a sandbox, by the pid it sees itself', () => {
+    expect(ownsPrompt(linux({ name: 'python3' }), marked(CHILD))).toBe(true)
+    expect(ownsPrompt(sandboxed(), marked(7))).toBe(true)
+    // Another process in front, or a sandboxed one whose own pid is not the marker's.
+    expect(ownsPrompt(linux({ name: 'python3' }), marked(CHILD + 1))).toBe(false)
+    expect(ownsPrompt(sandboxed(), marked(CHILD))).toBe(false)
+    expect(ownsPrompt(sandboxed(), marked(8))).toBe(false)
+  })
+
+  it('tells the program with its host pid, also in a sandbox', () => {
+    const program = { name: 'python3', pid: CHILD, elapsedMs: 1500 }
+    expect(classifyInput(sandboxed(EDITOR), marked(7))).toEqual({ kind: 'program', program })
+    // The marker already says what reads, so the flags need not be read.
+    expect(needsTerminalModes(sandboxed(), marked(7))).toBe(false)
+    expect(needsTerminalModes(sandboxed(), marked(8))).toBe(true)
   })
 })
 

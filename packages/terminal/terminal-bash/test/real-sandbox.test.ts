@@ -133,6 +133,21 @@ describe.skipIf(bwrapUnavailable !== undefined)('a shell in the owner sandbox (r
     expect((await status(sessionId, 'jobs')).viewport).not.toContain('sleep')
   })
 
+  it("Python's prompt is marked inside the sandbox too, and told with the host's pid of the REPL", async () => {
+    const { sessionId, pid } = await open('read-only')
+    expect(await stack!.run(sessionId, 'python3 -q')).toMatchObject({ waitReason: 'stdin_read', input: { kind: 'program', program: { name: 'python3' } } })
+    const python = descendants(pid).filter((member) => processName(member.pid) === 'python3')
+    expect(python).toHaveLength(1)
+    const inside = await stack!.run(sessionId, 'import os, sys; print("SEEN", type(sys.ps1).__name__, os.getpid(), "END")')
+    // The startup file ran: the REPL sees its own pid, in the sandbox's pid namespace.
+    const seen = /SEEN MarkedPrompt (\d+) END/.exec(inside.viewport)
+    expect(seen, inside.viewport).not.toBeNull()
+    expect(Number(seen![1])).not.toBe(python[0]!.pid)
+    expect(inside).toMatchObject({ waitReason: 'stdin_read', input: { kind: 'program', program: { name: 'python3', pid: python[0]!.pid } } })
+    expect(await stack!.terminals.inputState(stack!.agent, sessionId)).toMatchObject({ kind: 'program', program: { pid: python[0]!.pid } })
+    expect(await stack!.run(sessionId, 'exit()')).toMatchObject({ waitReason: 'stdin_read', exitCode: 0, input: { kind: 'prompt' } })
+  })
+
   it('refuses SIGKILL aimed at the idle shell inside the sandbox, and the shell lives on', async () => {
     const { sessionId, pid } = await open('workspace-write')
     const shell = identify(foregroundGroup(pid) as number) as ProcessIdentity

@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs'
 import { mkdtemp, realpath, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -6,6 +7,7 @@ import { SandboxError } from 'dsh-sandbox'
 import * as policyPlugin from 'dsh-sandbox-policy'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { MODE_FENCE_MESSAGE } from '../src/index'
+import { pythonStartupFile } from '../src/repl/python-startup'
 import { Deferred, marker } from './support/fake-terminal'
 import { type FakeSandboxing, type FakeStack, nonceOf, startFakeStack } from './support/fake-runtime'
 
@@ -53,8 +55,14 @@ describe('the owner policy decides how the shell starts', () => {
   it('a confined mode wraps the shell argv once, with the workspace and the canonical cwd', async () => {
     stack = await startFakeStack({}, sandboxed('workspace-write'))
     await stack.terminals.spawn(stack.agent, { type: 'shell' })
-    expect(stack.sandbox!.requests).toEqual([{ argv: BASH, policy: { mode: 'workspace-write', workspaceRoot: workspace, cwd: workspace } }])
+    // Python's marking startup file ships in the package: the sandbox is asked to show it, read-only.
+    const startup = pythonStartupFile()!
+    expect(startup).toBe(realpathSync(startup))
+    expect(stack.sandbox!.requests).toEqual([
+      { argv: BASH, policy: { mode: 'workspace-write', workspaceRoot: workspace, cwd: workspace, readableFiles: [startup] } },
+    ])
     expect(stack.runtime.specs[0]).toMatchObject({ argv: ['fake-jail', 'workspace-write', '--', ...BASH], cwd: workspace })
+    expect(stack.runtime.specs[0]?.env).toMatchObject({ PYTHONSTARTUP: startup })
   })
 
   it('the owner session mode wins over the deployment default; danger-full-access never reaches the sandbox', async () => {

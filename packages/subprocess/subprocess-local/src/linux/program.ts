@@ -1,12 +1,14 @@
 import type { ForegroundProgram, StdinWait } from 'dsh-subprocess'
 import type { ProcessRecord } from '../inspector'
 import { CLOCK_TICKS_PER_SECOND, type ProcSource, uptimeSeconds } from './proc-source'
+import { parseNamespacePid } from './status-parser'
 
 /**
  * Name the program in front: the process of the first proven wait, else the group leader, else the
  * first live member. `comm` comes from the stat already read; `argv[0]` from `/proc/<pid>/cmdline`
  * (as the process shows it now: a program may rewrite it); the age from `starttime` against
- * `/proc/uptime`, both counted from boot. Two small reads, for one process only.
+ * `/proc/uptime`, both counted from boot; its pid inside a sandbox from `NSpid`. Three small reads,
+ * for one process only.
  */
 export function foregroundProgram(
   source: ProcSource,
@@ -20,6 +22,7 @@ export function foregroundProgram(
   if (!chosen || chosen.command === undefined) return undefined
   const role = chosen === waiting ? 'waiting' : chosen === leader ? 'leader' : 'member'
   const argv0 = firstArgument(source.text(`/proc/${chosen.pid}/cmdline`))
+  const namespacePid = parseNamespacePid(source.text(`/proc/${chosen.pid}/status`))
   const uptime = uptimeSeconds(source)
   const elapsedMs = uptime === undefined ? undefined : Math.max(0, Math.round(uptime * 1000 - (Number(chosen.started) * 1000) / CLOCK_TICKS_PER_SECOND))
   return {
@@ -29,6 +32,7 @@ export function foregroundProgram(
     command: utf8(chosen.command),
     ...(argv0 === undefined ? {} : { argv0 }),
     ...(elapsedMs === undefined ? {} : { elapsedMs }),
+    ...(namespacePid === undefined ? {} : { namespacePid }),
   }
 }
 

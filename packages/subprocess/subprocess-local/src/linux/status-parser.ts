@@ -17,6 +17,19 @@ export function parseSwitchCounters(text: string | undefined): SwitchCounters | 
   return { voluntary, nonvoluntary }
 }
 
+/**
+ * The pid in the innermost pid namespace from the `NSpid:` line (outermost first); `undefined`
+ * when the process is in its reader's namespace, or the line is missing (kernels before 4.1).
+ */
+export function parseNamespacePid(text: string | undefined): number | undefined {
+  const line = text && /^NSpid:\s*([\d\s]+?)\s*$/m.exec(text)?.[1]
+  if (!line) return undefined
+  const pids = line.split(/\s+/)
+  if (pids.length < 2) return undefined
+  const innermost = Number(pids[pids.length - 1])
+  return Number.isSafeInteger(innermost) && innermost > 0 ? innermost : undefined
+}
+
 const SIGHUP_BIT = 1n << 0n
 const SIGTERM_BIT = 1n << 14n
 

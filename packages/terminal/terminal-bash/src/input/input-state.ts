@@ -12,13 +12,16 @@ export interface ScreenView {
 }
 
 /**
- * The input state a marked prompt says on its own, with no inspection: the shell's prompt or
- * continuation, or a REPL (Python) at its prompt. `undefined` without a marked prompt.
+ * The input state a marked prompt says with no new inspection: the shell's prompt or continuation,
+ * or a REPL (Python) at its prompt. A REPL's marker names it by the pid it sees itself (in a
+ * sandbox, a namespace pid), so it is told only when `known`, the program in front at an earlier
+ * sample, is the process that printed it; then with the host's pid. `undefined` otherwise.
  */
-export function markedInput(screen: ScreenView): TerminalInputState | undefined {
+export function markedInput(screen: ScreenView, known?: ForegroundProgram): TerminalInputState | undefined {
   if (screen.promptKind === 'repl') {
     const repl = screen.replPrompt
-    return repl ? { kind: 'program', program: { name: repl.name, pid: repl.pid } } : undefined
+    if (!repl || !known || !isMarkingProcess(known, repl.pid)) return undefined
+    return { kind: 'program', program: { name: repl.name, pid: known.pid } }
   }
   return screen.promptKind ? { kind: screen.promptKind } : undefined
 }
@@ -66,11 +69,8 @@ const KEY_PROGRAMS: ReadonlySet<string> = new Set([
  */
 export function classifyInput(facts: ForegroundFacts | undefined, screen: ScreenView): TerminalInputState | undefined {
   if (screen.promptKind && (facts === undefined || ownsPrompt(facts, screen))) {
-    const marked = markedInput(screen)
-    if (marked?.kind === 'program' && marked.program && facts?.program?.pid === marked.program.pid) {
-      return withProgram(marked, describeProgram(facts.program))
-    }
-    return marked
+    const marked = markedInput(screen, facts?.program)
+    return marked?.kind === 'program' ? withProgram(marked, describeProgram(facts?.program)) : marked
   }
   if (facts === undefined) return undefined
   const program = describeProgram(facts.program)
@@ -135,5 +135,16 @@ export function needsTerminalModes(facts: ForegroundFacts | undefined, screen: S
 export function ownsPrompt(facts: ForegroundFacts, screen: ScreenView): boolean {
   if (screen.promptKind !== 'repl') return facts.isShellGroup
   const pid = screen.replPrompt?.pid
-  return pid !== undefined && (facts.program?.pid === pid || facts.waits.some((wait) => wait.pid === pid))
+  if (pid === undefined) return false
+  if (facts.program && isMarkingProcess(facts.program, pid)) return true
+  // Other waiting processes are known by their host pid only, which a sandboxed REPL cannot know.
+  return facts.program?.namespacePid === undefined && facts.waits.some((wait) => wait.pid === pid)
+}
+
+/**
+ * Whether `program` printed a marker carrying `pid`: a REPL reports the pid it sees itself, which
+ * inside a sandbox's pid namespace is its namespace pid, not the host's.
+ */
+export function isMarkingProcess(program: ForegroundProgram, pid: number): boolean {
+  return (program.namespacePid ?? program.pid) === pid
 }

@@ -392,15 +392,16 @@ export class SendOperation implements TerminalSendOperation {
 
   /**
    * The ending is decided; tell what the terminal waits for. The marker says it at once (the shell's
-   * prompt or continuation); otherwise one inspection (the stdin proof's own sample when there is
-   * one), and a second with the terminal's flags only when a program is proven to read.
+   * prompt or continuation, or a REPL's when the sample that found it waiting was of that REPL);
+   * otherwise one inspection (the stdin proof's own sample when there is one), and a second with the
+   * terminal's flags only when a program is proven to read.
    */
   #describe(ending: ResultEnding): void {
     this.#decided = ending
     this.#prober.stop()
     this.#pending.clear('silence', 'drain', 'grace', 'timeout', 'abort')
     const stream = this.#host.stream
-    const marked = ending.proof === 'prompt' ? markedInput(stream) : undefined
+    const marked = ending.proof === 'prompt' ? markedInput(stream, this.#lastShellFacts?.program) : undefined
     if (marked) return void this.#dispatch({ kind: 'described', input: marked })
     this.#pending.set('describe', inMs(DESCRIBE_BOUND_MS), () => this.#dispatch({ kind: 'described', input: undefined }))
     const known = ending.proof === 'stdin' ? this.#lastFacts : undefined

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs'
+import { existsSync, realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 /** Environment variable that hands a REPL its marker nonce (popped by the startup file, so programs it starts do not see it). */
@@ -11,15 +11,26 @@ let located: string | null | undefined
 
 /**
  * The startup file that marks Python's prompts (`python-startup.py`), which ships in the package's
- * `src`: next to this module when running from source, `../src/repl` from the bundled `dist`.
+ * `src`: next to this module when running from source, `../src/repl` from the bundled `dist`;
+ * canonical, as a sandbox shows it there.
  * `undefined` when it cannot be found (then Python is told apart by its stdin wait, as before).
  */
 export function pythonStartupFile(): string | undefined {
   if (located === undefined) {
     const candidates = [new URL('./python-startup.py', import.meta.url), new URL('../src/repl/python-startup.py', import.meta.url)]
-    located = candidates.map((url) => fileURLToPath(url)).find((path) => existsSync(path)) ?? null
+    const found = candidates.map((url) => fileURLToPath(url)).find((path) => existsSync(path))
+    located = found === undefined ? null : canonical(found)
   }
   return located ?? undefined
+}
+
+/** A sandbox shows a file at its canonical path only; `null` if it vanished meanwhile. */
+function canonical(path: string): string | null {
+  try {
+    return realpathSync(path)
+  } catch {
+    return null
+  }
 }
 
 /**

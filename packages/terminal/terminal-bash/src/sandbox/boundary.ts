@@ -39,17 +39,24 @@ export async function resolveShellCwd(boundary: ShellBoundary, cwd: string | und
 /**
  * Wrap the shell's argv once for its mode. `danger-full-access` starts it directly; a confined mode
  * requires the sandbox provider (`SANDBOX_REQUIRED` without one) and its `confine` result, spawned
- * exactly as returned (`SANDBOX_INVALID_ARGV` when it is empty). A provider's own refusal (a
+ * exactly as returned (`SANDBOX_INVALID_ARGV` when it is empty), with `readableFiles` (host files
+ * the shell needs although the sandbox may hide them) shown read-only. A provider's own refusal (a
  * `SandboxError`, e.g. `SANDBOX_UNAVAILABLE` when bwrap is missing) propagates unchanged: the shell
  * is never started unconfined instead.
  */
-export async function confineShellArgv(argv: readonly string[], boundary: ShellBoundary, cwd: string): Promise<readonly string[]> {
+export async function confineShellArgv(
+  argv: readonly string[],
+  boundary: ShellBoundary,
+  cwd: string,
+  readableFiles: readonly string[] = [],
+): Promise<readonly string[]> {
   const { mode, workspaceRoot, network } = boundary.policy
   if (!isConfinedMode(mode)) return argv
   const sandbox = readSandbox(boundary)
   if (!sandbox) throw shellFailure.sandboxRequired(mode)
   const request: SandboxPolicy = { mode, workspaceRoot, cwd }
   if (network !== undefined) request.network = network
+  if (readableFiles.length > 0) request.readableFiles = [...readableFiles]
   const confined: unknown = await sandbox.confine(argv, request)
   if (!isCommand(confined)) throw shellFailure.sandboxInvalidArgv(mode)
   return [...confined]

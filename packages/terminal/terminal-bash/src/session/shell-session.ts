@@ -239,7 +239,8 @@ export class ShellSession implements TerminalBackendSession {
     if (this.#closeStarted || this.#host.exited()) return undefined
     const stream = this.#stream
     const idle = this.#idle
-    if (idle && idle.arrivals === stream.arrivals && stream.promptKind) return markedInput(stream)
+    const known = idle && idle.arrivals === stream.arrivals ? markedInput(stream, idle.facts.program) : undefined
+    if (known) return known
     const input = await lookAtInput((options) => this.#handle.inspectForeground(options), stream, { wanted: () => !this.#closeStarted })
     return this.#closeStarted ? undefined : input
   }
