@@ -3,7 +3,7 @@ import type { TerminalInputState, TerminalSendOperation, TerminalSendRead, Termi
 import { lookAtInput, markedInput, ownsPrompt } from '../input/input-state'
 import { type SanitizedChunk, SendOutputBuffer } from '../output/index'
 import { type EvidenceRules, type ProbeSample, type ReadinessProof, ReadinessEvidence } from './evidence'
-import { ForegroundProber } from './foreground-prober'
+import { ForegroundProber, type ProbeTarget } from './foreground-prober'
 import { SendBaselines } from './send-baselines'
 import { isIdleAtPrompt, isPromptOwnerWaiting, isSingleLine, type SendHost, type SendOptions } from './send-contract'
 import { type ResultEnding, type SendEnding, type SendEvent, type SendPhase, type SendRules, type SendSteps, transitionFor } from './send-transitions'
@@ -80,31 +80,80 @@ export class SendOperation implements TerminalSendOperation {
     this.#sendRules = { settleOnSilence: options.settleOnSilence !== false && (options.waitFor === undefined || options.idleMs !== undefined) }
     this.#baselines = SendBaselines.startingAt(host.stream)
     this.#evidence = new ReadinessEvidence(this.#rules(undefined, false, undefined))
-    this.#prober = new ForegroundProber(
-      {
-        inspect: () => host.inspectForeground(),
-        arrivals: () => host.stream.arrivals,
-        onSample: (sample) => this.#dispatch({ kind: 'sample', sample }).followUpMs,
-      },
-      options.timing.pollIntervalMs,
-    )
-    this.#steps = {
-      write: (facts, known) => this.#writeInput(facts, known),
-      waitWithoutInput: () => this.#waitWithoutInput(),
-      startWaiting: () => this.#startWaiting(),
-      collect: (chunk) => this.#collect(chunk),
-      collectOrMatch: (chunk) => this.#collectOrMatch(chunk),
-      startupOutput: () => this.#startupOutput(),
-      noteBurst: (gapMs) => this.#prober.noteOutput(this.#baselines.burstGap(gapMs, now()), this.#evidence.pending),
-      answerPrompt: () => (this.#trustPrompt ? this.#beginDrain('prompt', this.#host.stream.arrivals) : this.#prober.probeNow()),
-      probeNow: () => this.#prober.probeNow(),
-      judge: (sample) => this.#judge(sample),
-      resumeProbes: () => this.#prober.start(),
-      interrupt: (writeInFlight) => this.#beginInterrupt(writeInFlight),
-      rebaseForInterrupt: (before) => this.#rebaseForInterrupt(before),
-      describe: (ending) => this.#describe(ending),
-      finish: (ending, input) => this.#finish(ending, input),
-      finishDescribed: (input) => this.#finish(this.#decided ?? { kind: 'result', reason: 'timeout' }, input),
+    const steps = new SendOperation.#Steps(this)
+    this.#steps = steps
+    this.#prober = new ForegroundProber(steps, options.timing.pollIntervalMs)
+  }
+
+  /**
+   * The steps the transition table runs, and the prober's target, as one object per send whose
+   * methods live on the prototype: no closures are built per send.
+   */
+  static readonly #Steps = class implements SendSteps, ProbeTarget {
+    readonly #operation: SendOperation
+    constructor(operation: SendOperation) {
+      this.#operation = operation
+    }
+    inspect(): Promise<ForegroundFacts | undefined> {
+      return this.#operation.#host.inspectForeground()
+    }
+    arrivals(): number {
+      return this.#operation.#host.stream.arrivals
+    }
+    onSample(sample: ProbeSample): number | undefined {
+      return this.#operation.#dispatch({ kind: 'sample', sample }).followUpMs
+    }
+    write(facts: ForegroundFacts | undefined, known: boolean): void {
+      this.#operation.#writeInput(facts, known)
+    }
+    waitWithoutInput(): void {
+      this.#operation.#waitWithoutInput()
+    }
+    startWaiting(): void {
+      this.#operation.#startWaiting()
+    }
+    collect(chunk: SanitizedChunk): void {
+      this.#operation.#collect(chunk)
+    }
+    collectOrMatch(chunk: SanitizedChunk): boolean {
+      return this.#operation.#collectOrMatch(chunk)
+    }
+    startupOutput(): void {
+      this.#operation.#startupOutput()
+    }
+    noteBurst(gapMs: number): void {
+      const operation = this.#operation
+      operation.#prober.noteOutput(operation.#baselines.burstGap(gapMs, now()), operation.#evidence.pending)
+    }
+    answerPrompt(): void {
+      const operation = this.#operation
+      if (operation.#trustPrompt) operation.#beginDrain('prompt', operation.#host.stream.arrivals)
+      else operation.#prober.probeNow()
+    }
+    probeNow(): void {
+      this.#operation.#prober.probeNow()
+    }
+    judge(sample: ProbeSample): number | undefined {
+      return this.#operation.#judge(sample)
+    }
+    resumeProbes(): void {
+      this.#operation.#prober.start()
+    }
+    interrupt(writeInFlight: boolean): void {
+      this.#operation.#beginInterrupt(writeInFlight)
+    }
+    rebaseForInterrupt(before: ForegroundFacts | undefined): void {
+      this.#operation.#rebaseForInterrupt(before)
+    }
+    describe(ending: ResultEnding): void {
+      this.#operation.#describe(ending)
+    }
+    finish(ending: SendEnding, input?: TerminalInputState): void {
+      this.#operation.#finish(ending, input)
+    }
+    finishDescribed(input: TerminalInputState | undefined): void {
+      const operation = this.#operation
+      operation.#finish(operation.#decided ?? { kind: 'result', reason: 'timeout' }, input)
     }
   }
 
