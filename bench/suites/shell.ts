@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os'
 import { Context, type Fiber } from '@deepseek-ai/cordis'
 import { children, eventually } from 'dsh-testkit'
 import * as agentPlugin from '../../packages/agent/src/index'
+import * as sandboxPlugin from '../../packages/sandbox/sandbox-local/src/index'
 import * as policyPlugin from '../../packages/sandbox/sandbox-policy/src/index'
 import * as localPlugin from '../../packages/subprocess/subprocess-local/src/index'
 import * as bashPlugin from '../../packages/terminal/terminal-bash/src/index'
@@ -24,8 +25,13 @@ const TREE = `for i in $(seq 19); do sleep 700 & done; sh -c 'trap "" TERM; exec
 const MARKER_PROMPT = /\x1b\]133;D;\d+\x07dsh> $/
 /** Prints `ready` without the command line's echo containing it. */
 const READY = "printf 'r%s\\n' eady"
+/**
+ * The floor's environment: the host's, as node-pty passes it by default and as the provider passes it
+ * to a session (minus credential-shaped names), plus the marker prompt. Variables change how programs
+ * run: `PYTHONUNBUFFERED=1`, set on these machines, alone makes a Python round trip about 2× slower.
+ */
 const RAW_ENV = {
-  PATH: process.env.PATH,
+  ...process.env,
   TERM: 'dumb',
   HISTFILE: '',
   PS1: 'dsh> ',
@@ -94,14 +100,17 @@ class RawShell {
   }
 }
 
-/** The real composition with one agent. */
-async function mount() {
+/**
+ * The real composition with one agent. Unconfined by default, like the raw floor: the backend's own
+ * cost is what this suite measures; `workspace-write` adds bubblewrap, as the default composition has.
+ */
+async function mount(mode: 'danger-full-access' | 'workspace-write' = 'danger-full-access') {
   const root = new Context()
   const fibers: Fiber[] = []
   fibers.push(await root.plugin(agentPlugin))
   fibers.push(await root.plugin(localPlugin, {}))
-  // Unconfined, like the raw floor: the backend's own cost is what this suite measures.
-  fibers.push(await root.plugin(policyPlugin, { mode: 'danger-full-access', workspaceRoot: tmpdir() }))
+  fibers.push(await root.plugin(policyPlugin, { mode, workspaceRoot: tmpdir() }))
+  if (mode !== 'danger-full-access') fibers.push(await root.plugin(sandboxPlugin, {}))
   // One agent opens 50 sessions at once below, over the default per-agent bound of 16.
   fibers.push(await root.plugin(terminalPlugin, { maxSessionsPerAgent: 64 }))
   fibers.push(await root.plugin(bashPlugin, CONFIG))
@@ -174,15 +183,12 @@ async function collectRotating(count: number, contenders: readonly (() => Promis
   return samples
 }
 
-/** Microsecond samples of `count` round trips of `run`. */
-async function roundTrips(count: number, run: () => Promise<unknown>): Promise<number[]> {
-  return collect(count, async () => (await timed(run)) * 1000, 20)
-}
-
 /** Open, round trips, REPL, flood, close and 50 concurrent sessions, each next to the raw floor. */
 export async function shell(): Promise<BenchRow[]> {
   const rows: BenchRow[] = []
   const stack: Stack = await mount()
+  // Only Python's `exit()` row runs in it; it idles meanwhile.
+  const confined: Stack = await mount('workspace-write')
   try {
     const opens = await collectInterleaved(
       20,
@@ -315,30 +321,41 @@ export async function shell(): Promise<BenchRow[]> {
     const ps1 = "import sys; sys.ps1 = '\\x1b]133;D;0\\x07dsh> '"
     await raw.run(`${PYTHON} -q -i -c "${ps1}"`)
     await stack.run(id, `${PYTHON} -q`)
-    rows.push({ figure: 'raw: python `1+1` (marker in sys.ps1)', unit: 'µs', samples: await roundTrips(100, () => raw.run('1+1')) })
+    // Floor and backend alternate send by send, like the `true` rows.
+    const pythonTrips = await roundTripPairs(
+      200,
+      () => raw.run('1+1'),
+      async () => exact(await stack.run(id, '1+1'), '2\n>>> ', 'python `1+1`', 'program'),
+    )
+    rows.push({ figure: 'raw: python `1+1` (marker in sys.ps1)', unit: 'µs', samples: pythonTrips.floor })
     rows.push({
       figure: 'shell: python `1+1` (stdin_read)',
       unit: 'µs',
       floor: 'raw: python `1+1` (marker in sys.ps1)',
-      samples: await roundTrips(100, async () => exact(await stack.run(id, '1+1'), '2\n>>> ', 'python `1+1`', 'program')),
+      note: 'floor and backend alternate send by send; both Pythons see the host environment (see RAW_ENV)',
+      samples: pythonTrips.contender,
     })
     await raw.run('exit()')
     exact(await stack.run(id, 'exit()'), 'dsh> ', 'python `exit()`', 'prompt')
 
     // Python exit → the shell's prompt: each sample starts a fresh REPL (untimed), then times
     // `exit()` until the bash marker prompt is back. A send written at the marked REPL prompt is
-    // answered by the next marker, the shell's. Without Python's marker (a confined session, here
-    // `PYTHONSTARTUP=`) the send falls back to the stdin-wait proof, and the shell's prompt after it
-    // may be one the shell owed from before: it counts once it held still for pollIntervalMs.
-    const exitAfter = (start: string) => async () => {
-      exact(await stack.run(id, start), '>>> ', start, 'program')
-      const begin = performance.now()
-      const result = await stack.run(id, 'exit()')
-      const elapsed = performance.now() - begin
-      exact(result, 'dsh> ', `\`exit()\` after ${start}`, 'prompt')
-      return elapsed
-    }
-    const [exitFloor, exitMarked, exitUnmarked] = await collectRotating(
+    // answered by the next marker, the shell's. Without Python's marker (here `PYTHONSTARTUP=`) the
+    // send falls back to the stdin-wait proof, and the shell's prompt after it may be one the shell
+    // owed from before: it counts once it held still for pollIntervalMs. A confined session (bwrap)
+    // gets the marker too: the sandbox shows the startup file, and the marker's pid is matched.
+    const confinedId = await confined.open()
+    const exitAfter =
+      (start: string, on: Stack = stack, session = id) =>
+      async () => {
+        exact(await on.run(session, start), '>>> ', start, 'program')
+        const begin = performance.now()
+        const result = await on.run(session, 'exit()')
+        const elapsed = performance.now() - begin
+        exact(result, 'dsh> ', `\`exit()\` after ${start}`, 'prompt')
+        return elapsed
+      }
+    const [exitFloor, exitMarked, exitUnmarked, exitConfined] = await collectRotating(
       20,
       [
         async () => {
@@ -347,9 +364,11 @@ export async function shell(): Promise<BenchRow[]> {
         },
         exitAfter(`${PYTHON} -q`),
         exitAfter(`PYTHONSTARTUP= ${PYTHON} -q`),
+        exitAfter(`${PYTHON} -q`, confined, confinedId),
       ],
       2,
     )
+    await confined.close(confinedId)
     const overFloor = (samples: readonly number[]) => `p50 over the floor ${(summarize(samples).p50 - summarize(exitFloor!).p50).toFixed(1)} ms`
     rows.push({ figure: 'raw: python `exit()` → marker prompt', unit: 'ms', samples: exitFloor! })
     rows.push({
@@ -363,8 +382,15 @@ export async function shell(): Promise<BenchRow[]> {
       figure: 'shell: python `exit()` → prompt, REPL unmarked',
       unit: 'ms',
       floor: 'raw: python `exit()` → marker prompt',
-      note: `${overFloor(exitUnmarked!)}; \`PYTHONSTARTUP= python3 -q\`, as in a confined session: the shell's prompt holds still for pollIntervalMs`,
+      note: `${overFloor(exitUnmarked!)}; \`PYTHONSTARTUP= python3 -q\`: the shell's prompt holds still for pollIntervalMs`,
       samples: exitUnmarked!,
+    })
+    rows.push({
+      figure: 'shell: python `exit()` → prompt, confined session (workspace-write)',
+      unit: 'ms',
+      floor: 'raw: python `exit()` → marker prompt',
+      note: `${overFloor(exitConfined!)}; bubblewrap shows the marking startup file, the marker's pid is matched through NSpid`,
+      samples: exitConfined!,
     })
 
     rows.push({
@@ -498,6 +524,7 @@ export async function shell(): Promise<BenchRow[]> {
       samples: concurrent.contender,
     })
   } finally {
+    await confined.dispose()
     await stack.dispose()
   }
   return rows
