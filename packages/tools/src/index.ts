@@ -7,7 +7,9 @@ export { errorCode, errorMessage, ToolError, type ToolErrorCode } from './errors
 export { DEFAULT_GUIDANCE_ORDER, renderGuidance, sortGuidance, type GuidanceSection } from './guidance'
 export { regexSourceParam } from './params'
 export { textContent } from './run'
+export { type OutputShape, type OutputShapeOptions, shapeOutput } from './shape'
 export { ToolService } from './service'
+export { formatByteSize } from './size'
 export * from './types'
 export { fitTail, truncateUtf8Head, truncateUtf8Tail, utf8ByteLength, type FittedText } from './utf8'
 

@@ -1,0 +1,200 @@
+import { type FoldedLines, foldRepeatedLines } from './fold'
+import { formatByteSize } from './size'
+import { truncateUtf8Tail, utf8ByteLength } from './utf8'
+import { type HeadTailWindow, selectHeadTail } from './window'
+
+/** How {@link shapeOutput} shapes one output text. */
+export interface OutputShapeOptions {
+  /** UTF-8 bytes the shaped text may take, its fold and elision lines included. */
+  maxBytes: number
+  /** Fold runs of identical lines (default true). */
+  foldRepeats?: boolean
+  /** Absolute number of the text's first line (e.g. a scrollback line number), so an elision can say which lines it left out. */
+  firstLine?: number
+  /** The call that returns lines fromLine … fromLine+count−1, quoted in the elision line, e.g. `terminal_read {"sessionId":"pty-1","fromLine":21,"count":500}`. Used only with firstLine. */
+  readCall?: (fromLine: number, count: number) => string
+}
+
+/** A shaped output and what it left out. */
+export interface OutputShape {
+  /** The shaped text: at most `maxBytes` UTF-8 bytes, ending with (the tail of) the input's last line when anything is shown. */
+  text: string
+  /** Lines ("\n"-separated; a text ending in "\n" has an empty last line) of the input. */
+  lines: number
+  /** UTF-8 bytes of the input. */
+  bytes: number
+  /** UTF-8 bytes of `text`. */
+  shownBytes: number
+  /** Input lines not shown because of the elision (a line cut to its tail counts as shown). */
+  omittedLines: number
+  /** UTF-8 bytes lost: the left-out lines with their newlines, plus the bytes cut from a line. */
+  omittedBytes: number
+  /** Input lines replaced by fold lines that are shown (a run of k identical lines folds k−1). */
+  foldedLines: number
+  /** The left-out lines as absolute numbers, when firstLine was given and something was elided. */
+  omitted?: { fromLine: number; count: number }
+  /** True when bytes were lost (elided or cut); folding alone is not a loss. */
+  truncated: boolean
+}
+
+/** Tries at sizing the elision line before giving up on a variant (its text depends on what it leaves out). */
+const MAX_ELISION_ATTEMPTS = 16
+
+/** What an elision line says: the left-out lines from input index `from`, `count` of them, `bytes` with their newlines. */
+type DescribeElision = (from: number, count: number, bytes: number) => string
+
+/** The input split once and measured once, shared by every step. */
+interface MeasuredText {
+  text: string
+  lines: string[]
+  lineBytes: number[]
+  /** `offsets[i]`: UTF-8 bytes of lines 0 … i−1, newlines not included. */
+  offsets: Float64Array
+  bytes: number
+}
+
+/** A chosen window and its elision line. */
+interface ElidedLayout {
+  window: HeadTailWindow
+  elision: string
+  from: number
+  count: number
+  elidedBytes: number
+}
+
+/**
+ * Turn an output text into a window a model can afford: repeated lines folded and, when still over
+ * `maxBytes`, whole head and tail lines around one line that says what was left out and how to read it.
+ * Pure, deterministic and linear in the input; see the package README for the line formats.
+ */
+export function shapeOutput(text: string, options: OutputShapeOptions): OutputShape {
+  const maxBytes = checkedBudget(options.maxBytes)
+  const firstLine = options.firstLine
+  if (firstLine !== undefined && !(Number.isSafeInteger(firstLine) && firstLine >= 0)) {
+    throw new RangeError(`firstLine must be a non-negative integer, got ${firstLine}`)
+  }
+  const measured = measure(text)
+  const unchanged = { lines: measured.lines.length, bytes: measured.bytes, omittedLines: 0, omittedBytes: 0, truncated: false }
+  if (measured.bytes <= maxBytes) return { ...unchanged, text, shownBytes: measured.bytes, foldedLines: 0 }
+
+  const folded = foldRepeatedLines(measured.lines, measured.lineBytes, options.foldRepeats !== false)
+  const foldedBytes = folded.bytes.reduce((sum, bytes) => sum + bytes, folded.texts.length - 1)
+  if (foldedBytes <= maxBytes) {
+    return { ...unchanged, text: folded.texts.join('\n'), shownBytes: foldedBytes, foldedLines: folded.foldedLines }
+  }
+
+  const layout =
+    (firstLine !== undefined && options.readCall && fitElision(folded, measured, maxBytes, describeWithCall(firstLine, options.readCall))) ||
+    fitElision(folded, measured, maxBytes, describePlain)
+  return layout ? elidedShape(measured, folded, layout, firstLine) : tailShape(measured, maxBytes, firstLine)
+}
+
+function checkedBudget(maxBytes: number): number {
+  if (typeof maxBytes !== 'number' || !Number.isFinite(maxBytes) || maxBytes < 0) {
+    throw new RangeError(`maxBytes must be a finite non-negative number, got ${maxBytes}`)
+  }
+  return Math.floor(maxBytes)
+}
+
+function measure(text: string): MeasuredText {
+  const lines = text.split('\n')
+  const lineBytes = lines.map(utf8ByteLength)
+  const offsets = new Float64Array(lines.length + 1)
+  for (let index = 0; index < lines.length; index++) offsets[index + 1] = offsets[index]! + lineBytes[index]!
+  return { text, lines, lineBytes, offsets, bytes: offsets[lines.length]! + lines.length - 1 }
+}
+
+function describePlain(_from: number, count: number, bytes: number): string {
+  return `[… ${linesLeftOut(count, bytes)}]`
+}
+
+function describeWithCall(firstLine: number, readCall: (fromLine: number, count: number) => string): DescribeElision {
+  return (from, count, bytes) => {
+    // A newline in the call would split the elision line in two; the call stays readable with a space.
+    const call = readCall(firstLine + from, count).replace(/\n/g, ' ')
+    return `[… ${linesLeftOut(count, bytes)}; ${call} returns ${count === 1 ? 'it' : 'them'}]`
+  }
+}
+
+function linesLeftOut(count: number, bytes: number): string {
+  return `${count} ${count === 1 ? 'line' : 'lines'} (${formatByteSize(bytes)}) left out`
+}
+
+/**
+ * The window and elision line that fit `maxBytes` together. The line's size depends on what it leaves
+ * out, which depends on the room the line leaves: reserve the shortest line it could be (one line of one
+ * byte), grow the reserve to the line's size until the line fits, then shrink it while the line still
+ * fits. Undefined when no window fits, or no size settles within a few tries.
+ */
+function fitElision(folded: FoldedLines, measured: MeasuredText, maxBytes: number, describe: DescribeElision): ElidedLayout | undefined {
+  let reserve = utf8ByteLength(describe(0, 1, 1))
+  let best: ElidedLayout | undefined
+  for (let attempt = 0; attempt < MAX_ELISION_ATTEMPTS; attempt++) {
+    const window = selectHeadTail(folded, maxBytes - reserve)
+    if (!window) return best
+    const from = folded.starts[window.head]!
+    const count = folded.starts[window.tailStart]! - from
+    const elidedBytes = measured.offsets[from + count]! - measured.offsets[from]! + count
+    const elision = describe(from, count, elidedBytes)
+    const elisionBytes = utf8ByteLength(elision)
+    if (elisionBytes > reserve) {
+      if (best) return best
+    } else {
+      best = { window, elision, from, count, elidedBytes }
+      if (elisionBytes === reserve) return best
+    }
+    reserve = elisionBytes
+  }
+  return best
+}
+
+function elidedShape(measured: MeasuredText, folded: FoldedLines, layout: ElidedLayout, firstLine: number | undefined): OutputShape {
+  const { window, from, count } = layout
+  const last = folded.texts.length - 1
+  const shown = [...folded.texts.slice(0, window.head), layout.elision, ...folded.texts.slice(window.tailStart, last), window.lastText]
+  const foldedLines = foldedIn(folded, 0, window.head) + foldedIn(folded, window.tailStart, last)
+  const text = shown.join('\n')
+  const cutBytes = measured.lineBytes[measured.lines.length - 1]! - utf8ByteLength(window.lastText)
+  return {
+    text,
+    lines: measured.lines.length,
+    bytes: measured.bytes,
+    shownBytes: utf8ByteLength(text),
+    omittedLines: count,
+    omittedBytes: layout.elidedBytes + cutBytes,
+    foldedLines,
+    ...(firstLine === undefined ? {} : { omitted: { fromLine: firstLine + from, count } }),
+    truncated: true,
+  }
+}
+
+/** Input lines the fold lines among slots `[start, end)` stand for. */
+function foldedIn(folded: FoldedLines, start: number, end: number): number {
+  let lines = 0
+  for (let slot = start; slot < end; slot++) if (folded.folds[slot]) lines += folded.starts[slot + 1]! - folded.starts[slot]!
+  return lines
+}
+
+/**
+ * No elision line fits: the text's own tail, cut on a code-point boundary. Its first line counts as
+ * shown when it keeps a byte of its input line, or when that input line is empty (nothing of it is lost).
+ */
+function tailShape(measured: MeasuredText, maxBytes: number, firstLine: number | undefined): OutputShape {
+  const text = truncateUtf8Tail(measured.text, maxBytes)
+  const keptLines = text.split('\n')
+  const firstKept = measured.lines.length - keptLines.length
+  const shownLines = keptLines[0] === '' && measured.lines[firstKept] !== '' ? keptLines.length - 1 : keptLines.length
+  const omittedLines = measured.lines.length - shownLines
+  const shownBytes = utf8ByteLength(text)
+  return {
+    text,
+    lines: measured.lines.length,
+    bytes: measured.bytes,
+    shownBytes,
+    omittedLines,
+    omittedBytes: measured.bytes - shownBytes,
+    foldedLines: 0,
+    ...(firstLine === undefined || omittedLines === 0 ? {} : { omitted: { fromLine: firstLine, count: omittedLines } }),
+    truncated: true,
+  }
+}
