@@ -11,8 +11,12 @@ export interface OutputShapeOptions {
   foldRepeats?: boolean
   /** Absolute number of the text's first line (e.g. a scrollback line number), so an elision can say which lines it left out. */
   firstLine?: number
-  /** The call that returns lines fromLine … fromLine+count−1, quoted in the elision line, e.g. `terminal_read {"sessionId":"pty-1","fromLine":21,"count":500}`. Used only with firstLine. */
-  readCall?: (fromLine: number, count: number) => string
+  /**
+   * The call that returns lines fromLine … fromLine+count−1 (`bytes` UTF-8 bytes with their newlines),
+   * quoted in the elision line, e.g. `terminal_read {"sessionId":"pty-1","fromLine":21,"count":500}`.
+   * Used only with firstLine.
+   */
+  readCall?: (fromLine: number, count: number, bytes: number) => string
 }
 
 /** A shaped output and what it left out. */
@@ -75,9 +79,11 @@ export function shapeOutput(text: string, options: OutputShapeOptions): OutputSh
   }
   const measured = measure(text)
   const unchanged = { lines: measured.lines.length, bytes: measured.bytes, omittedLines: 0, omittedBytes: 0, truncated: false }
-  if (measured.bytes <= maxBytes) return { ...unchanged, text, shownBytes: measured.bytes, foldedLines: 0 }
+  const fold = options.foldRepeats !== false
+  if (!fold && measured.bytes <= maxBytes) return { ...unchanged, text, shownBytes: measured.bytes, foldedLines: 0 }
 
-  const folded = foldRepeatedLines(measured.lines, measured.lineBytes, options.foldRepeats !== false)
+  // Repeats fold whether or not the text fits: a run of identical lines costs a model tokens either way.
+  const folded = foldRepeatedLines(measured.lines, measured.lineBytes, fold)
   const foldedBytes = folded.bytes.reduce((sum, bytes) => sum + bytes, folded.texts.length - 1)
   if (foldedBytes <= maxBytes) {
     return { ...unchanged, text: folded.texts.join('\n'), shownBytes: foldedBytes, foldedLines: folded.foldedLines }
@@ -108,10 +114,10 @@ function describePlain(_from: number, count: number, bytes: number): string {
   return `[… ${linesLeftOut(count, bytes)}]`
 }
 
-function describeWithCall(firstLine: number, readCall: (fromLine: number, count: number) => string): DescribeElision {
+function describeWithCall(firstLine: number, readCall: NonNullable<OutputShapeOptions['readCall']>): DescribeElision {
   return (from, count, bytes) => {
     // A newline in the call would split the elision line in two; the call stays readable with a space.
-    const call = readCall(firstLine + from, count).replace(/\n/g, ' ')
+    const call = readCall(firstLine + from, count, bytes).replace(/\n/g, ' ')
     return `[… ${linesLeftOut(count, bytes)}; ${call} returns ${count === 1 ? 'it' : 'them'}]`
   }
 }

@@ -30,9 +30,19 @@ describe('formatByteSize', () => {
 })
 
 describe('shapeOutput within budget', () => {
-  it('returns a text that fits as it is, repeats included', () => {
+  it('folds repeats in a text that fits too (nothing is lost), and leaves it as it is without folding', () => {
     const text = [...repeat('x'.repeat(40), 5), 'dsh> '].join('\n')
     expect(shapeOutput(text, { maxBytes: bytes(text) })).toEqual({
+      text: `${'x'.repeat(40)}\n[… 4 more identical lines]\ndsh> `,
+      lines: 6,
+      bytes: 210,
+      shownBytes: 75,
+      omittedLines: 0,
+      omittedBytes: 0,
+      foldedLines: 4,
+      truncated: false,
+    })
+    expect(shapeOutput(text, { maxBytes: bytes(text), foldRepeats: false })).toEqual({
       text,
       lines: 6,
       bytes: 210,
