@@ -39,6 +39,26 @@ describe('LineQueue', () => {
     expect(queue.take()).toBe('8\nline999\n')
   })
 
+  it('counts the lines it dropped whole, and whether the oldest one kept lost its head, until the next take', () => {
+    const queue = new LineQueue(6)
+    queue.push(['ab', 'cd'], [2, 2])
+    expect([queue.droppedLines, queue.cutHead]).toEqual([0, false])
+    queue.push(['ef'], [2])
+    // 'ab\n' had to go whole, which leaves 'cd\nef\n'.
+    expect([queue.droppedLines, queue.cutHead]).toEqual([1, false])
+    queue.push(['g'], [1])
+    // Two more bytes: 'cd' loses its text but stays a line (its newline is kept).
+    expect([queue.droppedLines, queue.cutHead]).toEqual([1, true])
+    expect(queue.take()).toBe('\nef\ng\n')
+    expect([queue.droppedLines, queue.cutHead]).toEqual([0, false])
+    const flood = Array.from({ length: 100 }, (_, index) => `l${index}`)
+    queue.push(['old'], [3])
+    queue.push(flood, sizes(flood))
+    // 'old' and l0…l97 dropped whole; l98 kept its last byte.
+    expect([queue.droppedLines, queue.cutHead]).toEqual([99, true])
+    expect(queue.take()).toBe('8\nl99\n')
+  })
+
   it('accounts lost bytes exactly', () => {
     const queue = new LineQueue(10)
     const lines = ['😀😀', 'abc', 'é']

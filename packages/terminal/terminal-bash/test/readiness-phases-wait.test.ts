@@ -76,6 +76,8 @@ describe('waiting', () => {
       waitReason: 'stdin_read',
       sessionStatus: { kind: 'running' },
       truncated: false,
+      // Line 1 is `welcome`, line 2 the prompt the command was typed on.
+      firstLine: 2,
       input: { kind: 'program' },
     })
   })

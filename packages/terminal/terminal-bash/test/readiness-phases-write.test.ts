@@ -103,6 +103,7 @@ describe('inspecting', () => {
       truncated: false,
       earlierOutput: '[1]+  Done  sleep 1\n',
       earlierTruncated: false,
+      earlierFirstLine: 2,
     })
     expect(fake.writes).toEqual([])
   })

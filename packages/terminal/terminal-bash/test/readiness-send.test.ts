@@ -49,6 +49,7 @@ describe('tier A: the controlled prompt', () => {
       waitReason: 'stdin_read',
       sessionStatus: { kind: 'running' },
       truncated: false,
+      firstLine: 2,
       exitCode: 0,
       input: { kind: 'prompt' },
     })
@@ -235,6 +236,7 @@ describe('tier B: a proven new stdin wait', () => {
       waitReason: 'stdin_read',
       sessionStatus: { kind: 'running' },
       truncated: false,
+      firstLine: 2,
       input: { kind: 'program' },
     })
   })
@@ -372,6 +374,7 @@ describe('exit', () => {
       waitReason: 'session_exit',
       sessionStatus: { kind: 'exited', exitCode: 3, signal: null },
       truncated: false,
+      firstLine: 2,
     })
     const later = session.startSend({ text: 'echo hi', submit: true })
     expect(await later.done).toMatchObject({ waitReason: 'session_exit', viewport: '' })

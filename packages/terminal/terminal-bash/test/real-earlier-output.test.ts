@@ -40,8 +40,11 @@ describe('earlier output', () => {
       exitCode: 0,
       earlierOutput: 'LATE-OUTPUT\ndsh> ',
       earlierTruncated: false,
+      earlierFirstLine: expect.any(Number),
       input: { kind: 'prompt' },
     })
+    // The earlier output's lines are scrollback lines from earlierFirstLine on.
+    expect(stack.terminals.read(stack.agent, id, { fromLine: next.earlierFirstLine as number, count: 2 }).text).toBe('LATE-OUTPUT\ndsh> ')
     // Taken once: the following send has nothing earlier.
     expect((await stack.run(id, 'echo again')).earlierOutput).toBeUndefined()
   })

@@ -18,13 +18,17 @@ afterAll(async () => {
 describe('REPL readiness (exact stdin tier)', () => {
   it('python3', async () => {
     expect(await stack.run(id, 'python3 -q')).toMatchObject({ waitReason: 'stdin_read' })
-    expect(await stack.run(id, '1+1')).toEqual({
+    const sum = await stack.run(id, '1+1')
+    expect(sum).toEqual({
       viewport: '1+1\n2\n>>> ',
       waitReason: 'stdin_read',
       sessionStatus: { kind: 'running' },
       truncated: false,
+      firstLine: expect.any(Number),
       input: { kind: 'program', program: expect.objectContaining({ name: 'python3', pid: expect.any(Number) }) },
     })
+    // The viewport's lines are scrollback lines from firstLine on; the first one after the prompt it was typed on.
+    expect(stack.terminals.read(stack.agent, id, { fromLine: sum.firstLine as number, count: 3 }).text).toBe('>>> 1+1\n2\n>>> ')
     expect((await stack.run(id, 'import time; time.sleep(1); print("slept")')).viewport).toContain('slept\n>>> ')
     expect(await stack.run(id, 'exit()')).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 })
   })

@@ -38,9 +38,11 @@ describe('a persistent shell', () => {
       waitReason: 'stdin_read',
       sessionStatus: { kind: 'running' },
       truncated: false,
+      firstLine: expect.any(Number),
       exitCode: 0,
       input: { kind: 'prompt' },
     })
+    expect(stack.terminals.read(stack.agent, id, { fromLine: result.firstLine as number, count: 3 }).text).toBe('dsh> greet\nhello from sub\ndsh> ')
     await stack.run(id, 'cd ..')
   })
 

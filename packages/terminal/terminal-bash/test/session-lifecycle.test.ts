@@ -104,16 +104,23 @@ describe('signal and read', () => {
     expect(await failure(session.signal('SIGKILL'))).toMatchObject({ name: 'SubprocessError', code: 'REFUSED_SHELL_KILL' })
   })
 
-  it('pages the scrollback from the newest line, numbered from the oldest retained line', async () => {
+  it('pages the scrollback by absolute line numbers that survive eviction', async () => {
     const { fake, session } = await openFake({ scrollbackLines: 5 })
     fake.emit('l1\r\nl2\r\nl3\r\nl4\r\nl5\r\nl6\r\n')
     fake.emit(prompt(0))
-    // Five completed lines are retained plus the current one; asking for more reaches evicted lines.
-    expect(session.read({})).toEqual({ text: 'l2\nl3\nl4\nl5\nl6\ndsh> ', totalLines: 6, lineBegin: 1, lineEnd: 6, truncated: true })
-    expect(session.read({ count: 6 })).toMatchObject({ lineBegin: 1, lineEnd: 6, truncated: false })
-    expect(session.read({ offset: 1, count: 2 })).toEqual({ text: 'l5\nl6', totalLines: 6, lineBegin: 4, lineEnd: 5, truncated: false })
-    expect(session.read({ offset: 4, count: 5 })).toMatchObject({ text: 'l2\nl3', lineBegin: 1, lineEnd: 2, truncated: true })
+    // Lines: 1 `welcome`, 2 `dsh> l1`, 3…7 `l2`…`l6`, 8 the current `dsh> `. Five completed lines
+    // are retained (3…7) plus the current one, so lines 1 and 2 are gone and 3 is the oldest.
+    expect(session.read({})).toEqual({ text: 'l2\nl3\nl4\nl5\nl6\ndsh> ', totalLines: 8, lineBegin: 3, lineEnd: 8, oldestLine: 3, truncated: true })
+    expect(session.read({ count: 6 })).toMatchObject({ lineBegin: 3, lineEnd: 8, truncated: false })
+    expect(session.read({ offset: 1, count: 2 })).toEqual({ text: 'l5\nl6', totalLines: 8, lineBegin: 6, lineEnd: 7, oldestLine: 3, truncated: false })
+    expect(session.read({ offset: 4, count: 5 })).toMatchObject({ text: 'l2\nl3', lineBegin: 3, lineEnd: 4, truncated: true })
     expect(session.read({ offset: 50, count: 5 })).toMatchObject({ text: '', lineBegin: 0, lineEnd: 0 })
+    // Forward: the same numbers; a window that reaches evicted lines starts at the oldest one.
+    expect(session.read({ fromLine: 4, count: 2 })).toEqual({ text: 'l3\nl4', totalLines: 8, lineBegin: 4, lineEnd: 5, oldestLine: 3, truncated: false })
+    expect(session.read({ fromLine: 1, count: 3 })).toMatchObject({ text: 'l2', lineBegin: 3, lineEnd: 3, truncated: true })
+    expect(session.read({ fromLine: 1, count: 2 })).toMatchObject({ text: '', lineBegin: 0, lineEnd: 0, truncated: true })
+    expect(session.read({ fromLine: 7 })).toMatchObject({ text: 'l6\ndsh> ', lineBegin: 7, lineEnd: 8, truncated: false })
+    expect(session.read({ fromLine: 9 })).toEqual({ text: '', totalLines: 8, lineBegin: 0, lineEnd: 0, oldestLine: 3, truncated: false })
   })
 
   it('bounds a page by maxReadBytes', async () => {
@@ -122,5 +129,8 @@ describe('signal and read', () => {
     // The prompt was on the current line, so the completed line is `dsh> 0123456789abcdef`.
     expect(session.read({ count: 1 })).toMatchObject({ text: '6789abcdef', truncated: true })
     expect(session.read({ count: 2, offset: 1 })).toMatchObject({ text: 'welcome', truncated: false })
+    // Forward pages keep whole lines from their start; only a line longer than the cap alone is cut, at its head.
+    expect(session.read({ fromLine: 1, count: 2 })).toMatchObject({ text: 'welcome', lineBegin: 1, lineEnd: 1, truncated: false })
+    expect(session.read({ fromLine: 2, count: 2 })).toMatchObject({ text: 'dsh> 01234', lineBegin: 2, lineEnd: 2, truncated: true })
   })
 })

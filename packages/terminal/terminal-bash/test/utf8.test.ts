@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { dropUtf8Head, keepUtf8Tail, utf8Length } from '../src/output'
+import { dropUtf8Head, keepUtf8Head, keepUtf8Tail, utf8Length } from '../src/output'
 
 describe('UTF-8 budget helpers', () => {
   it('counts UTF-8 bytes', () => {
@@ -15,6 +15,15 @@ describe('UTF-8 budget helpers', () => {
     expect(keepUtf8Tail('ab😀', 3)).toBe('')
     expect(keepUtf8Tail('😀x', 4)).toBe('x')
     expect(keepUtf8Tail('x', 0)).toBe('')
+  })
+
+  it('keeps the longest head that fits, never splitting a 2-, 3- or 4-byte sequence', () => {
+    expect(keepUtf8Head('😀ab', 6)).toBe('😀ab')
+    expect(keepUtf8Head('😀ab', 5)).toBe('😀a')
+    expect(keepUtf8Head('😀ab', 3)).toBe('')
+    expect(keepUtf8Head('aé€', 3)).toBe('aé')
+    expect(keepUtf8Head('aé€', 2)).toBe('a')
+    expect(keepUtf8Head('x', 0)).toBe('')
   })
 
   it('drops at least the requested head bytes, a straddling code point whole', () => {
@@ -32,6 +41,11 @@ describe('UTF-8 budget helpers', () => {
         expect(value.endsWith(kept)).toBe(true)
         expect(utf8Length(kept)).toBeLessThanOrEqual(budget)
         expect(utf8Length(kept)).toBeGreaterThan(Math.min(budget, utf8Length(value)) - 4)
+        const head = keepUtf8Head(value, budget)
+        expect(value.startsWith(head)).toBe(true)
+        expect(utf8Length(head)).toBeLessThanOrEqual(budget)
+        expect(utf8Length(head)).toBeGreaterThan(Math.min(budget, utf8Length(value)) - 4)
+        expect(head).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/)
         const cut = dropUtf8Head(value, budget)
         expect(value.endsWith(cut.text)).toBe(true)
         expect(utf8Length(cut.text)).toBe(utf8Length(value) - cut.removed)

@@ -32,7 +32,7 @@ export interface TerminalBackendSession {
   readonly pid?: number
   /** Start one send; the service guarantees no other send of this session is active. */
   startSend(request: TerminalSendRequest): TerminalSendOperation
-  /** Read one bounded page of retained scrollback. */
+  /** Read one bounded page of retained scrollback, numbered absolutely; the request was validated by the registry. */
   read(request: TerminalReadRequest): TerminalReadResult
   /** Deliver a signal to the verified foreground process group. */
   signal(signal: TerminalSignal): Promise<TerminalSignalResult>

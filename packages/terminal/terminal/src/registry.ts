@@ -113,13 +113,28 @@ export class TerminalRegistry {
     return record.startSend(request)
   }
 
-  /** Read one page of an owned session's scrollback. */
+  /** Read one page of an owned session's scrollback: back from the newest line, or forward from `fromLine`. */
   read(owner: Agent, id: TerminalSessionId, request: TerminalReadRequest = {}): TerminalReadResult {
     const record = this.#resolve(owner, id)
     for (const key of ['offset', 'count'] as const) {
       const value = request?.[key]
       if (value !== undefined && !(Number.isSafeInteger(value) && value >= 0)) {
         throw refuse.invalid(`PTY read ${key} must be a non-negative integer`)
+      }
+    }
+    const fromLine = request?.fromLine
+    if (fromLine !== undefined) {
+      if (!(Number.isSafeInteger(fromLine) && fromLine >= 1)) {
+        throw refuse.invalid(
+          'PTY read fromLine must be a positive integer: the absolute number of a line, 1 being the first line ' +
+            'the session printed (the lineBegin, lineEnd and oldestLine of a read are such numbers)',
+        )
+      }
+      if (request.offset !== undefined) {
+        throw refuse.invalid(
+          'PTY read takes fromLine or offset, not both: fromLine reads forward from that absolute line, ' +
+            'offset reads back from the newest line; leave one out',
+        )
       }
     }
     return record.session.read(request ?? {})

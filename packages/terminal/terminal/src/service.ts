@@ -82,7 +82,10 @@ export class TerminalSessionService extends Service {
     return this.registry.startSend(owner, id, request)
   }
 
-  /** Read one bounded page of retained scrollback, counted back from the newest line. */
+  /**
+   * Read one bounded page of retained scrollback: back from the newest line (`offset`) or forward from
+   * an absolute line (`fromLine`); lines are numbered from 1, the session's first, across eviction.
+   */
   read(owner: Agent, id: TerminalSessionId, request: TerminalReadRequest = {}): TerminalReadResult {
     return this.registry.read(owner, id, request)
   }

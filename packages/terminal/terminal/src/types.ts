@@ -114,6 +114,17 @@ export interface TerminalSendResult {
   /** True when {@link TerminalSendResult.earlierOutput} lost bytes to the backend's bound. */
   earlierTruncated?: boolean
   /**
+   * Absolute, 1-based scrollback number of the line the viewport's first line belongs to: viewport line
+   * i (split on `\n`) is (part of) scrollback line `firstLine + i`, so a caller that shortens the
+   * viewport can name the `read({ fromLine })` that returns the left-out lines. The first viewport line
+   * may be only what followed the prompt, the last the unterminated current line as it stood at
+   * settlement (an empty last line is the next line, not yet counted). Absent when the viewport is
+   * empty or the mapping would not be exact.
+   */
+  firstLine?: number
+  /** {@link TerminalSendResult.firstLine} for {@link TerminalSendResult.earlierOutput}: the same mapping, or absent. */
+  earlierFirstLine?: number
+  /**
    * Exit status of what this send ran, interrupted or (empty send) waited for, seen ending during this
    * send (e.g. from a prompt marker); absent otherwise, never an earlier command's.
    */
@@ -148,25 +159,43 @@ export interface TerminalSendHandle extends TerminalSendOperation {
   released: Promise<void>
 }
 
-/** A page request over retained scrollback; `offset` counts back from the newest line. */
+/**
+ * A page request over retained scrollback: back from the newest line (`offset`), or forward from an
+ * absolute line number (`fromLine`), never both.
+ */
 export interface TerminalReadRequest {
-  /** Lines to skip, counted back from the newest retained line. */
+  /** Lines to skip, counted back from the newest line; the page ends there. Not with `fromLine`. */
   offset?: number
+  /**
+   * Read forward from this absolute line (an integer ≥ 1, numbered as in {@link TerminalReadResult}):
+   * lines `fromLine … fromLine + count − 1`, fewer when the byte cap ends the page first. Evicted lines
+   * of that window are gone (the page is truncated); past the newest line the page is empty. Not with `offset`.
+   */
+  fromLine?: number
   /** Maximum number of lines to return. */
   count?: number
 }
 
-/** One bounded page of retained scrollback with its position. */
+/**
+ * One bounded page of scrollback with its position. Lines are numbered absolutely from 1, the first
+ * line the session ever printed, so a number stays valid after older lines were evicted.
+ */
 export interface TerminalReadResult {
   /** The page text. */
   text: string
-  /** Lines currently retained. */
+  /** Lines the session produced so far, evicted ones included; an unterminated, non-empty current line counts. */
   totalLines: number
-  /** First line of the page (1-based, oldest retained line is 1). */
+  /** Absolute number of the page's first line; 0 for an empty page. */
   lineBegin: number
-  /** Last line of the page. */
+  /** Absolute number of the page's last line; 0 for an empty page. A forward read continues at `lineEnd + 1`. */
   lineEnd: number
-  /** True when this page lost bytes to a bound or to retention. */
+  /** Oldest line still retained (1 until something was evicted): lines before it are gone for good. */
+  oldestLine: number
+  /**
+   * True when this page lost bytes: its window reached evicted lines, or a line in it was cut (by a
+   * bound upstream, or because it alone exceeds the read's byte cap). A page shortened to whole
+   * lines by the byte cap is not truncated: `lineBegin`/`lineEnd` say what it holds.
+   */
   truncated: boolean
 }
 

@@ -114,7 +114,7 @@ export class StubSession implements TerminalBackendSession {
   }
   read(request: TerminalReadRequest): TerminalReadResult {
     this.reads.push(request)
-    return { text: 'line', totalLines: 1, lineBegin: 1, lineEnd: 1, truncated: false }
+    return { text: 'line', totalLines: 1, lineBegin: 1, lineEnd: 1, oldestLine: 1, truncated: false }
   }
   async signal(signal: TerminalSignal): Promise<TerminalSignalResult> {
     this.signals.push(signal)

@@ -168,16 +168,40 @@ describe('read, signal and list', () => {
       totalLines: 1,
       lineBegin: 1,
       lineEnd: 1,
+      oldestLine: 1,
       truncated: false,
     })
     h.terminals.read(alice, sessionId)
-    expect(session.reads).toEqual([{ offset: 10, count: 20 }, {}])
+    h.terminals.read(alice, sessionId, { fromLine: 1, count: 5 })
+    expect(session.reads).toEqual([{ offset: 10, count: 20 }, {}, { fromLine: 1, count: 5 }])
     expect(thrown(() => h.terminals.read(alice, sessionId, { count: -1 }))).toEqual({
       name: 'TerminalError',
       code: 'INVALID_REQUEST',
       message: 'PTY read count must be a non-negative integer',
     })
     expect(thrown(() => h.terminals.read(alice, sessionId, { offset: 1.5 }))).toMatchObject({ code: 'INVALID_REQUEST' })
+  })
+
+  it('refuses a fromLine that is not a positive integer, or that comes with an offset, before the backend sees it', async () => {
+    const { h, alice, sessionId, session } = await opened()
+    for (const fromLine of [0, -1, 1.5, Number.NaN, 2 ** 53, '3' as unknown as number]) {
+      expect(thrown(() => h.terminals.read(alice, sessionId, { fromLine }))).toEqual({
+        name: 'TerminalError',
+        code: 'INVALID_REQUEST',
+        message:
+          'PTY read fromLine must be a positive integer: the absolute number of a line, 1 being the first line ' +
+          'the session printed (the lineBegin, lineEnd and oldestLine of a read are such numbers)',
+      })
+    }
+    for (const offset of [0, 3]) {
+      expect(thrown(() => h.terminals.read(alice, sessionId, { fromLine: 2, offset }))).toEqual({
+        name: 'TerminalError',
+        code: 'INVALID_REQUEST',
+        message:
+          'PTY read takes fromLine or offset, not both: fromLine reads forward from that absolute line, offset reads back from the newest line; leave one out',
+      })
+    }
+    expect(session.reads).toEqual([])
   })
 
   it('signal accepts only the closed set and returns the delivered group', async () => {

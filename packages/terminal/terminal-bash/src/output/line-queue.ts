@@ -20,6 +20,10 @@ export class LineQueue {
   #first = 0
   #bytes = 0
   #lost = 0
+  /** Lines queued now. */
+  #lines = 0
+  #droppedLines = 0
+  #cutHead = false
 
   /** @param maxBytes - UTF-8 bytes retained, newlines included (a positive integer). */
   constructor(maxBytes: number) {
@@ -34,6 +38,19 @@ export class LineQueue {
   /** Bytes dropped since the last {@link LineQueue.take}. */
   get lost(): number {
     return this.#lost
+  }
+
+  /**
+   * Lines dropped whole since the last {@link LineQueue.take}: the next take starts that many lines
+   * after the first one pushed since, which is how a reader keeps line numbers exact.
+   */
+  get droppedLines(): number {
+    return this.#droppedLines
+  }
+
+  /** The oldest line still queued lost bytes at its head since the last take (it is still that line). */
+  get cutHead(): boolean {
+    return this.#cutHead
   }
 
   /**
@@ -53,6 +70,9 @@ export class LineQueue {
     }
     if (from > 0 || budget <= 0) {
       this.#lost += this.#bytes
+      this.#droppedLines += this.#lines + from
+      this.#lines = 0
+      this.#cutHead = false
       this.#blocks = []
       this.#first = 0
       this.#bytes = 0
@@ -67,10 +87,11 @@ export class LineQueue {
       headCost: whole ? firstCost : (sizes[from] as number) + 1,
     })
     this.#bytes += this.#maxBytes - budget
+    this.#lines += count - from
     this.#trim()
   }
 
-  /** Everything queued, each line followed by a newline; empties the queue and resets `lost`. */
+  /** Everything queued, each line followed by a newline; empties the queue and resets `lost` and the line counts. */
   take(): string {
     const parts: string[] = []
     for (let index = this.#first; index < this.#blocks.length; index++) {
@@ -83,6 +104,9 @@ export class LineQueue {
     this.#first = 0
     this.#bytes = 0
     this.#lost = 0
+    this.#lines = 0
+    this.#droppedLines = 0
+    this.#cutHead = false
     return parts.length === 0 ? '' : parts.join('\n') + '\n'
   }
 
@@ -94,6 +118,9 @@ export class LineQueue {
       if (cost <= over) {
         this.#bytes -= cost
         this.#lost += cost
+        this.#lines -= 1
+        this.#droppedLines += 1
+        this.#cutHead = false
         block.start += 1
         block.head = undefined
         if (block.start === block.lines.length) {
@@ -107,6 +134,7 @@ export class LineQueue {
         block.headCost = cost - cut.removed
         this.#bytes -= cut.removed
         this.#lost += cut.removed
+        this.#cutHead = true
       }
     }
     if (this.#first > 32 && this.#first * 2 > this.#blocks.length) {

@@ -1,5 +1,5 @@
 import type { PartialLine, SanitizedChunk } from './types'
-import { keepUtf8Tail, utf8Length } from './utf8'
+import { keepUtf8Head, keepUtf8Tail, utf8Length } from './utf8'
 
 /** Bounds of a {@link ScrollbackRing}. */
 export interface ScrollbackOptions {
@@ -14,6 +14,16 @@ export interface ScrollbackReadRequest {
   /** Lines to skip back from the newest line (0 = the page ends at the newest line). Default 0. */
   offset?: number
   /** Lines in the page; the caller owns the default. */
+  count: number
+  /** UTF-8 cap on the page text, newlines included. Default: the ring's `maxBytes`. */
+  maxBytes?: number
+}
+
+/** One page request read forward: at most `count` lines from absolute line `fromLine` on. */
+export interface ScrollbackForwardRequest {
+  /** Absolute number of the first line wanted (0 = the session's first line); evicted or future lines are allowed. */
+  fromLine: number
+  /** Lines in the page at most. */
   count: number
   /** UTF-8 cap on the page text, newlines included. Default: the ring's `maxBytes`. */
   maxBytes?: number
@@ -34,8 +44,9 @@ export interface ScrollbackPage {
   lineEnd: number
   /**
    * True only when this page lost bytes: the requested range reached evicted lines, a line in
-   * it had lost its head to a cap, or the newest line had to be cut to fit `maxBytes`. A page
-   * shortened to whole lines by `maxBytes` is not truncated; `lineBegin` says where it starts.
+   * it had lost its head to a cap, or its one line had to be cut to fit `maxBytes` (a backward
+   * page keeps that line's tail, a forward page its head). A page shortened to whole lines by
+   * `maxBytes` is not truncated; `lineBegin` (backward) or `lineEnd` (forward) says where it stops.
    */
   truncated: boolean
 }
@@ -147,9 +158,7 @@ export class ScrollbackRing {
     checkCount('offset', offset)
     checkCount('count', request.count)
     checkCount('maxBytes', maxBytes)
-    const partial = this.#partialLive() ? (this.#partial as PartialLine) : undefined
-    const completed = this.#first + this.#count
-    const totalLines = completed + (partial ? 1 : 0)
+    const totalLines = this.totalLines
     const end = Math.max(0, totalLines - offset)
     let begin = Math.max(0, end - request.count)
     // Evicted lines inside the window are lost to this page; the page then starts at what is left.
@@ -160,20 +169,10 @@ export class ScrollbackRing {
     let used = 0
     let lineBegin = end
     for (let number = end - 1; number >= begin; number--) {
-      let text: string
-      let size: number
-      let clipped: boolean
-      if (number === completed && partial) {
-        text = partial.text()
-        size = partial.utf8Length()
-        clipped = partial.base > 0
-      } else {
-        const slot = (this.#start + number - this.#first) % this.#texts.length
-        text = this.#texts[slot] as string
-        size = this.#sizes[slot] as number
-        clipped = this.#clipped[slot] === 1
-      }
-      const cost = size + (picked.length > 0 ? 1 : 0)
+      const line = this.#line(number)
+      let text = line.text
+      let clipped = line.clipped
+      const cost = line.size + (picked.length > 0 ? 1 : 0)
       if (used + cost > maxBytes) {
         if (picked.length > 0) break
         text = keepUtf8Tail(text, maxBytes)
@@ -185,6 +184,52 @@ export class ScrollbackRing {
       if (clipped) truncated = true
     }
     return { text: picked.reverse().join('\n'), totalLines, lineBegin, lineEnd: end, truncated }
+  }
+
+  /**
+   * Read one page forward from `fromLine`, whole lines from its start until `count` or `maxBytes`
+   * ends it, so `lineEnd` is where the next page starts. Costs O(page), whatever came before.
+   */
+  readFrom(request: ScrollbackForwardRequest): ScrollbackPage {
+    const { fromLine, count } = request
+    const maxBytes = request.maxBytes ?? this.#maxBytes
+    checkCount('fromLine', fromLine)
+    checkCount('count', count)
+    checkCount('maxBytes', maxBytes)
+    const totalLines = this.totalLines
+    const end = Math.min(totalLines, fromLine + count)
+    // Evicted lines inside the window are lost to this page; the page then starts at what is left.
+    let truncated = Math.min(end, this.#first) > fromLine
+    const begin = Math.min(end, Math.max(fromLine, this.#first))
+
+    const picked: string[] = []
+    let used = 0
+    let lineEnd = begin
+    for (let number = begin; number < end; number++) {
+      const line = this.#line(number)
+      const cost = line.size + (picked.length > 0 ? 1 : 0)
+      if (used + cost > maxBytes) {
+        if (picked.length > 0) break
+        // A line longer than the whole cap is the only one on its page, cut to its head.
+        picked.push(keepUtf8Head(line.text, maxBytes))
+        lineEnd = number + 1
+        truncated = true
+        break
+      }
+      picked.push(line.text)
+      used += cost
+      lineEnd = number + 1
+      if (line.clipped) truncated = true
+    }
+    return { text: picked.join('\n'), totalLines, lineBegin: begin, lineEnd, truncated }
+  }
+
+  /** Line `number`, which must be retained: a completed line of the ring, or the live current line after them. */
+  #line(number: number): { text: string; size: number; clipped: boolean } {
+    const partial = this.#partial
+    if (number === this.#first + this.#count && partial) return { text: partial.text(), size: partial.utf8Length(), clipped: partial.base > 0 }
+    const slot = (this.#start + number - this.#first) % this.#texts.length
+    return { text: this.#texts[slot] as string, size: this.#sizes[slot] as number, clipped: this.#clipped[slot] === 1 }
   }
 
   #partialLive(): boolean {

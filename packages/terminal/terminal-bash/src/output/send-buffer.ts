@@ -16,6 +16,12 @@ export interface SendOutputResult {
   viewport: string
   /** True only when output produced since the previous read is missing from `viewport`. */
   truncated: boolean
+  /**
+   * Absolute number (0-based, as every line number of the output layer) of the line that viewport
+   * line 0 belongs to: viewport line i is (part of) line `firstLine + i`. Absent when `viewport` is
+   * empty or that would not hold exactly.
+   */
+  firstLine?: number
 }
 
 /** What the reader has already seen of one line: the pre-send prefix, or a delta that included it. */
@@ -33,6 +39,11 @@ interface Seen {
  * is not repeated. The current line may still be rewritten by a carriage return; when a reader has
  * already seen part of it and it changes, the next delta restates the whole line on a new line, so
  * the concatenated deltas form a transcript of what was observed.
+ *
+ * It also follows which line its unread output starts on, so the result can say where each of its
+ * lines is in the scrollback: lines dropped whole by the bound move that start forward, and a
+ * restating break in front of the output (a line of its own that is no line of the scrollback)
+ * makes the mapping unknown until the break itself was dropped.
  */
 export class SendOutputBuffer {
   readonly #line: PartialLine
@@ -42,6 +53,14 @@ export class SendOutputBuffer {
   #clipped = false
   #lostTotal = 0
   #settled = false
+  /** Absolute number of the line the unread output starts on. */
+  #start: number
+  /** Absolute number of the line the next chunk's first completed line must be, for no line to be missing. */
+  #next: number
+  /** The unread output opens with a restating break (see {@link SendOutputBuffer.#render}). */
+  #restated = false
+  /** A chunk did not start where the previous one ended: lines are missing, the mapping is unknown. */
+  #gap = false
 
   /**
    * @param line - the sanitizer's live line at the moment of the write.
@@ -52,16 +71,20 @@ export class SendOutputBuffer {
     this.#line = line
     this.#maxBytes = maxBytes
     this.#queue = new LineQueue(maxBytes)
+    this.#start = line.number
+    this.#next = line.number
     if (line.length > 0) this.#seen = { number: line.number, text: line.text(), shown: false }
   }
 
   /**
-   * A buffer that owns the whole of `line`, including what is already on it: for output that
-   * followed a `waitFor` match, which nobody was shown yet.
+   * A buffer that owns whole lines from line `firstLine` on (default: the current line), including
+   * what is already on them: for output that followed a `waitFor` match, which nobody was shown yet.
    */
-  static fromLineStart(line: PartialLine, maxBytes: number): SendOutputBuffer {
+  static fromLineStart(line: PartialLine, maxBytes: number, firstLine = line.number): SendOutputBuffer {
     const buffer = new SendOutputBuffer(line, maxBytes)
     buffer.#seen = undefined
+    buffer.#start = firstLine
+    buffer.#next = firstLine
     return buffer
   }
 
@@ -78,6 +101,8 @@ export class SendOutputBuffer {
   /** Take the lines a sanitized chunk completed. Ignored once settled. */
   append(chunk: SanitizedChunk): void {
     if (this.#settled || chunk.lines.length === 0) return
+    if (chunk.firstLine !== this.#next) this.#gap = true
+    this.#next = chunk.firstLine + chunk.lines.length
     if (chunk.clipped.length > 0) this.#clipped = true
     const original = chunk.lines[0] as string
     const first = this.#render(chunk.firstLine, original)
@@ -87,30 +112,8 @@ export class SendOutputBuffer {
   /** Consume the output since the previous read, including the current line as it stands now. */
   readOutput(): SendOutputRead {
     if (this.#settled) return { delta: '', truncated: false }
-    let current = ''
-    const line = this.#line
-    if (line.length > 0) {
-      const text = line.text()
-      const prior = this.#seen
-      current = this.#render(line.number, text)
-      const shown = current.length > 0 || (prior !== undefined && prior.number === line.number && prior.shown)
-      this.#seen = { number: line.number, text, shown }
-      if (line.base > 0) this.#clipped = true
-    }
-    const lost = this.#queue.lost
-    this.#lostTotal += lost
-    let delta = this.#queue.take() + current
-    let truncated = lost > 0 || this.#clipped
-    if (current.length > 0 && delta.length * 3 > this.#maxBytes) {
-      const size = utf8Length(delta)
-      if (size > this.#maxBytes) {
-        delta = keepUtf8Tail(delta, this.#maxBytes)
-        this.#lostTotal += size - utf8Length(delta)
-        truncated = true
-      }
-    }
-    this.#clipped = false
-    return { delta, truncated }
+    const { viewport, truncated } = this.#consume(true)
+    return { delta: viewport, truncated }
   }
 
   /**
@@ -118,29 +121,78 @@ export class SendOutputBuffer {
    * `currentLine` the line the cursor is on is left out (it belongs to whoever reads next).
    */
   settle(options: { readonly currentLine?: boolean } = {}): SendOutputResult {
-    const { delta, truncated } = options.currentLine === false ? this.#readCompleted() : this.readOutput()
+    const result = this.#settled ? { viewport: '', truncated: false } : this.#consume(options.currentLine !== false)
     this.#settled = true
     this.#seen = undefined
-    return { viewport: delta, truncated }
+    return result
   }
 
-  /** Completed lines only: what {@link SendOutputBuffer.readOutput} returns, without the current line. */
-  #readCompleted(): SendOutputRead {
-    const lost = this.#queue.lost
+  /**
+   * Take the unread output: the completed lines, then (with `currentLine`) the current line as it
+   * stands now; without it the output ends at the end of the last line, whose newline belongs with
+   * the next one, as on the screen. Also says which line the output starts on, when that is exact.
+   */
+  #consume(currentLine: boolean): SendOutputResult {
+    const line = this.#line
+    let current = ''
+    if (currentLine && line.length > 0) {
+      const text = line.text()
+      const prior = this.#seen
+      current = this.#render(line.number, text)
+      const shown = current.length > 0 || (prior !== undefined && prior.number === line.number && prior.shown)
+      this.#seen = { number: line.number, text, shown }
+      if (line.base > 0) this.#clipped = true
+    }
+    const queue = this.#queue
+    const lost = queue.lost
     this.#lostTotal += lost
-    // Ends at the end of the last line: its newline belongs with the next one, as on the screen.
-    const delta = this.#queue.take().replace(/\n$/, '')
-    const truncated = lost > 0 || this.#clipped
+    // The restating break is output line 0 of its own unless the bound already cut it away: it goes
+    // with the first queued line, whether that line was dropped whole or lost its head.
+    let restated = this.#restated && queue.droppedLines === 0 && !queue.cutHead
+    let firstLine = this.#start + queue.droppedLines - (restated ? 1 : 0)
+    let output = queue.take() + current
+    let truncated = lost > 0 || this.#clipped
+    if (!currentLine) output = output.replace(/\n$/, '')
+    else if (current.length > 0 && output.length * 3 > this.#maxBytes) {
+      const size = utf8Length(output)
+      if (size > this.#maxBytes) {
+        const kept = keepUtf8Tail(output, this.#maxBytes)
+        const breaks = countBreaks(output, output.length - kept.length)
+        firstLine += breaks
+        if (breaks > 0) restated = false
+        output = kept
+        this.#lostTotal += size - utf8Length(output)
+        truncated = true
+      }
+    }
+    // Without the current line nothing below depends on it; with it, it must be the line after the last chunk's.
+    const exact = !restated && !this.#gap && (!currentLine || line.number === this.#next)
     this.#clipped = false
-    return { delta, truncated }
+    this.#restated = false
+    this.#gap = false
+    this.#start = line.number
+    this.#next = line.number
+    return exact && output !== '' ? { viewport: output, truncated, firstLine } : { viewport: output, truncated }
   }
 
-  /** The part of line `number` (final or current text) that the reader has not seen yet. */
+  /**
+   * The part of line `number` (final or current text) that the reader has not seen yet. A seen line
+   * that was rewritten is restated whole after a break: the output then opens with an extra line.
+   */
   #render(number: number, text: string): string {
     const seen = this.#seen
     if (seen === undefined || seen.number !== number) return text
     this.#seen = undefined
     if (text.startsWith(seen.text)) return text.slice(seen.text.length)
-    return seen.shown ? '\n' + text : text
+    if (!seen.shown) return text
+    this.#restated = true
+    return '\n' + text
   }
+}
+
+/** Newlines in `text` before index `end`. */
+function countBreaks(text: string, end: number): number {
+  let count = 0
+  for (let at = text.indexOf('\n'); at !== -1 && at < end; at = text.indexOf('\n', at + 1)) count += 1
+  return count
 }

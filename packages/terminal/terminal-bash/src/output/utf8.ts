@@ -31,6 +31,31 @@ export function keepUtf8Tail(text: string, maxBytes: number): string {
   return index === 0 ? text : text.slice(index)
 }
 
+/**
+ * The longest prefix of `text` that fits in `maxBytes` UTF-8 bytes, cut on a code-point boundary.
+ * A forward page that must stop inside one oversized line keeps its head; costs O(kept).
+ */
+export function keepUtf8Head(text: string, maxBytes: number): string {
+  if (text.length * 3 <= maxBytes) return text
+  let bytes = 0
+  let index = 0
+  while (index < text.length) {
+    const unit = text.charCodeAt(index)
+    let width: number
+    let units = 1
+    if (unit < 0x80) width = 1
+    else if (unit < 0x800) width = 2
+    else if (isHigh(unit) && index + 1 < text.length && isLow(text.charCodeAt(index + 1))) {
+      width = 4
+      units = 2
+    } else width = 3
+    if (bytes + width > maxBytes) break
+    bytes += width
+    index += units
+  }
+  return index === text.length ? text : text.slice(0, index)
+}
+
 /** Result of {@link dropUtf8Head}: the remaining text and how many bytes were actually removed. */
 export interface Utf8Cut {
   /** What is left after the cut. */

@@ -46,8 +46,11 @@ export interface SendOptions {
   readonly startup?: boolean
   /** The caller's cancellation. */
   readonly signal?: AbortSignal | undefined
-  /** Output printed between the previous result and this send, shown first in its result. */
-  readonly earlier?: { readonly output: string; readonly truncated: boolean } | undefined
+  /**
+   * Output printed between the previous result and this send, shown first in its result; `firstLine`
+   * is the 1-based scrollback number of its first line, when known exactly.
+   */
+  readonly earlier?: { readonly output: string; readonly truncated: boolean; readonly firstLine?: number | undefined } | undefined
   /** Silence alone may settle the send (`inferred_idle`); default true. */
   readonly settleOnSilence?: boolean | undefined
   /** Settle as `output_match` once output after the write matches; silence then settles only with `idleMs`. */

@@ -307,7 +307,7 @@ export class SendOperation implements TerminalSendOperation {
     const { head, rest } = found
     this.#buffer?.append(head)
     if (rest) {
-      this.#afterMatch = SendOutputBuffer.fromLineStart(rest.line, this.#options.maxBytes)
+      this.#afterMatch = SendOutputBuffer.fromLineStart(rest.line, this.#options.maxBytes, rest.firstLine)
       this.#afterMatch.append(rest)
     }
     this.#dispatch({ kind: 'matched', match: found.match })
@@ -471,6 +471,8 @@ export class SendOperation implements TerminalSendOperation {
       const settled = this.#buffer?.settle({ currentLine: this.#afterMatch === undefined })
       const { viewport, truncated } = settled ?? { viewport: '', truncated: false }
       const result: TerminalSendResult = { viewport, waitReason: ending.reason, sessionStatus: this.#host.status(), truncated }
+      // The output layer numbers lines from 0, results from 1 (as reads do).
+      if (settled?.firstLine !== undefined) result.firstLine = settled.firstLine + 1
       if (input) result.input = input
       if (ending.match) result.match = ending.match
       // Only a marker that arrived after this send acted carries the status of what it ran, interrupted
@@ -483,6 +485,7 @@ export class SendOperation implements TerminalSendOperation {
       if (earlier) {
         result.earlierOutput = earlier.output
         result.earlierTruncated = earlier.truncated
+        if (earlier.firstLine !== undefined) result.earlierFirstLine = earlier.firstLine
       }
       this.#resolveDone(result)
     }

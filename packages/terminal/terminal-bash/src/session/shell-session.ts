@@ -182,12 +182,14 @@ export class ShellSession implements TerminalBackendSession {
    * What the session printed since the latest result was taken (a send settled, or a read showed the
    * newest lines), consumed now: the next send's result carries it as earlier output.
    */
-  #takeEarlier(): { output: string; truncated: boolean } | undefined {
+  #takeEarlier(): SendOptions['earlier'] {
     const earlier = this.#earlier
     this.#earlier = undefined
     if (!earlier) return undefined
-    const { viewport, truncated } = earlier.settle()
-    return viewport === '' && !truncated ? undefined : { output: viewport, truncated }
+    const { viewport, truncated, firstLine } = earlier.settle()
+    if (viewport === '' && !truncated) return undefined
+    // The output layer numbers lines from 0, results from 1 (as reads do).
+    return firstLine === undefined ? { output: viewport, truncated } : { output: viewport, truncated, firstLine: firstLine + 1 }
   }
 
   /**
@@ -201,23 +203,29 @@ export class ShellSession implements TerminalBackendSession {
     return idle && idle.arrivals === this.#stream.arrivals && this.#stream.promptReady ? idle.facts : undefined
   }
 
-  /** One bounded page of retained scrollback, numbered from 1 = the oldest retained line. */
+  /**
+   * One bounded page of retained scrollback, back from the newest line or forward from `fromLine`.
+   * Lines are numbered from 1 = the first line the session printed, so numbers survive eviction.
+   */
   read(request: TerminalReadRequest): TerminalReadResult {
     const scrollback = this.#stream.scrollback
-    const page = scrollback.read({
-      offset: request.offset ?? 0,
-      count: request.count ?? DEFAULT_READ_LINES,
-      maxBytes: this.#config.maxReadBytes,
-    })
-    const dropped = scrollback.droppedLines
+    const count = request.count ?? DEFAULT_READ_LINES
+    const maxBytes = this.#config.maxReadBytes
+    const forward = request.fromLine !== undefined
+    const page = forward
+      ? scrollback.readFrom({ fromLine: (request.fromLine as number) - 1, count, maxBytes })
+      : scrollback.read({ offset: request.offset ?? 0, count, maxBytes })
     const empty = page.lineEnd <= page.lineBegin
     // A page that ends at the newest line showed the model what arrived between sends: it is taken.
-    if ((request.offset ?? 0) === 0 && this.#earlier) this.#earlier = new SendOutputBuffer(this.#stream.line, this.#config.maxReadBytes)
+    const showsNewest = forward ? !empty && page.lineEnd === page.totalLines : (request.offset ?? 0) === 0
+    if (showsNewest && this.#earlier) this.#earlier = new SendOutputBuffer(this.#stream.line, maxBytes)
     return {
       text: page.text,
-      totalLines: page.totalLines - dropped,
-      lineBegin: empty ? 0 : page.lineBegin - dropped + 1,
-      lineEnd: empty ? 0 : page.lineEnd - dropped,
+      totalLines: page.totalLines,
+      // The ring counts from 0 and its end is exclusive: 1-based inclusive numbers are begin + 1 and end.
+      lineBegin: empty ? 0 : page.lineBegin + 1,
+      lineEnd: empty ? 0 : page.lineEnd,
+      oldestLine: scrollback.droppedLines + 1,
       truncated: page.truncated,
     }
   }
