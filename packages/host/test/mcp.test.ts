@@ -71,6 +71,7 @@ describe('MCP server', () => {
       waitReason: 'stdin_read',
       sessionStatus: { kind: 'running' },
       exitCode: 0,
+      output: { bytes: 9, lines: 3, shownBytes: 9, foldedLines: 0, omittedLines: 0, omittedBytes: 0 },
       truncated: false,
     })
     const missing = await client.callTool({ name: 'terminal_read', arguments: { sessionId: 'pty-9' } })

@@ -51,9 +51,18 @@ export class SnapshotSession implements TerminalBackendSession {
 
   read(request: TerminalReadRequest): TerminalReadResult {
     const total = this.lines.length
-    const end = Math.max(0, total - (request.offset ?? 0))
-    const begin = Math.max(0, end - (request.count ?? total))
-    return { text: this.lines.slice(begin, end).join('\n'), totalLines: total, lineBegin: end > begin ? begin + 1 : end, lineEnd: end, truncated: false }
+    const count = request.count ?? total
+    const end = request.fromLine === undefined ? Math.max(0, total - (request.offset ?? 0)) : Math.min(total, request.fromLine - 1 + count)
+    const begin = request.fromLine === undefined ? Math.max(0, end - count) : Math.min(end, request.fromLine - 1)
+    const empty = end <= begin
+    return {
+      text: this.lines.slice(begin, end).join('\n'),
+      totalLines: total,
+      lineBegin: empty ? 0 : begin + 1,
+      lineEnd: empty ? 0 : end,
+      oldestLine: 1,
+      truncated: false,
+    }
   }
 
   async signal(signal: TerminalSignal): Promise<TerminalSignalResult> {

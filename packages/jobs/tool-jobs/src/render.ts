@@ -1,5 +1,5 @@
 import type { JobInfo, JobRead } from 'dsh-jobs'
-import { fitTail, truncateUtf8Head, utf8ByteLength } from 'dsh-tools'
+import { fitTail, type OutputShape, shapeOutput, truncateUtf8Head, utf8ByteLength } from 'dsh-tools'
 import type { JobOutputMatch, JobWaitOutcome } from './wait'
 
 /** Text of `job_output` when nothing arrived since the previous read. */
@@ -40,17 +40,47 @@ export function statusLine(job: JobInfo): string {
   return `[status: ${job.status}, ${oneLine(job.detail)}]`
 }
 
+/** The shape of no new output: the placeholder is not output. */
+const NO_OUTPUT: OutputShape = { text: '', lines: 0, bytes: 0, shownBytes: 0, omittedLines: 0, omittedBytes: 0, foldedLines: 0, truncated: false }
+
+/** How a `job_output` result is sized: its window in bytes and whether repeated lines fold. */
+export interface OutputWindow {
+  /** UTF-8 bytes of the whole result (the call's `maxBytes`, else the configured default). */
+  maxBytes: number
+  foldRepeats: boolean
+}
+
+/** A rendered `job_output`: its text, whether it lost bytes, and the shape of the output in it. */
+export interface RenderedOutput {
+  text: string
+  truncated: boolean
+  /** The new output as shaped (all zeros when there was none). */
+  output: OutputShape
+}
+
 /**
  * `<new output or "(no new output)">\n[status: …]`, with the {@link waitLines} of a reported wait
- * before the status line, bounded to the job's `outputLimitBytes`: the output's tail and the whole
- * status line survive. One trailing newline of the output is dropped so the next line follows the
- * last output line directly.
+ * before the status line, within the smaller of the window and the job's `outputLimitBytes`. The
+ * output folds repeated lines and, when too long, keeps its head and tail around one line that says
+ * what was left out; the status lines always survive. One trailing newline of the output is dropped
+ * so the next line follows the last output line directly.
  */
-export function renderOutput(read: JobRead, wait?: WaitReport): { text: string; truncated: boolean } {
-  const body = read.output ? read.output.replace(/\r?\n$/, '') || read.output : NO_NEW_OUTPUT
+export function renderOutput(read: JobRead, wait: WaitReport | undefined, window: OutputWindow): RenderedOutput {
   const lines = [...(wait ? waitLines(wait) : []), statusLine(read.job)]
-  const fitted = fitTail(body, `\n${lines.join('\n')}`, read.job.outputLimitBytes)
-  return { text: fitted.text, truncated: read.truncated || fitted.truncated }
+  const trailer = `\n${lines.join('\n')}`
+  const limit = Math.min(window.maxBytes, read.job.outputLimitBytes)
+  if (!read.output) {
+    const fitted = fitTail(NO_NEW_OUTPUT, trailer, limit)
+    return { text: fitted.text, truncated: read.truncated || fitted.truncated, output: NO_OUTPUT }
+  }
+  const body = read.output.replace(/\r?\n$/, '') || read.output
+  const room = limit - utf8ByteLength(trailer)
+  if (room <= 0) {
+    const fitted = fitTail(body, trailer, limit)
+    return { text: fitted.text, truncated: true, output: shapeOutput(body, { maxBytes: 0, foldRepeats: window.foldRepeats }) }
+  }
+  const output = shapeOutput(body, { maxBytes: room, foldRepeats: window.foldRepeats })
+  return { text: output.text + trailer, truncated: read.truncated || output.truncated, output }
 }
 
 /** `job_kill`'s answer: the request, or that the job had already stopped. */

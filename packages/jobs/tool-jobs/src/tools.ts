@@ -1,9 +1,12 @@
 import type { Context } from '@deepseek-ai/cordis'
-import { defineTool, fitTail, regexSourceParam, textContent, type Tool, type ToolContent } from 'dsh-tools'
+import { defineTool, fitTail, type OutputShape, regexSourceParam, textContent, type Tool, type ToolContent } from 'dsh-tools'
 import { z } from 'zod'
 import type { ToolJobsConfig } from './config'
 import { renderKill, renderList, renderOutput } from './render'
 import { type JobWaitResult, waitForMatch, waitThenRead } from './wait'
+
+/** Smallest `maxBytes` a call may ask for: room for a status line. */
+export const MIN_RESULT_BYTES = 64
 
 /** The reason `job_kill` gives the registry; it becomes the killed job's status detail. */
 export const KILL_REASON = 'cancelled by job_kill'
@@ -31,8 +34,9 @@ const waitFor = regexSourceParam('waitFor')
       'or the job ends, or the timeout passes. Implies wait.',
   )
 
-/** Parameters of job_output: `timeoutMs` is bounded by the configured `maxWaitMs`. */
-function outputParameters(maxWaitMs: number) {
+/** Parameters of job_output: `timeoutMs` is bounded by `maxWaitMs`, `maxBytes` by `maxResultBytes`. */
+function outputParameters(config: ToolJobsConfig) {
+  const { maxWaitMs, maxResultBytes, defaultMaxBytes } = config
   return z
     .strictObject({
       jobId,
@@ -45,6 +49,16 @@ function outputParameters(maxWaitMs: number) {
         .max(maxWaitMs, `timeoutMs must be at most ${maxWaitMs} ms (maxWaitMs of dsh-tool-jobs)`)
         .optional()
         .describe(`Longest this call waits, in ms (1 to ${maxWaitMs}, the default). Implies wait.`),
+      maxBytes: z
+        .number()
+        .int('maxBytes must be an integer number of bytes')
+        .min(MIN_RESULT_BYTES, `maxBytes must be at least ${MIN_RESULT_BYTES} bytes`)
+        .max(maxResultBytes, `maxBytes must be at most ${maxResultBytes} bytes (maxResultBytes of dsh-tool-jobs)`)
+        .optional()
+        .describe(
+          `UTF-8 bytes this result may take (${MIN_RESULT_BYTES} to ${maxResultBytes}; default ${defaultMaxBytes}). ` +
+            'Longer output keeps its head and tail; the line between them says what was left out.',
+        ),
     })
     .superRefine((args, issues) => {
       if (args.wait !== false) return
@@ -65,7 +79,7 @@ export function jobTools(ctx: Context, config: ToolJobsConfig): Tool[] {
       'Set wait to true to block until the job finishes (bounded); the result then holds its final output. ' +
       'waitFor (a regex) returns as soon as a new line matches instead, e.g. a server ready line; [waited: …] then says why the wait ended.',
     kind: 'read',
-    parameters: outputParameters(config.maxWaitMs),
+    parameters: outputParameters(config),
     present: (args) => ({ title: `output of job ${args.jobId}` }),
     finalizeContent,
     execute: async (args, call) => {
@@ -84,8 +98,9 @@ export function jobTools(ctx: Context, config: ToolJobsConfig): Tool[] {
         waited && reported
           ? { waited: waited.waited, timeoutMs: args.timeoutMs ?? config.maxWaitMs, waitFor: args.waitFor !== undefined, match: waited.match }
           : undefined
-      const rendered = renderOutput(read, report)
+      const rendered = renderOutput(read, report, { maxBytes: args.maxBytes ?? config.defaultMaxBytes, foldRepeats: config.foldRepeatedLines })
       const meta: Record<string, unknown> = { jobId: read.job.id, status: read.job.status, truncated: rendered.truncated }
+      meta.output = outputSize(rendered.output)
       if (report) meta.waited = report.waited
       if (report?.match) meta.match = { ...report.match }
       return { content: [textContent(rendered.text)], meta }
@@ -123,6 +138,12 @@ export function jobTools(ctx: Context, config: ToolJobsConfig): Tool[] {
   })
 
   return [jobOutput, jobKill, jobList]
+}
+
+/** The size of the shaped output for `meta`: bytes and lines in total, shown, folded and left out. */
+function outputSize(shape: OutputShape): Record<string, number> {
+  const { bytes, lines, shownBytes, foldedLines, omittedLines, omittedBytes } = shape
+  return { bytes, lines, shownBytes, foldedLines, omittedLines, omittedBytes }
 }
 
 /** Join the text and keep its tail within the cap, so an error or a status line always survives. */

@@ -63,6 +63,7 @@ describe('dsh-tool-jobs', () => {
         wait: { type: 'boolean', description: 'Wait until the job finishes before reading (bounded by the host)' },
         waitFor: { type: 'string', minLength: 1, description: expect.stringContaining('JavaScript regular expression') },
         timeoutMs: { type: 'integer', minimum: 1, maximum: 30_000, description: 'Longest this call waits, in ms (1 to 30000, the default). Implies wait.' },
+        maxBytes: { type: 'integer', minimum: 64, maximum: 262_144, description: expect.stringContaining('keeps its head and tail') },
       },
       required: ['jobId'],
       additionalProperties: false,
@@ -76,7 +77,7 @@ describe('dsh-tool-jobs', () => {
     job.write('compiling\nlinking\n')
     const first = await call(root, agent, 'job_output', { jobId: job.id })
     expect(textOf(first)).toMatch(/^compiling\nlinking\n\[status: running, \d+(\.\d)?m?s elapsed\]$/)
-    expect(first.meta).toEqual({ jobId: 'pty-send-1', status: 'running', truncated: false })
+    expect(first.meta).toEqual({ jobId: 'pty-send-1', status: 'running', truncated: false, output: expect.objectContaining({ lines: 2, omittedLines: 0 }) })
     expect(first.presentation).toMatchObject({ kind: 'read', title: 'output of job pty-send-1' })
     const second = await call(root, agent, 'job_output', { jobId: job.id })
     expect(textOf(second)).toMatch(/^\(no new output\)\n\[status: running, /)
@@ -99,6 +100,57 @@ describe('dsh-tool-jobs', () => {
     expect(text.endsWith('line 199 ✓\n[status: completed, exit 0]')).toBe(true)
     expect(text).not.toContain('\uFFFD')
     expect(result.meta).toMatchObject({ truncated: true })
+  })
+
+  it('job_output keeps the head and the tail of long output around one line saying what was left out', async () => {
+    const { root, agent } = await setup({ defaultMaxBytes: 1024 })
+    const job = startJob(root, agent)
+    for (let index = 1; index <= 2000; index++) job.write(`step ${index}\n`)
+    job.write('BUILD FAILED: 3 errors\n')
+    job.finish({ detail: 'exit 2' })
+    await root.jobs.wait(job.id, agent)
+    const result = await call(root, agent, 'job_output', { jobId: job.id })
+    const text = textOf(result)
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(1024)
+    const lines = text.split('\n')
+    expect(lines[0]).toBe('step 1')
+    expect(lines.slice(-2)).toEqual(['BUILD FAILED: 3 errors', '[status: completed, exit 2]'])
+    const elided = lines.filter((line) => /^\[… \d+ lines \([^)]+\) left out\]$/.test(line))
+    expect(elided).toHaveLength(1)
+    const count = Number(/\d+/.exec(elided[0]!)![0])
+    // Head + elided + tail: every line of the output is accounted for exactly once.
+    expect(lines.length - 2 + count).toBe(2001)
+    expect(result.meta).toMatchObject({ truncated: true, output: { lines: 2001, omittedLines: count, foldedLines: 0 } })
+  })
+
+  it('job_output folds repeated lines, takes maxBytes per call, and refuses a maxBytes out of bounds', async () => {
+    const { root, agent } = await setup({ maxResultBytes: 8192 })
+    const job = startJob(root, agent)
+    for (let index = 0; index < 300; index++) job.write('waiting for database...\n')
+    job.write('ready\n')
+    const folded = await call(root, agent, 'job_output', { jobId: job.id })
+    expect(textOf(folded)).toMatch(/^waiting for database\.\.\.\n\[… 299 more identical lines\]\nready\n\[status: running, /)
+    expect(folded.meta).toMatchObject({ truncated: false, output: { lines: 301, foldedLines: 299 } })
+    for (let index = 0; index < 300; index++) job.write(`row ${index}\n`)
+    const small = await call(root, agent, 'job_output', { jobId: job.id, maxBytes: 200 })
+    expect(Buffer.byteLength(textOf(small))).toBeLessThanOrEqual(200)
+    expect(textOf(small)).toMatch(/row 299\n\[status: running, /)
+    for (const [maxBytes, message] of [
+      [63, /maxBytes must be at least 64 bytes/],
+      [8193, /maxBytes must be at most 8192 bytes \(maxResultBytes of dsh-tool-jobs\)/],
+    ] as const) {
+      const refused = await call(root, agent, 'job_output', { jobId: job.id, maxBytes })
+      expect(refused.error?.code).toBe('INVALID_ARGUMENTS')
+      expect(textOf(refused)).toMatch(message)
+    }
+    job.finish({ detail: 'exit 0' })
+  })
+
+  it('defaultMaxBytes above maxResultBytes is a config error', async () => {
+    expect(() => toolJobsPlugin.Config.parse({ maxResultBytes: 4096, defaultMaxBytes: 8192 })).toThrow(
+      /defaultMaxBytes \(8192\) must be at most maxResultBytes \(4096\)/,
+    )
+    expect(toolJobsPlugin.Config.parse({ maxResultBytes: 4096 }).defaultMaxBytes).toBe(4096)
   })
 
   it('job_output with wait blocks until the job ends and returns its final output', async () => {
@@ -132,7 +184,7 @@ describe('dsh-tool-jobs', () => {
     job.finish({ detail: 'exit 0' })
     const result = await call(root, agent, 'job_output', { jobId: job.id, wait: true })
     expect(textOf(result)).toBe('(no new output)\n[status: completed, exit 0]')
-    expect(result.meta).toEqual({ jobId: 'pty-send-1', status: 'completed', truncated: false })
+    expect(result.meta).toEqual({ jobId: 'pty-send-1', status: 'completed', truncated: false, output: expect.any(Object) })
   })
 
   it('job_kill requests cancellation and the job then reports killed', async () => {
@@ -227,6 +279,7 @@ describe('job_output waitFor and timeoutMs', () => {
       truncated: false,
       waited: 'match',
       match: { text: 'listening on :8080', line: 'server listening on :8080' },
+      output: { bytes: 41, lines: 3, shownBytes: 41, foldedLines: 0, omittedLines: 0, omittedBytes: 0 },
     })
     expect(job.cancels()).toBe(0)
   })
@@ -264,7 +317,7 @@ describe('job_output waitFor and timeoutMs', () => {
     job.finish({ detail: 'exit 1' })
     const result = await pending
     expect(textOf(result)).toBe('error: port in use\n[waited: finished, no match]\n[status: completed, exit 1]')
-    expect(result.meta).toEqual({ jobId: 'pty-send-1', status: 'completed', truncated: false, waited: 'finished' })
+    expect(result.meta).toEqual({ jobId: 'pty-send-1', status: 'completed', truncated: false, waited: 'finished', output: expect.any(Object) })
     // A match in the job's last output is still a match.
     const other = startJob(root, agent)
     other.write('ready\n')
@@ -297,7 +350,7 @@ describe('job_output waitFor and timeoutMs', () => {
     job.finish({ detail: 'exit 0' })
     const finished = await pending
     expect(textOf(finished)).toBe('done\n[waited: finished]\n[status: completed, exit 0]')
-    expect(finished.meta).toEqual({ jobId: 'pty-send-1', status: 'completed', truncated: false, waited: 'finished' })
+    expect(finished.meta).toEqual({ jobId: 'pty-send-1', status: 'completed', truncated: false, waited: 'finished', output: expect.any(Object) })
   })
 
   it("keeps the collected output within the job's bound, with the matching line", async () => {

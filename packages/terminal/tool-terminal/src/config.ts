@@ -38,6 +38,19 @@ export const Config = z
       .max(MAX_RESULT_BYTES, `maxResultBytes must be at most ${MAX_RESULT_BYTES} bytes (the background job output limit)`)
       .default(DEFAULT_RESULT_BYTES)
       .describe('UTF-8 byte cap of every single-text result of the six tools, errors and status lines included.'),
+    defaultMaxBytes: z
+      .number()
+      .int('defaultMaxBytes must be an integer number of bytes')
+      .min(MIN_RESULT_BYTES, `defaultMaxBytes must be at least ${MIN_RESULT_BYTES} bytes`)
+      .max(MAX_RESULT_BYTES, `defaultMaxBytes must be at most ${MAX_RESULT_BYTES} bytes`)
+      .optional()
+      .describe(
+        'The window of a terminal_send or terminal_read result when the call gives no maxBytes: longer output keeps its head and tail with one line naming the terminal_read call for the middle. At most maxResultBytes (default: maxResultBytes).',
+      ),
+    foldRepeatedLines: z
+      .boolean()
+      .default(true)
+      .describe('Fold runs of identical lines in send and read results into one line plus `[… N more identical lines]` (the scrollback keeps every line).'),
     backgroundTimeoutMs: z
       .number()
       .int('backgroundTimeoutMs must be an integer number of milliseconds')
@@ -56,6 +69,16 @@ export const Config = z
       .describe('Largest timeoutMs and idleMs a model may give terminal_send. A background send may ask for up to the larger of this and backgroundTimeoutMs.'),
   })
   .prefault({})
+  .superRefine((config, issues) => {
+    if (config.defaultMaxBytes !== undefined && config.defaultMaxBytes > config.maxResultBytes) {
+      issues.addIssue({
+        code: 'custom',
+        path: ['defaultMaxBytes'],
+        message: `defaultMaxBytes (${config.defaultMaxBytes}) must be at most maxResultBytes (${config.maxResultBytes})`,
+      })
+    }
+  })
+  .transform(({ defaultMaxBytes, ...config }) => ({ ...config, defaultMaxBytes: defaultMaxBytes ?? config.maxResultBytes }))
 
 /** The resolved options every tool factory receives. */
 export type TerminalToolsConfig = z.output<typeof Config>

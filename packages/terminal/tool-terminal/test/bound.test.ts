@@ -15,9 +15,9 @@ describe('fitResult', () => {
   }
 
   it('returns the whole layout when it fits, with the marker only if the source lost bytes', () => {
-    expect(fitResult({ body: 'hi', trailer: [{ text: '[x]' }] }, 100)).toEqual({ text: 'hi\n[x]', truncated: false })
-    expect(fitResult({ body: 'hi', truncated: true }, 100)).toEqual({ text: `hi\n${TRUNCATION_MARKER}`, truncated: true })
-    expect(fitResult({ head: 'head', body: '' }, 100)).toEqual({ text: 'head', truncated: false })
+    expect(fitResult({ body: 'hi', trailer: [{ text: '[x]' }] }, 100)).toMatchObject({ text: 'hi\n[x]', truncated: false })
+    expect(fitResult({ body: 'hi', truncated: true }, 100)).toMatchObject({ text: `hi\n${TRUNCATION_MARKER}`, truncated: true })
+    expect(fitResult({ head: 'head', body: '' }, 100)).toMatchObject({ text: 'head', truncated: false })
   })
 
   it('keeps the tail of the body and every metadata line, exactly at the cap', () => {

@@ -26,7 +26,22 @@ async function mountError(config: unknown): Promise<string> {
 
 describe('config', () => {
   it('defaults: background enabled, 256 KiB cap, background sends and per-send waits bounded by 10 minutes', () => {
-    expect(Config.parse(undefined)).toEqual({ enableRunInBackground: true, maxResultBytes: 262144, backgroundTimeoutMs: 600_000, maxTimeoutMs: 600_000 })
+    expect(Config.parse(undefined)).toEqual({
+      enableRunInBackground: true,
+      maxResultBytes: 262144,
+      defaultMaxBytes: 262144,
+      foldRepeatedLines: true,
+      backgroundTimeoutMs: 600_000,
+      maxTimeoutMs: 600_000,
+    })
+  })
+
+  it('defaultMaxBytes: the window without maxBytes, at most maxResultBytes, defaulting to it', async () => {
+    expect(Config.parse({ maxResultBytes: 65536 }).defaultMaxBytes).toBe(65536)
+    expect(Config.parse({ defaultMaxBytes: 16384 })).toMatchObject({ defaultMaxBytes: 16384, maxResultBytes: 262144 })
+    expect(() => Config.parse({ maxResultBytes: 4096, defaultMaxBytes: 16384 })).toThrow(/defaultMaxBytes \(16384\) must be at most maxResultBytes \(4096\)/)
+    expect(() => Config.parse({ defaultMaxBytes: 63 })).toThrow(/at least 64 bytes/)
+    await expect(setup({ config: { maxResultBytes: 4096, defaultMaxBytes: 16384 } })).rejects.toThrow(/defaultMaxBytes/)
   })
 
   it('maxTimeoutMs is bounded: 1 s to 24 h, an integer', async () => {
@@ -109,6 +124,7 @@ describe('config', () => {
           waitFor: s,
           timeoutMs: { type: 'integer', default: undefined, enum: undefined },
           idleMs: { type: 'integer', default: undefined, enum: undefined },
+          maxBytes: { type: 'integer', default: undefined, enum: undefined },
           run_in_background: { type: 'boolean', default: undefined, enum: undefined },
         },
         required: ['sessionId', 'text'],
@@ -118,7 +134,9 @@ describe('config', () => {
         properties: {
           sessionId: s,
           offset: { type: 'integer', default: undefined, enum: undefined },
+          fromLine: { type: 'integer', default: undefined, enum: undefined },
           count: { type: 'integer', default: 500, enum: undefined },
+          maxBytes: { type: 'integer', default: undefined, enum: undefined },
         },
         required: ['sessionId'],
         additionalProperties: false,
@@ -142,7 +160,15 @@ describe('config', () => {
   it('enableRunInBackground: false removes the property and its sentence, and refuses a forced argument', async () => {
     const h = await setup({ config: { enableRunInBackground: false } })
     const send = h.root.tools.list().find((tool) => tool.name === 'terminal_send')!
-    expect(Object.keys((send.inputSchema as { properties: object }).properties)).toEqual(['sessionId', 'text', 'submit', 'waitFor', 'timeoutMs', 'idleMs'])
+    expect(Object.keys((send.inputSchema as { properties: object }).properties)).toEqual([
+      'sessionId',
+      'text',
+      'submit',
+      'waitFor',
+      'timeoutMs',
+      'idleMs',
+      'maxBytes',
+    ])
     expect(send.description).not.toContain('run_in_background')
     expect(h.root.tools.renderGuidance()).not.toContain('run_in_background')
     await h.call('terminal_open', { type: 'shell' })
@@ -161,8 +187,9 @@ describe('config', () => {
     expect(terminalGuidance(false).text).not.toContain('run_in_background')
     expect(terminalGuidance(true).text).toContain('a background job ends there, and job_output takes waitFor too')
     expect(terminalGuidance(false).text).not.toContain('job_output')
-    // The input states and waitFor took two lines, no more.
-    expect(terminalGuidance(false).text.split('\n').length).toBe(8)
+    // The input states and waitFor took two lines, shaped results one, no more.
+    expect(terminalGuidance(false).text.split('\n').length).toBe(9)
+    expect(terminalGuidance(false).text).toContain('is the exact call that returns the middle')
   })
 
   it('the input schema states the wait bounds it enforces', async () => {

@@ -146,7 +146,9 @@ describe('results carry the input state as a line and as meta', () => {
       totalLines: 1,
       lineBegin: 1,
       lineEnd: 1,
+      oldestLine: 1,
       input: { kind: 'program', program: { name: 'python3', pid: 4711 } },
+      output: { bytes: 4, lines: 1, shownBytes: 4, foldedLines: 0, omittedLines: 0, omittedBytes: 0 },
       truncated: false,
     })
     session.input = { kind: 'continuation' }

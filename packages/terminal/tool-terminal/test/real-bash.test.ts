@@ -206,6 +206,26 @@ describe('dsh-tool-terminal on a real bash', () => {
     expect(text(await call('terminal_send', { sessionId: 'pty-1', text: 'echo alive' }))).toBe(`echo alive\nalive\n${PROMPT}\n${READY(0)}`)
   })
 
+  it('a long result keeps head and tail; the terminal_read call it names returns exactly the lines in between', async () => {
+    const result = await call('terminal_send', { sessionId: 'pty-1', text: 'seq 1 5000', maxBytes: 2048 })
+    const shaped = text(result)
+    expect(Buffer.byteLength(shaped)).toBeLessThanOrEqual(2048)
+    const lines = shaped.split('\n')
+    expect(lines.slice(0, 3)).toEqual(['seq 1 5000', '1', '2'])
+    const body = lines.slice(0, lines.indexOf('[wait: stdin_read]'))
+    expect(body.slice(-2)).toEqual(['5000', PROMPT])
+    const elision = body.findIndex((line) => line.startsWith('[… '))
+    const named = /^\[… (\d+) lines \([^)]+\) left out; terminal_read (\{.*\}) returns them\]$/.exec(body[elision]!)
+    expect(named).not.toBeNull()
+    const args = JSON.parse(named![2]!) as { fromLine: number; count: number }
+    expect(body.length - 1 + args.count).toBe(5002)
+    const middle = text(await call('terminal_read', args))
+    // seq's line k sits `elision` lines into the viewport's numbering: the echo line is line 0.
+    const expected = Array.from({ length: args.count }, (_, index) => String(elision + index))
+    expect(middle.split('\n').slice(0, args.count)).toEqual(expected)
+    expect(middle).toContain(`[lines: ${args.fromLine}-${args.fromLine + args.count - 1} of `)
+  })
+
   it('lists, closes and forgets the session, leaving no process behind', async () => {
     expect(text(await call('terminal_list'))).toBe(`pty-1 (main) [shell] running pid=${pid} [input: prompt]`)
     expect(text(await call('terminal_close', { sessionId: 'pty-1' }))).toBe('closed terminal session pty-1')

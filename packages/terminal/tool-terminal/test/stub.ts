@@ -155,14 +155,15 @@ export class StubSession implements TerminalBackendSession {
   read(request: TerminalReadRequest): TerminalReadResult {
     this.reads.push({ ...request })
     const total = this.lines.length
-    const offset = request.offset ?? 0
-    const end = Math.max(0, total - offset)
-    const begin = Math.max(0, end - (request.count ?? total))
+    const count = request.count ?? total
+    const end = request.fromLine === undefined ? Math.max(0, total - (request.offset ?? 0)) : Math.min(total, request.fromLine - 1 + count)
+    const begin = request.fromLine === undefined ? Math.max(0, end - count) : Math.min(end, request.fromLine - 1)
     return {
       text: this.lines.slice(begin, end).join('\n'),
       totalLines: total,
+      oldestLine: 1,
       lineBegin: end === begin ? 0 : begin + 1,
-      lineEnd: end,
+      lineEnd: end === begin ? 0 : end,
       truncated: false,
     }
   }

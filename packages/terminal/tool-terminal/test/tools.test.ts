@@ -31,6 +31,7 @@ describe('the six tools against a stub backend: exact texts and meta', () => {
       waitReason: 'stdin_read',
       sessionStatus: { kind: 'running' },
       exitCode: 0,
+      output: { bytes: 11, lines: 1, shownBytes: 11, foldedLines: 0, omittedLines: 0, omittedBytes: 0 },
       truncated: false,
     })
     expect(result.presentation).toEqual({
@@ -87,7 +88,15 @@ describe('the six tools against a stub backend: exact texts and meta', () => {
 
     const older = await h.call('terminal_read', { sessionId: 'pty-1', offset: 590, count: 5 })
     expect(h.text(older)).toBe('line 6\nline 7\nline 8\nline 9\nline 10\n[lines: 6-10 of 600]')
-    expect(older.meta).toEqual({ sessionId: 'pty-1', totalLines: 600, lineBegin: 6, lineEnd: 10, truncated: false })
+    expect(older.meta).toEqual({
+      sessionId: 'pty-1',
+      totalLines: 600,
+      lineBegin: 6,
+      lineEnd: 10,
+      oldestLine: 1,
+      output: { bytes: 35, lines: 5, shownBytes: 35, foldedLines: 0, omittedLines: 0, omittedBytes: 0 },
+      truncated: false,
+    })
     expect(older.presentation.kind).toBe('read')
 
     session.lines = []

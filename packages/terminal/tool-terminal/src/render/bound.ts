@@ -1,4 +1,4 @@
-import { textContent, truncateUtf8Head, truncateUtf8Tail, utf8ByteLength, type FittedText, type ToolContent } from 'dsh-tools'
+import { type FittedText, type OutputShape, shapeOutput, textContent, type ToolContent, truncateUtf8Head, truncateUtf8Tail, utf8ByteLength } from 'dsh-tools'
 
 /** The one line that tells the model a result lost bytes; it appears at most once, always last. */
 export const TRUNCATION_MARKER = '[output truncated]'
@@ -22,8 +22,17 @@ export interface ResultLayout {
   head?: string
   /** A shorter head that still carries the ids, used when the cap cannot hold the full one. */
   compactHead?: string
-  /** Terminal output; under a cap only its tail survives. An empty body takes no line. */
+  /**
+   * Terminal output. Runs of identical lines fold; under a cap its head and tail survive around one
+   * line that says what was left out. An empty body takes no line (or shows `emptyBody`).
+   */
   body: string
+  /** Shown instead of an empty body, e.g. `(no new output)`; not output, so it is never counted. */
+  emptyBody?: string
+  /** Absolute scrollback number of the body's first line, so an elision can name where its lines are. */
+  bodyFirstLine?: number
+  /** The call that returns scrollback lines `fromLine … fromLine+count−1` (`bytes` in all), quoted in an elision line. */
+  readCall?: (fromLine: number, count: number, bytes: number) => string
   /**
    * Output printed before `body` that no earlier result showed; rendered first under
    * {@link EARLIER_MARKER}. Under a cap `body` keeps priority: this gets only the bytes left, its tail.
@@ -35,18 +44,61 @@ export interface ResultLayout {
   truncated?: boolean
 }
 
+/** How output bodies are shaped besides the byte cap (results without it keep their body's tail). */
+export interface ShapingOptions {
+  /** Fold runs of identical lines (the config's `foldRepeatedLines`). */
+  foldRepeats: boolean
+}
+
+/** A fitted result and how its output was shaped, for the result's meta. */
+export interface FittedResult extends FittedText {
+  /** The body as shaped: its size in lines and bytes and what was folded or left out. */
+  output: OutputShape
+  /** The earlier output as shaped, when the layout had some. */
+  earlier?: OutputShape
+}
+
+/** Large enough that nothing is ever cut: shaping with it only folds. */
+const UNBOUNDED = Number.MAX_SAFE_INTEGER
+
+/** The shape of no output at all (an empty body shown as its placeholder counts as nothing). */
+const NOTHING: OutputShape = { text: '', lines: 0, bytes: 0, shownBytes: 0, omittedLines: 0, omittedBytes: 0, foldedLines: 0, truncated: false }
+
 /**
- * Render a layout within `maxBytes` UTF-8 bytes: head, the tail of the body, the trailer, then
- * exactly one {@link TRUNCATION_MARKER} when anything was lost. Under a cap the body shrinks first;
- * when the metadata alone is too big, optional lines go, then the head becomes its compact form, and
- * only then is the metadata itself cut (keeping its beginning, where the ids are).
+ * Render a layout within `maxBytes` UTF-8 bytes: head, the (earlier output and) body, the trailer,
+ * then exactly one {@link TRUNCATION_MARKER} when anything was lost. With `shaping` (program output)
+ * bodies fold repeated lines, and under a cap keep their head and tail around one elision line
+ * (naming the read call for the middle when the lines are numbered); without it a body under a cap
+ * keeps its tail. When the metadata alone is too big, optional lines go,
+ * then the head becomes its compact form, and only then is the metadata itself cut (keeping its
+ * beginning, where the ids are).
  */
-export function fitResult(layout: ResultLayout, maxBytes: number): FittedText {
+export function fitResult(layout: ResultLayout, maxBytes: number, shaping?: ShapingOptions): FittedResult {
   const lines = layout.trailer ?? []
   const truncated = layout.truncated === true
-  const earlier = layout.earlier ?? ''
-  const whole = compose(layout.head, withEarlier(earlier, layout.body), lines, truncated)
-  if (utf8ByteLength(whole) <= maxBytes) return { text: whole, truncated }
+  const placeholder = layout.body === '' && layout.emptyBody !== undefined
+  const bodySource = placeholder ? (layout.emptyBody as string) : layout.body
+  const numbered = !placeholder && layout.bodyFirstLine !== undefined
+  const shapeBody = (budget: number) =>
+    shaping
+      ? shapeOutput(bodySource, {
+          maxBytes: budget,
+          foldRepeats: shaping.foldRepeats,
+          ...(numbered ? { firstLine: layout.bodyFirstLine } : {}),
+          ...(numbered && layout.readCall ? { readCall: layout.readCall } : {}),
+        })
+      : tailOf(bodySource, budget)
+  const shapeEarlier = (budget: number) =>
+    shaping ? shapeOutput(layout.earlier ?? '', { maxBytes: budget, foldRepeats: shaping.foldRepeats }) : tailOf(layout.earlier ?? '', budget)
+  const result = (text: string, lost: boolean, body: OutputShape, earlier: OutputShape | undefined): FittedResult => {
+    const output = placeholder ? NOTHING : body
+    return earlier && layout.earlier ? { text, truncated: lost, output, earlier } : { text, truncated: lost, output }
+  }
+
+  const folded = shapeBody(UNBOUNDED)
+  const foldedEarlier = layout.earlier ? shapeEarlier(UNBOUNDED) : undefined
+  const whole = compose(layout.head, withEarlier(foldedEarlier?.text ?? '', folded.text), lines, truncated)
+  if (utf8ByteLength(whole) <= maxBytes) return result(whole, truncated, folded, foldedEarlier)
 
   const required = lines.filter((line) => !line.optional)
   const attempts: [string | undefined, readonly MetaLine[]][] = [[layout.head, lines]]
@@ -57,17 +109,36 @@ export function fitResult(layout: ResultLayout, maxBytes: number): FittedText {
     if (fixed > maxBytes) continue
     // The body sits between head and trailer and costs one separating newline.
     const budget = maxBytes - fixed - 1
-    const body = budget > 0 ? truncateUtf8Tail(layout.body, budget) : ''
-    // Earlier output gets what the newest output left: its marker line, a newline each side, its tail.
-    const room = budget - utf8ByteLength(body) - utf8ByteLength(EARLIER_MARKER) - 2
-    const older = earlier !== '' && body !== '' && room > 0 ? truncateUtf8Tail(earlier, room) : ''
-    return { text: compose(head, withEarlier(older, body), kept, true), truncated: true }
+    const body = shapeBody(Math.max(0, budget))
+    // Earlier output gets what the newest output left: its marker line, a newline each side.
+    const room = budget - body.shownBytes - utf8ByteLength(EARLIER_MARKER) - 2
+    const older = layout.earlier ? shapeEarlier(body.text !== '' && room > 0 ? room : 0) : undefined
+    return result(compose(head, withEarlier(older?.text ?? '', body.text), kept, true), true, body, older)
   }
 
   const separator = `\n${TRUNCATION_MARKER}`
   const metadata = compose(layout.compactHead ?? layout.head, '', required, false)
   const room = Math.max(0, maxBytes - utf8ByteLength(separator))
-  return { text: truncateUtf8Head(metadata, room) + separator, truncated: true }
+  return result(truncateUtf8Head(metadata, room) + separator, true, shapeBody(0), layout.earlier ? shapeEarlier(0) : undefined)
+}
+
+/** Without shaping (results that are not program output: a list, an acknowledgement), a body keeps its tail. */
+function tailOf(text: string, budget: number): OutputShape {
+  const bytes = utf8ByteLength(text)
+  const kept = budget >= bytes ? text : truncateUtf8Tail(text, budget)
+  const shownBytes = kept === text ? bytes : utf8ByteLength(kept)
+  const lines = text === '' ? 0 : text.split('\n').length
+  const shownLines = kept === '' ? 0 : kept.split('\n').length
+  return {
+    text: kept,
+    lines,
+    bytes,
+    shownBytes,
+    foldedLines: 0,
+    omittedLines: lines - shownLines,
+    omittedBytes: bytes - shownBytes,
+    truncated: shownBytes < bytes,
+  }
 }
 
 /**

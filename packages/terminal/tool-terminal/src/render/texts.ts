@@ -144,20 +144,58 @@ export function openLayout(opened: TerminalSpawnResult): ResultLayout {
 }
 
 /**
+ * The terminal_read call that returns scrollback lines `fromLine … fromLine+count−1` of a session,
+ * as an elision line quotes it: `terminal_read {"sessionId":"pty-1","fromLine":21,"count":500}`,
+ * with `maxBytes` when the lines need a larger window than the default.
+ */
+export function readCallText(sessionId: string, fromLine: number, count: number, maxBytes?: number): string {
+  return `terminal_read ${JSON.stringify(maxBytes === undefined ? { sessionId, fromLine, count } : { sessionId, fromLine, count, maxBytes })}`
+}
+
+/** Bytes a read page adds around its lines: `[lines: …]`, `[input: …]` and the truncation marker. */
+export const READ_PAGE_OVERHEAD_BYTES = 512
+
+/** Where a result's left-out lines can be read back: the session and the windows a read may ask for. */
+export interface ReadBack {
+  sessionId: string
+  /** The window a read gets without `maxBytes` (`defaultMaxBytes`). */
+  windowBytes: number
+  /** The largest `maxBytes` a read may ask for (`maxResultBytes`). */
+  maxResultBytes: number
+}
+
+/**
+ * The read call for lines of `back.sessionId`: when the left-out lines (`bytes`) need more than the
+ * default window, it asks for one that holds them (up to `maxResultBytes`; a larger middle comes
+ * back shaped again, naming the next call).
+ */
+function readCallFor(back: ReadBack): (fromLine: number, count: number, bytes: number) => string {
+  return (fromLine, count, bytes) => {
+    const needed = bytes + READ_PAGE_OVERHEAD_BYTES
+    return readCallText(back.sessionId, fromLine, count, needed > back.windowBytes ? Math.min(needed, back.maxResultBytes) : undefined)
+  }
+}
+
+/**
  * Earlier output first, under `[earlier output, printed after the previous result]` (what the
  * session printed between the previous result and this send), then `<viewport or (no new output)>`,
  * `[wait: <reason>]`, `[match: <line>]` when `waitFor` matched, `[input: …]` when the backend
  * said what the terminal waits for, `[exit: <n>]` when the backend saw this send's command end
  * (never an earlier one's), `[session: <status>]`, and the truncation marker when this result lost
  * bytes. Match, input and exit lines are optional: a tiny cap drops them before cutting the rest.
+ * With `back` and the backend's `firstLine`, an elided middle names the terminal_read call for it.
  */
-export function sendLayout(result: TerminalSendResult): ResultLayout {
+export function sendLayout(result: TerminalSendResult, back?: ReadBack): ResultLayout {
   const trailer: MetaLine[] = [{ text: `[wait: ${result.waitReason}]` }]
   if (result.match) trailer.push({ text: matchLine(result.match), optional: true })
   if (result.input) trailer.push({ text: inputLine(result.input), optional: true })
   if (typeof result.exitCode === 'number') trailer.push({ text: `[exit: ${result.exitCode}]`, optional: true })
   trailer.push({ text: `[session: ${statusText(result.sessionStatus)}]` })
-  const layout: ResultLayout = { body: result.viewport === '' ? NO_NEW_OUTPUT : result.viewport, trailer, truncated: result.truncated }
+  const layout: ResultLayout = { body: result.viewport, emptyBody: NO_NEW_OUTPUT, trailer, truncated: result.truncated }
+  if (back && result.firstLine !== undefined) {
+    layout.bodyFirstLine = result.firstLine
+    layout.readCall = readCallFor(back)
+  }
   if (result.earlierOutput) {
     layout.earlier = result.earlierOutput
     if (result.earlierTruncated) layout.truncated = true
@@ -166,13 +204,21 @@ export function sendLayout(result: TerminalSendResult): ResultLayout {
 }
 
 /**
- * `<page text>` then `[lines: <begin>-<end> of <total>]`, then `[input: …]` when known (optional
- * under a tiny cap), and the marker when the page lost bytes.
+ * `<page text or (no output)>` then `[lines: <begin>-<end> of <total>]` (absolute line numbers,
+ * plus `, lines before <n> are no longer kept` once the scrollback dropped some), then `[input: …]`
+ * when known (optional under a tiny cap), and the marker when the page lost bytes. With `back` an
+ * elided middle names the terminal_read call that returns it.
  */
-export function readLayout(page: TerminalReadResult, input?: TerminalInputState): ResultLayout {
-  const trailer: MetaLine[] = [{ text: `[lines: ${page.lineBegin}-${page.lineEnd} of ${page.totalLines}]` }]
+export function readLayout(page: TerminalReadResult, input?: TerminalInputState, back?: ReadBack): ResultLayout {
+  const gone = page.oldestLine > 1 ? `, lines before ${page.oldestLine} are no longer kept` : ''
+  const trailer: MetaLine[] = [{ text: `[lines: ${page.lineBegin}-${page.lineEnd} of ${page.totalLines}${gone}]` }]
   if (input) trailer.push({ text: inputLine(input), optional: true })
-  return { body: page.text === '' ? NO_OUTPUT : page.text, trailer, truncated: page.truncated }
+  const layout: ResultLayout = { body: page.text, emptyBody: NO_OUTPUT, trailer, truncated: page.truncated }
+  if (back && page.text !== '') {
+    layout.bodyFirstLine = page.lineBegin
+    layout.readCall = readCallFor(back)
+  }
+  return layout
 }
 
 /** `delivered SIGINT to foreground process group 4242`. */

@@ -7,7 +7,7 @@ import { explainBusy } from '../busy-sessions'
 import type { TerminalToolsConfig } from '../config'
 import { jobsUnavailable, sendCancelled } from '../errors'
 import { backgroundText, inputMeta, sendLayout } from '../render/texts'
-import { finalizeWith, fittedOutput, sessionIdParam, toSessionId, type ToolDeps } from './shared'
+import { finalizeWith, fittedOutput, maxBytesParam, sessionIdParam, toSessionId, type ToolDeps } from './shared'
 
 /** How long a cancelled foreground call waits for the backend to settle the interrupted send. */
 export const CANCEL_GRACE_MS = 2000
@@ -34,7 +34,10 @@ function millisParam(key: string, max: number, bound: string) {
 }
 
 /** The options `sendParameters` reads. */
-export type SendParameterOptions = Pick<TerminalToolsConfig, 'enableRunInBackground' | 'maxTimeoutMs' | 'backgroundTimeoutMs'>
+export type SendParameterOptions = Pick<
+  TerminalToolsConfig,
+  'enableRunInBackground' | 'maxTimeoutMs' | 'backgroundTimeoutMs' | 'maxResultBytes' | 'defaultMaxBytes'
+>
 
 /**
  * Parameters of terminal_send; `run_in_background` exists only when background sends are enabled.
@@ -70,6 +73,7 @@ export function sendParameters(options: SendParameterOptions) {
       `Output silence that ends the wait as inferred_idle, in ms (1 to ${maxTimeoutMs}; default: the terminal's own). ` +
         'Raise it for a command that is quiet for long stretches.',
     ),
+    maxBytes: maxBytesParam(options),
   }
   if (!options.enableRunInBackground) return z.strictObject(shape)
   return z
@@ -81,6 +85,13 @@ export function sendParameters(options: SendParameterOptions) {
         .describe('Return at once with a job id instead of waiting; follow the job with job_output and stop it with job_kill (SIGINT).'),
     })
     .superRefine((args, issues) => {
+      if (args.run_in_background === true && args.maxBytes !== undefined) {
+        issues.addIssue({
+          code: 'custom',
+          path: ['maxBytes'],
+          message: 'maxBytes sizes the result of this call; a background send returns a job id, so give maxBytes to job_output instead',
+        })
+      }
       // The field's own bound is the background one (above it, the field already said so); a
       // foreground send is held to maxTimeoutMs.
       const timeoutMs = args.timeoutMs
@@ -103,6 +114,7 @@ type SendArgs = {
   waitFor?: string
   timeoutMs?: number
   idleMs?: number
+  maxBytes?: number
 }
 
 /** The wait options of a call as the service takes them; only the ones the model gave. */
@@ -186,7 +198,8 @@ async function sendInForeground(
   if (typeof result.exitCode === 'number') meta.exitCode = result.exitCode
   if (result.input) meta.input = inputMeta(result.input)
   if (result.match) meta.match = { text: result.match.text, line: result.match.line }
-  return fittedOutput(sendLayout(result), config.maxResultBytes, meta)
+  const back = { sessionId, windowBytes: config.defaultMaxBytes, maxResultBytes: config.maxResultBytes }
+  return fittedOutput(sendLayout(result, back), args.maxBytes ?? config.defaultMaxBytes, meta, { foldRepeats: config.foldRepeatedLines })
 }
 
 /**

@@ -1,11 +1,11 @@
 import type { Context } from '@deepseek-ai/cordis'
 import type { Agent } from 'dsh-agent'
 import { asTerminalSessionId, type TerminalInputState, type TerminalSessionId } from 'dsh-terminal'
-import type { ToolContent, ToolOutput } from 'dsh-tools'
+import type { OutputShape, ToolContent, ToolOutput } from 'dsh-tools'
 import { z } from 'zod'
 import type { BackgroundHolders } from '../busy-sessions'
-import type { TerminalToolsConfig } from '../config'
-import { boundContent, fitResult, type ResultLayout } from '../render/bound'
+import { MIN_RESULT_BYTES, type TerminalToolsConfig } from '../config'
+import { boundContent, fitResult, type ResultLayout, type ShapingOptions } from '../render/bound'
 
 /** What every tool factory needs: the plugin context (services read at call time), the config and shared state. */
 export interface ToolDeps {
@@ -26,10 +26,55 @@ export function toSessionId(value: string): TerminalSessionId {
   return asTerminalSessionId(value)
 }
 
-/** A fitted result: one text block within the cap, with `truncated` in the structured meta. */
-export function fittedOutput(layout: ResultLayout, maxBytes: number, meta: Record<string, unknown>): ToolOutput {
-  const fitted = fitResult(layout, maxBytes)
-  return { content: [{ type: 'text', text: fitted.text }], meta: { ...meta, truncated: fitted.truncated } }
+/**
+ * A fitted result: one text block within the cap, with `truncated` in the structured meta. Output
+ * results (send, read) pass `shaping`: their bodies fold repeated lines, and the meta then says how
+ * big the output was and what was left out (`output`, and `earlierOutput` when there was some).
+ */
+export function fittedOutput(layout: ResultLayout, maxBytes: number, meta: Record<string, unknown>, shaping?: ShapingOptions): ToolOutput {
+  const fitted = fitResult(layout, maxBytes, shaping)
+  const sizes: Record<string, unknown> = {}
+  if (shaping) {
+    sizes.output = outputMeta(fitted.output)
+    if (fitted.earlier) sizes.earlierOutput = outputMeta(fitted.earlier)
+  }
+  return { content: [{ type: 'text', text: fitted.text }], meta: { ...meta, ...sizes, truncated: fitted.truncated } }
+}
+
+/** The size of one shaped output for `meta`: bytes and lines in total, shown, folded and left out. */
+export interface OutputSizeMeta {
+  bytes: number
+  lines: number
+  shownBytes: number
+  foldedLines: number
+  omittedLines: number
+  omittedBytes: number
+  /** The left-out lines by absolute scrollback number, when they are numbered (terminal_read `fromLine`/`count`). */
+  omitted?: { fromLine: number; count: number }
+}
+
+function outputMeta(shape: OutputShape): OutputSizeMeta {
+  const { bytes, lines, shownBytes, foldedLines, omittedLines, omittedBytes, omitted } = shape
+  const sizes: OutputSizeMeta = { bytes, lines, shownBytes, foldedLines, omittedLines, omittedBytes }
+  if (omitted) sizes.omitted = { ...omitted }
+  return sizes
+}
+
+/**
+ * The `maxBytes` parameter of an output tool: from {@link MIN_RESULT_BYTES} to the configured
+ * `maxResultBytes`; without it the result gets `defaultMaxBytes`.
+ */
+export function maxBytesParam(config: Pick<TerminalToolsConfig, 'maxResultBytes' | 'defaultMaxBytes'>) {
+  return z
+    .number()
+    .int('maxBytes must be an integer number of bytes')
+    .min(MIN_RESULT_BYTES, `maxBytes must be at least ${MIN_RESULT_BYTES} bytes`)
+    .max(config.maxResultBytes, `maxBytes must be at most ${config.maxResultBytes} bytes (maxResultBytes)`)
+    .optional()
+    .describe(
+      `UTF-8 bytes this result may take (${MIN_RESULT_BYTES} to ${config.maxResultBytes}; default ${config.defaultMaxBytes}). ` +
+        'Longer output keeps its head and tail; the line between them says what was left out and which terminal_read call returns it.',
+    )
 }
 
 /** The `finalizeContent` of every terminal tool: the last-mile cap on whatever reaches the model. */
