@@ -24,10 +24,11 @@ export function foldLine(repeats: number): string {
 
 /**
  * Fold each run of k ≥ 2 identical lines into the line and a {@link foldLine} for the k − 1 repeats,
- * only where that saves bytes. The last line (the cursor's) is never part of a run. `lineBytes[i]`
- * is the UTF-8 size of `lines[i]`, measured once by the caller. With `fold` false every line stays.
+ * only where that saves bytes. The last line (the cursor's) is never part of a run, nor does a run
+ * cross input line `barrier` and the next. `lineBytes[i]` is the UTF-8 size of `lines[i]`, measured
+ * once by the caller. With `fold` false every line stays.
  */
-export function foldRepeatedLines(lines: readonly string[], lineBytes: readonly number[], fold: boolean): FoldedLines {
+export function foldRepeatedLines(lines: readonly string[], lineBytes: readonly number[], fold: boolean, barrier?: number): FoldedLines {
   const folded: FoldedLines = { texts: [], bytes: [], starts: [], folds: [], foldedLines: 0 }
   const push = (text: string, bytes: number, start: number, isFold: boolean) => {
     folded.texts.push(text)
@@ -41,7 +42,9 @@ export function foldRepeatedLines(lines: readonly string[], lineBytes: readonly 
     const line = lines[index]!
     const bytes = lineBytes[index]!
     let end = index + 1
-    if (fold) while (end < last && lines[end] === line) end++
+    // A run never crosses the barrier (lines missing after it would be hidden inside the fold).
+    const limit = barrier !== undefined && index <= barrier ? Math.min(barrier + 1, last) : last
+    if (fold) while (end < limit && lines[end] === line) end++
     const repeats = end - index - 1
     const marker = repeats > 0 ? foldLine(repeats) : ''
     const markerBytes = repeats > 0 ? utf8ByteLength(marker) : 0

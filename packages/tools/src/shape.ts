@@ -17,6 +17,19 @@ export interface OutputShapeOptions {
    * Used only with firstLine.
    */
   readCall?: (fromLine: number, count: number, bytes: number) => string
+  /**
+   * Lines missing from `text` after its line `after` (0-based, before its last line), e.g. dropped by
+   * an upstream byte bound between a kept head and a kept tail: `lines` of them, `bytes` UTF-8 bytes
+   * with their newlines. They are always left out (inside the one elision) and counted in every size.
+   */
+  gap?: OutputGap
+}
+
+/** Lines missing from a shaped text (see {@link OutputShapeOptions.gap}). */
+export interface OutputGap {
+  after: number
+  lines: number
+  bytes: number
 }
 
 /** A shaped output and what it left out. */
@@ -50,6 +63,8 @@ type DescribeElision = (from: number, count: number, bytes: number) => string
 /** The input split once and measured once, shared by every step. */
 interface MeasuredText {
   text: string
+  /** Lines missing after one of `lines`, counted in `bytes` and in every count of left-out lines. */
+  gap: OutputGap | undefined
   lines: string[]
   lineBytes: number[]
   /** `offsets[i]`: UTF-8 bytes of lines 0 … i−1, newlines not included. */
@@ -77,22 +92,37 @@ export function shapeOutput(text: string, options: OutputShapeOptions): OutputSh
   if (firstLine !== undefined && !(Number.isSafeInteger(firstLine) && firstLine >= 0)) {
     throw new RangeError(`firstLine must be a non-negative integer, got ${firstLine}`)
   }
-  const measured = measure(text)
-  const unchanged = { lines: measured.lines.length, bytes: measured.bytes, omittedLines: 0, omittedBytes: 0, truncated: false }
+  const measured = measure(text, checkedGap(options.gap, text))
+  const unchanged = { lines: lineCount(measured), bytes: measured.bytes, omittedLines: 0, omittedBytes: 0, truncated: false }
   const fold = options.foldRepeats !== false
-  if (!fold && measured.bytes <= maxBytes) return { ...unchanged, text, shownBytes: measured.bytes, foldedLines: 0 }
+  const gap = measured.gap
+  if (!gap && !fold && measured.bytes <= maxBytes) return { ...unchanged, text, shownBytes: measured.bytes, foldedLines: 0 }
 
   // Repeats fold whether or not the text fits: a run of identical lines costs a model tokens either way.
-  const folded = foldRepeatedLines(measured.lines, measured.lineBytes, fold)
+  const folded = foldRepeatedLines(measured.lines, measured.lineBytes, fold, gap?.after)
   const foldedBytes = folded.bytes.reduce((sum, bytes) => sum + bytes, folded.texts.length - 1)
-  if (foldedBytes <= maxBytes) {
+  if (!gap && foldedBytes <= maxBytes) {
     return { ...unchanged, text: folded.texts.join('\n'), shownBytes: foldedBytes, foldedLines: folded.foldedLines }
   }
 
+  const split = gap ? folded.starts.findIndex((start) => start > gap.after) : undefined
   const layout =
-    (firstLine !== undefined && options.readCall && fitElision(folded, measured, maxBytes, describeWithCall(firstLine, options.readCall))) ||
-    fitElision(folded, measured, maxBytes, describePlain)
+    (firstLine !== undefined && options.readCall && fitElision(folded, measured, maxBytes, describeWithCall(firstLine, options.readCall), split)) ||
+    fitElision(folded, measured, maxBytes, describePlain, split)
   return layout ? elidedShape(measured, folded, layout, firstLine) : tailShape(measured, maxBytes, firstLine)
+}
+
+function checkedGap(gap: OutputGap | undefined, text: string): OutputGap | undefined {
+  if (gap === undefined) return undefined
+  const { after, lines, bytes } = gap
+  if (![after, lines, bytes].every((value) => Number.isSafeInteger(value) && value >= 0)) {
+    throw new RangeError(`gap must hold non-negative integers, got ${JSON.stringify(gap)}`)
+  }
+  let newlines = 0
+  for (let at = text.indexOf('\n'); at >= 0 && newlines <= after; at = text.indexOf('\n', at + 1)) newlines++
+  if (after >= newlines) throw new RangeError(`gap.after (${after}) must be a line before the text's last line`)
+  // A gap of nothing leaves nothing out: the text is shaped as it is.
+  return lines === 0 && bytes === 0 ? undefined : gap
 }
 
 function checkedBudget(maxBytes: number): number {
@@ -102,12 +132,12 @@ function checkedBudget(maxBytes: number): number {
   return Math.floor(maxBytes)
 }
 
-function measure(text: string): MeasuredText {
+function measure(text: string, gap: OutputGap | undefined): MeasuredText {
   const lines = text.split('\n')
   const lineBytes = lines.map(utf8ByteLength)
   const offsets = new Float64Array(lines.length + 1)
   for (let index = 0; index < lines.length; index++) offsets[index + 1] = offsets[index]! + lineBytes[index]!
-  return { text, lines, lineBytes, offsets, bytes: offsets[lines.length]! + lines.length - 1 }
+  return { text, gap, lines, lineBytes, offsets, bytes: offsets[lines.length]! + lines.length - 1 + (gap?.bytes ?? 0) }
 }
 
 function describePlain(_from: number, count: number, bytes: number): string {
@@ -132,15 +162,17 @@ function linesLeftOut(count: number, bytes: number): string {
  * byte), grow the reserve to the line's size until the line fits, then shrink it while the line still
  * fits. Undefined when no window fits, or no size settles within a few tries.
  */
-function fitElision(folded: FoldedLines, measured: MeasuredText, maxBytes: number, describe: DescribeElision): ElidedLayout | undefined {
+function fitElision(folded: FoldedLines, measured: MeasuredText, maxBytes: number, describe: DescribeElision, split?: number): ElidedLayout | undefined {
   let reserve = utf8ByteLength(describe(0, 1, 1))
   let best: ElidedLayout | undefined
   for (let attempt = 0; attempt < MAX_ELISION_ATTEMPTS; attempt++) {
-    const window = selectHeadTail(folded, maxBytes - reserve)
+    const window = selectHeadTail(folded, maxBytes - reserve, split)
     if (!window) return best
     const from = folded.starts[window.head]!
-    const count = folded.starts[window.tailStart]! - from
-    const elidedBytes = measured.offsets[from + count]! - measured.offsets[from]! + count
+    const inputCount = folded.starts[window.tailStart]! - from
+    const gap = measured.gap
+    const count = inputCount + (gap?.lines ?? 0)
+    const elidedBytes = measured.offsets[from + inputCount]! - measured.offsets[from]! + inputCount + (gap?.bytes ?? 0)
     const elision = describe(from, count, elidedBytes)
     const elisionBytes = utf8ByteLength(elision)
     if (elisionBytes > reserve) {
@@ -163,7 +195,7 @@ function elidedShape(measured: MeasuredText, folded: FoldedLines, layout: Elided
   const cutBytes = measured.lineBytes[measured.lines.length - 1]! - utf8ByteLength(window.lastText)
   return {
     text,
-    lines: measured.lines.length,
+    lines: lineCount(measured),
     bytes: measured.bytes,
     shownBytes: utf8ByteLength(text),
     omittedLines: count,
@@ -172,6 +204,11 @@ function elidedShape(measured: MeasuredText, folded: FoldedLines, layout: Elided
     ...(firstLine === undefined ? {} : { omitted: { fromLine: firstLine + from, count } }),
     truncated: true,
   }
+}
+
+/** Lines of the output: the text's, plus the lines missing from it. */
+function lineCount(measured: MeasuredText): number {
+  return measured.lines.length + (measured.gap?.lines ?? 0)
 }
 
 /** Input lines the fold lines among slots `[start, end)` stand for. */
@@ -186,15 +223,18 @@ function foldedIn(folded: FoldedLines, start: number, end: number): number {
  * shown when it keeps a byte of its input line, or when that input line is empty (nothing of it is lost).
  */
 function tailShape(measured: MeasuredText, maxBytes: number, firstLine: number | undefined): OutputShape {
-  const text = truncateUtf8Tail(measured.text, maxBytes)
+  // With lines missing, only what follows them can be a tail: the missing lines are always left out.
+  const gap = measured.gap
+  const source = gap ? measured.lines.slice(gap.after + 1).join('\n') : measured.text
+  const text = truncateUtf8Tail(source, maxBytes)
   const keptLines = text.split('\n')
   const firstKept = measured.lines.length - keptLines.length
   const shownLines = keptLines[0] === '' && measured.lines[firstKept] !== '' ? keptLines.length - 1 : keptLines.length
-  const omittedLines = measured.lines.length - shownLines
+  const omittedLines = lineCount(measured) - shownLines
   const shownBytes = utf8ByteLength(text)
   return {
     text,
-    lines: measured.lines.length,
+    lines: lineCount(measured),
     bytes: measured.bytes,
     shownBytes,
     omittedLines,
