@@ -125,6 +125,29 @@ export interface TerminalSendResult {
   /** {@link TerminalSendResult.firstLine} for {@link TerminalSendResult.earlierOutput}: the same mapping, or absent. */
   earlierFirstLine?: number
   /**
+   * The beginning of this send's output when the viewport lost it to the backend's byte bound:
+   * whole lines from the send's start (the first may be only the part after the prompt), and what
+   * was lost between them and the viewport. The output is exactly `text`, a newline, `gapBytes`
+   * lost bytes, then the viewport: every line is in one place once, so when the viewport still has
+   * (part of) a line the head captured, `text` ends before it and `gapLines` is 0. Absent when the
+   * viewport lost no whole line (it holds the whole output, or lost only part of its first line),
+   * when the output's first line alone exceeds the head bound, and once a `readOutput()` delta took
+   * output (the result then starts where the reads stopped).
+   */
+  outputHead?: {
+    /** Whole lines joined by "\n", at most the backend's head bound in UTF-8 bytes (no trailing newline). */
+    text: string
+    /** Absolute, 1-based scrollback number of its first line, when known (same rules as `firstLine`). */
+    firstLine?: number
+    /** Lines neither in `text` nor in the viewport (whole lines dropped in between). */
+    gapLines: number
+    /**
+     * UTF-8 bytes lost in between, newlines included (a viewport first line that lost its own head
+     * counts its lost part here); the newline that ends `text` is not counted.
+     */
+    gapBytes: number
+  }
+  /**
    * Exit status of what this send ran, interrupted or (empty send) waited for, seen ending during this
    * send (e.g. from a prompt marker); absent otherwise, never an earlier command's.
    */

@@ -1,4 +1,4 @@
-import { asTerminalSessionId, type TerminalSessionId } from 'dsh-terminal'
+import { asTerminalSessionId, type TerminalSendResult, type TerminalSessionId } from 'dsh-terminal'
 import { describe, expect, it } from 'vitest'
 import { Deferred, flush, outcome, setup, StubBackend, summary, thrown } from './helpers'
 
@@ -38,6 +38,22 @@ describe('send reservation', () => {
       { text: 'ls', submit: false },
     ])
     expect(typeof second.cancel).toBe('function')
+  })
+
+  it("hands the backend's result through unchanged, outputHead included", async () => {
+    const { h, alice, sessionId, session } = await opened()
+    const send = h.terminals.startSend(alice, sessionId, { text: 'seq 1 300000', submit: true })
+    const result: TerminalSendResult = {
+      viewport: '299999\n300000\ndsh> ',
+      waitReason: 'stdin_read',
+      sessionStatus: { kind: 'running' },
+      truncated: true,
+      firstLine: 299_001,
+      outputHead: { text: 'seq 1 300000\n1\n2', firstLine: 7, gapLines: 298_991, gapBytes: 1_958_880 },
+      exitCode: 0,
+    }
+    session.sends[0]!.result.resolve(result)
+    expect(await send.done).toEqual(result)
   })
 
   it('a failed send releases the reservation too', async () => {

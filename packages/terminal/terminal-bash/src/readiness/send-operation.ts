@@ -1,7 +1,7 @@
 import type { ForegroundFacts } from 'dsh-subprocess'
 import type { TerminalInputState, TerminalSendOperation, TerminalSendRead, TerminalSendResult } from 'dsh-terminal'
 import { lookAtInput, markedInput, ownsPrompt } from '../input/input-state'
-import { type SanitizedChunk, SendOutputBuffer } from '../output/index'
+import { type SanitizedChunk, SendOutputBuffer, type SendOutputHead } from '../output/index'
 import { type EvidenceRules, type ProbeSample, type ReadinessProof, ReadinessEvidence } from './evidence'
 import { ForegroundProber, type ProbeTarget } from './foreground-prober'
 import { SendBaselines } from './send-baselines'
@@ -473,6 +473,7 @@ export class SendOperation implements TerminalSendOperation {
       const result: TerminalSendResult = { viewport, waitReason: ending.reason, sessionStatus: this.#host.status(), truncated }
       // The output layer numbers lines from 0, results from 1 (as reads do).
       if (settled?.firstLine !== undefined) result.firstLine = settled.firstLine + 1
+      if (settled?.head) result.outputHead = outputHead(settled.head)
       if (input) result.input = input
       if (ending.match) result.match = ending.match
       // Only a marker that arrived after this send acted carries the status of what it ran, interrupted
@@ -496,6 +497,12 @@ export class SendOperation implements TerminalSendOperation {
   #releaseIfDone(): void {
     if (this.#phase === 'settled' && !this.#interruption) this.#resolveReleased()
   }
+}
+
+/** A result's view of the output layer's head: the same, its line numbered from 1 as reads are. */
+function outputHead(head: SendOutputHead): NonNullable<TerminalSendResult['outputHead']> {
+  const { text, firstLine, gapLines, gapBytes } = head
+  return firstLine === undefined ? { text, gapLines, gapBytes } : { text, firstLine: firstLine + 1, gapLines, gapBytes }
 }
 
 /** Lines the input occupies once echoed: one, plus one per line break before its final Enter. */
