@@ -94,6 +94,37 @@ describe('a long send result: head, tail and the way back', () => {
     expect(JSON.parse(next![3]!).fromLine).toBeGreaterThan(args.fromLine)
   })
 
+  it("the output's beginning, kept apart by the backend, leads the result; the lines it lost are inside the elision", async () => {
+    const all = ['seq 1 5000', ...Array.from({ length: 5000 }, (_, index) => String(index + 1)), 'dsh> ']
+    const headLines = all.slice(0, 300)
+    const tailLines = all.slice(4000)
+    const lost = all.slice(300, 4000)
+    const h = await setup({ config: { defaultMaxBytes: 2048 } })
+    await h.call('terminal_open', { type: 'shell' })
+    const session = h.backend.session('pty-1')
+    session.lines = ['earlier 1', 'earlier 2', ...all]
+    session.replies.push({
+      viewport: tailLines.join('\n'),
+      firstLine: 3 + 4000,
+      truncated: true,
+      waitReason: 'stdin_read',
+      outputHead: { text: headLines.join('\n'), firstLine: 3, gapLines: lost.length, gapBytes: utf8ByteLength(lost.join('\n')) + 1 },
+    })
+    const result = await h.call('terminal_send', { sessionId: 'pty-1', text: 'seq 1 5000' })
+    const text = h.text(result)
+    expect(utf8ByteLength(text)).toBeLessThanOrEqual(2048)
+    const body = bodyOf(text)
+    expect(body.slice(0, 3)).toEqual(['seq 1 5000', '1', '2'])
+    expect(body.slice(-2)).toEqual(['5000', 'dsh> '])
+    const at = body.findIndex((line) => ELISION.test(line))
+    const { args, count, read } = await readBack(h, text)
+    expect(at + count + (body.length - at - 1)).toBe(all.length)
+    expect(args.fromLine).toBe(3 + at)
+    expect(result.meta?.output).toMatchObject({ lines: all.length, omittedLines: count, omitted: { fromLine: 3 + at, count } })
+    // About 24 KiB of short lines: the named call asks for a window that holds them all.
+    expect(bodyOf(h.text(read))).toEqual(all.slice(at, at + count))
+  })
+
   it('without line numbers from the backend the elision line has no call', async () => {
     const h = await setup({ config: { defaultMaxBytes: 512 } })
     await h.call('terminal_open', { type: 'shell' })

@@ -1,4 +1,14 @@
-import { type FittedText, type OutputShape, shapeOutput, textContent, type ToolContent, truncateUtf8Head, truncateUtf8Tail, utf8ByteLength } from 'dsh-tools'
+import {
+  type FittedText,
+  type OutputGap,
+  type OutputShape,
+  shapeOutput,
+  textContent,
+  type ToolContent,
+  truncateUtf8Head,
+  truncateUtf8Tail,
+  utf8ByteLength,
+} from 'dsh-tools'
 
 /** The one line that tells the model a result lost bytes; it appears at most once, always last. */
 export const TRUNCATION_MARKER = '[output truncated]'
@@ -31,6 +41,8 @@ export interface ResultLayout {
   emptyBody?: string
   /** Absolute scrollback number of the body's first line, so an elision can name where its lines are. */
   bodyFirstLine?: number
+  /** Lines missing from the body (a backend kept its beginning and end only): always left out, and counted. */
+  bodyGap?: OutputGap
   /** The call that returns scrollback lines `fromLine … fromLine+count−1` (`bytes` in all), quoted in an elision line. */
   readCall?: (fromLine: number, count: number, bytes: number) => string
   /**
@@ -86,6 +98,7 @@ export function fitResult(layout: ResultLayout, maxBytes: number, shaping?: Shap
           foldRepeats: shaping.foldRepeats,
           ...(numbered ? { firstLine: layout.bodyFirstLine } : {}),
           ...(numbered && layout.readCall ? { readCall: layout.readCall } : {}),
+          ...(!placeholder && layout.bodyGap ? { gap: layout.bodyGap } : {}),
         })
       : tailOf(bodySource, budget)
   const shapeEarlier = (budget: number) =>

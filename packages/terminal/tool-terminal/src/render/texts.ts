@@ -192,7 +192,17 @@ export function sendLayout(result: TerminalSendResult, back?: ReadBack): ResultL
   if (typeof result.exitCode === 'number') trailer.push({ text: `[exit: ${result.exitCode}]`, optional: true })
   trailer.push({ text: `[session: ${statusText(result.sessionStatus)}]` })
   const layout: ResultLayout = { body: result.viewport, emptyBody: NO_NEW_OUTPUT, trailer, truncated: result.truncated }
-  if (back && result.firstLine !== undefined) {
+  const head = result.outputHead
+  if (head && result.viewport !== '') {
+    // The backend kept the output's beginning apart: it leads the body, and what it lost between
+    // the two is the body's gap (always left out, inside the elision).
+    layout.body = `${head.text}\n${result.viewport}`
+    layout.bodyGap = { after: head.text.split('\n').length - 1, lines: head.gapLines, bytes: head.gapBytes }
+    if (back && head.firstLine !== undefined) {
+      layout.bodyFirstLine = head.firstLine
+      layout.readCall = readCallFor(back)
+    }
+  } else if (back && result.firstLine !== undefined) {
     layout.bodyFirstLine = result.firstLine
     layout.readCall = readCallFor(back)
   }
