@@ -66,7 +66,7 @@ interface MeasuredText {
   /** Lines missing after one of `lines`, counted in `bytes` and in every count of left-out lines. */
   gap: OutputGap | undefined
   lines: string[]
-  lineBytes: number[]
+  lineBytes: Float64Array
   /** `offsets[i]`: UTF-8 bytes of lines 0 … i−1, newlines not included. */
   offsets: Float64Array
   bytes: number
@@ -87,29 +87,58 @@ interface ElidedLayout {
  * Pure, deterministic and linear in the input; see the package README for the line formats.
  */
 export function shapeOutput(text: string, options: OutputShapeOptions): OutputShape {
-  const maxBytes = checkedBudget(options.maxBytes)
-  const firstLine = options.firstLine
-  if (firstLine !== undefined && !(Number.isSafeInteger(firstLine) && firstLine >= 0)) {
-    throw new RangeError(`firstLine must be a non-negative integer, got ${firstLine}`)
-  }
-  const measured = measure(text, checkedGap(options.gap, text))
-  const unchanged = { lines: lineCount(measured), bytes: measured.bytes, omittedLines: 0, omittedBytes: 0, truncated: false }
-  const fold = options.foldRepeats !== false
-  const gap = measured.gap
-  if (!gap && !fold && measured.bytes <= maxBytes) return { ...unchanged, text, shownBytes: measured.bytes, foldedLines: 0 }
+  return new FoldedOutput(text, options).shape(options)
+}
 
-  // Repeats fold whether or not the text fits: a run of identical lines costs a model tokens either way.
-  const folded = foldRepeatedLines(measured.lines, measured.lineBytes, fold, gap?.after)
-  const foldedBytes = folded.bytes.reduce((sum, bytes) => sum + bytes, folded.texts.length - 1)
-  if (!gap && foldedBytes <= maxBytes) {
-    return { ...unchanged, text: folded.texts.join('\n'), shownBytes: foldedBytes, foldedLines: folded.foldedLines }
+/** What {@link FoldedOutput.shape} needs besides the text: the budget and how to name left-out lines. */
+export type OutputWindowOptions = Pick<OutputShapeOptions, 'maxBytes' | 'firstLine' | 'readCall'>
+
+/**
+ * An output text split, measured and folded once, to be shaped for one or more budgets (a result
+ * tries its full window first, then what its status lines leave): each shape costs the window, not the text.
+ */
+export class FoldedOutput {
+  readonly #measured: MeasuredText
+  readonly #folded: FoldedLines
+  /** UTF-8 bytes of the text with its repeats folded: what shaping without a budget shows. */
+  readonly foldedBytes: number
+
+  constructor(text: string, options: Pick<OutputShapeOptions, 'foldRepeats' | 'gap'> = {}) {
+    this.#measured = measure(text, checkedGap(options.gap, text))
+    // Repeats fold whether or not the text fits: a run of identical lines costs a model tokens either way.
+    this.#folded = foldRepeatedLines(this.#measured.lines, this.#measured.lineBytes, options.foldRepeats !== false, this.#measured.gap?.after)
+    this.foldedBytes = sumOf(this.#folded.bytes, this.#folded.texts.length) + this.#folded.texts.length - 1
   }
 
-  const split = gap ? folded.starts.findIndex((start) => start > gap.after) : undefined
-  const layout =
-    (firstLine !== undefined && options.readCall && fitElision(folded, measured, maxBytes, describeWithCall(firstLine, options.readCall), split)) ||
-    fitElision(folded, measured, maxBytes, describePlain, split)
-  return layout ? elidedShape(measured, folded, layout, firstLine) : tailShape(measured, maxBytes, firstLine)
+  /** The text within `maxBytes` (see {@link shapeOutput}). */
+  shape(options: OutputWindowOptions): OutputShape {
+    const maxBytes = checkedBudget(options.maxBytes)
+    const firstLine = options.firstLine
+    if (firstLine !== undefined && !(Number.isSafeInteger(firstLine) && firstLine >= 0)) {
+      throw new RangeError(`firstLine must be a non-negative integer, got ${firstLine}`)
+    }
+    const measured = this.#measured
+    const folded = this.#folded
+    const gap = measured.gap
+    if (!gap && this.foldedBytes <= maxBytes) {
+      const text = folded.foldedLines === 0 ? measured.text : folded.texts.join('\n')
+      return {
+        text,
+        lines: lineCount(measured),
+        bytes: measured.bytes,
+        shownBytes: this.foldedBytes,
+        omittedLines: 0,
+        omittedBytes: 0,
+        foldedLines: folded.foldedLines,
+        truncated: false,
+      }
+    }
+    const split = gap ? firstSlotAfter(folded, gap.after) : undefined
+    const layout =
+      (firstLine !== undefined && options.readCall && fitElision(folded, measured, maxBytes, describeWithCall(firstLine, options.readCall), split)) ||
+      fitElision(folded, measured, maxBytes, describePlain, split)
+    return layout ? elidedShape(measured, folded, layout, firstLine) : tailShape(measured, maxBytes, firstLine)
+  }
 }
 
 function checkedGap(gap: OutputGap | undefined, text: string): OutputGap | undefined {
@@ -134,7 +163,8 @@ function checkedBudget(maxBytes: number): number {
 
 function measure(text: string, gap: OutputGap | undefined): MeasuredText {
   const lines = text.split('\n')
-  const lineBytes = lines.map(utf8ByteLength)
+  const lineBytes = new Float64Array(lines.length)
+  for (let index = 0; index < lines.length; index++) lineBytes[index] = utf8ByteLength(lines[index]!)
   const offsets = new Float64Array(lines.length + 1)
   for (let index = 0; index < lines.length; index++) offsets[index + 1] = offsets[index]! + lineBytes[index]!
   return { text, gap, lines, lineBytes, offsets, bytes: offsets[lines.length]! + lines.length - 1 + (gap?.bytes ?? 0) }
@@ -204,6 +234,20 @@ function elidedShape(measured: MeasuredText, folded: FoldedLines, layout: Elided
     ...(firstLine === undefined ? {} : { omitted: { fromLine: firstLine + from, count } }),
     truncated: true,
   }
+}
+
+/** Sum of the first `count` entries. */
+function sumOf(values: ArrayLike<number>, count: number): number {
+  let sum = 0
+  for (let index = 0; index < count; index++) sum += values[index]!
+  return sum
+}
+
+/** The first slot that stands for an input line after `line`. */
+function firstSlotAfter(folded: FoldedLines, line: number): number {
+  let slot = 0
+  while (slot < folded.texts.length && folded.starts[slot]! <= line) slot++
+  return slot
 }
 
 /** Lines of the output: the text's, plus the lines missing from it. */

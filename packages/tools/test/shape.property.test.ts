@@ -1,7 +1,7 @@
 import { Buffer } from 'node:buffer'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { formatByteSize, type OutputShape, type OutputShapeOptions, shapeOutput } from '../src/index'
+import { FoldedOutput, formatByteSize, type OutputShape, type OutputShapeOptions, shapeOutput } from '../src/index'
 import { bytes, codePointTail, ELISION_LINE, FOLD_LINE, foldedCount, shapedParts, terminalRead, unfold } from './shape-reading'
 
 // Properties of shapeOutput over generated outputs: runs of repeats, multi-byte and astral characters,
@@ -148,5 +148,18 @@ describe('shapeOutput property inputs', () => {
       }
     }
     expect([...seen].sort()).toEqual(['as is', 'elided', 'elided and folded', 'elided with call', 'folded', 'last line cut', 'tail only'])
+  })
+
+  it('one FoldedOutput shaped at several budgets gives what shapeOutput gives at each', () => {
+    fc.assert(
+      fc.property(outputText, fc.boolean(), fc.array(fc.integer({ min: 0, max: 400 }), { minLength: 1, maxLength: 4 }), (text, foldRepeats, budgets) => {
+        const folded = new FoldedOutput(text, { foldRepeats })
+        for (const maxBytes of budgets) {
+          const window = { maxBytes, firstLine: 7, readCall: terminalRead }
+          expect(folded.shape(window)).toEqual(shapeOutput(text, { ...window, foldRepeats }))
+        }
+      }),
+      { numRuns: 200 },
+    )
   })
 })

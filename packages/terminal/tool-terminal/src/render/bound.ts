@@ -2,7 +2,7 @@ import {
   type FittedText,
   type OutputGap,
   type OutputShape,
-  shapeOutput,
+  FoldedOutput,
   textContent,
   type ToolContent,
   truncateUtf8Head,
@@ -91,27 +91,32 @@ export function fitResult(layout: ResultLayout, maxBytes: number, shaping?: Shap
   const placeholder = layout.body === '' && layout.emptyBody !== undefined
   const bodySource = placeholder ? (layout.emptyBody as string) : layout.body
   const numbered = !placeholder && layout.bodyFirstLine !== undefined
+  // Program output is split, measured and folded once; each budget tried below only picks a window.
+  const foldedBody = shaping
+    ? new FoldedOutput(bodySource, { foldRepeats: shaping.foldRepeats, ...(!placeholder && layout.bodyGap ? { gap: layout.bodyGap } : {}) })
+    : undefined
+  const foldedEarlier = shaping && layout.earlier ? new FoldedOutput(layout.earlier, { foldRepeats: shaping.foldRepeats }) : undefined
   const shapeBody = (budget: number) =>
-    shaping
-      ? shapeOutput(bodySource, {
+    foldedBody
+      ? foldedBody.shape({
           maxBytes: budget,
-          foldRepeats: shaping.foldRepeats,
           ...(numbered ? { firstLine: layout.bodyFirstLine } : {}),
           ...(numbered && layout.readCall ? { readCall: layout.readCall } : {}),
-          ...(!placeholder && layout.bodyGap ? { gap: layout.bodyGap } : {}),
         })
       : tailOf(bodySource, budget)
-  const shapeEarlier = (budget: number) =>
-    shaping ? shapeOutput(layout.earlier ?? '', { maxBytes: budget, foldRepeats: shaping.foldRepeats }) : tailOf(layout.earlier ?? '', budget)
+  const shapeEarlier = (budget: number) => (foldedEarlier ? foldedEarlier.shape({ maxBytes: budget }) : tailOf(layout.earlier ?? '', budget))
   const result = (text: string, lost: boolean, body: OutputShape, earlier: OutputShape | undefined): FittedResult => {
     const output = placeholder ? NOTHING : body
     return earlier && layout.earlier ? { text, truncated: lost, output, earlier } : { text, truncated: lost, output }
   }
 
-  const folded = shapeBody(UNBOUNDED)
-  const foldedEarlier = layout.earlier ? shapeEarlier(UNBOUNDED) : undefined
-  const whole = compose(layout.head, withEarlier(foldedEarlier?.text ?? '', folded.text), lines, truncated)
-  if (utf8ByteLength(whole) <= maxBytes) return result(whole, truncated, folded, foldedEarlier)
+  // A body that alone exceeds the cap cannot be shown whole: skip joining it.
+  if (!foldedBody || foldedBody.foldedBytes <= maxBytes) {
+    const body = shapeBody(UNBOUNDED)
+    const earlier = layout.earlier ? shapeEarlier(UNBOUNDED) : undefined
+    const whole = compose(layout.head, withEarlier(earlier?.text ?? '', body.text), lines, truncated)
+    if (utf8ByteLength(whole) <= maxBytes) return result(whole, truncated, body, earlier)
+  }
 
   const required = lines.filter((line) => !line.optional)
   const attempts: [string | undefined, readonly MetaLine[]][] = [[layout.head, lines]]
