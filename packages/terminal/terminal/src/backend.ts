@@ -1,3 +1,4 @@
+import type { TerminalSize } from './screen'
 import type { TerminalInputState } from './input-state'
 import type {
   TerminalBackendSpawnSpec,
@@ -30,6 +31,8 @@ export interface TerminalBackendSession {
   readonly motd: string
   /** Top-level process id, when one exists. */
   readonly pid?: number
+  /** Window size now, when the session has a terminal (it changes when a send resizes it). */
+  readonly size?: TerminalSize
   /** Start one send; the service guarantees no other send of this session is active. */
   startSend(request: TerminalSendRequest): TerminalSendOperation
   /** Read one bounded page of retained scrollback, numbered absolutely; the request was validated by the registry. */

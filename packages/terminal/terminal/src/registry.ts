@@ -6,6 +6,7 @@ import type { TerminalInputState } from './input-state'
 import { DEFAULT_MAX_SESSIONS_PER_AGENT, DEFAULT_MAX_TEXT_BYTES } from './config'
 import { combineFailures, refuse } from './errors'
 import { sessionNameProblem } from './names'
+import { keyNameProblem, MAX_TERMINAL_COLS, MAX_TERMINAL_KEYS, MAX_TERMINAL_ROWS, TERMINAL_READ_VIEWS, type TerminalSize } from './screen'
 import { OwnerState } from './owner-state'
 import { PendingSpawn } from './pending-spawn'
 import { SessionRecord } from './session-record'
@@ -107,6 +108,8 @@ export class TerminalRegistry {
       }
     }
     if (request.waitFor !== undefined && !(request.waitFor instanceof RegExp)) throw refuse.invalid('PTY send waitFor must be a RegExp')
+    if (request.keys !== undefined) checkKeys(request)
+    if (request.size !== undefined) checkSize(request.size, 'PTY send size')
     // Checked here, not in a tool, so every caller is bounded: readline takes time per byte of a line.
     const bytes = Buffer.byteLength(request.text, 'utf8')
     if (bytes > this.#maxTextBytes) throw refuse.textTooLarge(bytes, this.#maxTextBytes)
@@ -116,6 +119,10 @@ export class TerminalRegistry {
   /** Read one page of an owned session's scrollback: back from the newest line, or forward from `fromLine`. */
   read(owner: Agent, id: TerminalSessionId, request: TerminalReadRequest = {}): TerminalReadResult {
     const record = this.#resolve(owner, id)
+    const view = request?.view
+    if (view !== undefined && !(TERMINAL_READ_VIEWS as readonly unknown[]).includes(view)) {
+      throw refuse.invalid(`PTY read view must be one of ${TERMINAL_READ_VIEWS.join(', ')}`)
+    }
     for (const key of ['offset', 'count'] as const) {
       const value = request?.[key]
       if (value !== undefined && !(Number.isSafeInteger(value) && value >= 0)) {
@@ -212,6 +219,7 @@ export class TerminalRegistry {
     if (signal?.aborted) throw signal.reason
     if (!this.#ownerLive(owner)) throw refuse.ownerNotLive(owner)
     if (!request || typeof request.type !== 'string') throw refuse.invalid('PTY spawn request needs a backend type')
+    if (request.size !== undefined) checkSize(request.size, 'PTY spawn size')
     const backend = this.#backends.get(request.type)
     if (!backend) throw refuse.noBackend(request.type)
     const { name, cwd } = request
@@ -313,4 +321,27 @@ export class TerminalRegistry {
 
 function rejections(results: PromiseSettledResult<unknown>[]): unknown[] {
   return results.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []))
+}
+
+/** A send presses keys or types text, never both; every key must be one a terminal can send. */
+function checkKeys(request: TerminalSendRequest): void {
+  const keys = request.keys
+  if (!Array.isArray(keys) || keys.length === 0 || keys.length > MAX_TERMINAL_KEYS) {
+    throw refuse.invalid(`PTY send keys must be a list of 1 to ${MAX_TERMINAL_KEYS} key names`)
+  }
+  if (request.text !== '' || request.submit) {
+    throw refuse.invalid('PTY send takes keys or text, not both: with keys, text must be empty and submit false (press Enter as a key)')
+  }
+  for (const key of keys) {
+    const problem = typeof key === 'string' ? keyNameProblem(key) : 'a key name must be a string'
+    if (problem) throw refuse.invalid(`PTY send keys: ${problem}`)
+  }
+}
+
+/** A window size within the bounds every backend accepts. */
+function checkSize(size: TerminalSize, what: string): void {
+  const ok = (value: unknown, max: number) => Number.isSafeInteger(value) && (value as number) >= 1 && (value as number) <= max
+  if (typeof size !== 'object' || size === null || !ok(size.rows, MAX_TERMINAL_ROWS) || !ok(size.cols, MAX_TERMINAL_COLS)) {
+    throw refuse.invalid(`${what} must be {rows, cols} with rows from 1 to ${MAX_TERMINAL_ROWS} and cols from 1 to ${MAX_TERMINAL_COLS}`)
+  }
 }

@@ -34,6 +34,7 @@ export async function runSpawn(
   const spec: TerminalBackendSpawnSpec = { type: request.type, sessionId: pending.id, owner: pending.owner, signal }
   if (request.name !== undefined) spec.name = request.name
   if (request.cwd !== undefined) spec.cwd = request.cwd
+  if (request.size !== undefined) spec.size = { rows: request.size.rows, cols: request.size.cols }
 
   let session: TerminalBackendSession
   try {

@@ -1,5 +1,6 @@
 import type { Agent } from 'dsh-agent'
 import type { TerminalInputState, TerminalOutputMatch } from './input-state'
+import type { TerminalReadView, TerminalScreen, TerminalSize } from './screen'
 
 declare const terminalSessionIdBrand: unique symbol
 
@@ -50,6 +51,8 @@ export interface TerminalSpawnRequest {
   name?: string
   /** Working directory for the backend to validate and use. */
   cwd?: string
+  /** Window size to start with; default: the backend's configured size. */
+  size?: TerminalSize
 }
 
 /** What a backend receives: the request plus the identity and cancellation the service assigned. */
@@ -86,6 +89,17 @@ export interface TerminalSendRequest {
   waitFor?: RegExp
   /** Silence that settles this send as `inferred_idle`, in ms (1 … 2³¹−1); default: the backend's own. */
   idleMs?: number
+  /**
+   * Keys to press instead of typing `text` (which must then be empty, with `submit` false): names from
+   * `TERMINAL_KEY_NAMES`, single characters, `C-<key>`, `M-<key>`; the backend encodes them for the
+   * program's current modes (application cursor keys, keypad mode).
+   */
+  keys?: readonly string[]
+  /**
+   * Resize the window before writing (the foreground program gets SIGWINCH and redraws). With an
+   * empty `text`, no `keys` and `submit` false, the send only resizes and waits for the redraw.
+   */
+  size?: TerminalSize
 }
 
 /** Output consumed from a running send since the previous read (a moving cursor). */
@@ -156,6 +170,12 @@ export interface TerminalSendResult {
   input?: TerminalInputState
   /** What `waitFor` matched, when the send settled as `output_match`. */
   match?: TerminalOutputMatch
+  /**
+   * What the terminal shows at settlement, when a full-screen program holds it (the alternate screen is
+   * active, or the foreground program reads raw keys): its redraws make `viewport` a byte soup, the
+   * screen is what a person would see. `viewport` keeps the line view all the same.
+   */
+  screen?: TerminalScreen
 }
 
 /**
@@ -197,6 +217,11 @@ export interface TerminalReadRequest {
   fromLine?: number
   /** Maximum number of lines to return. */
   count?: number
+  /**
+   * `lines` (default): the scrollback as above. `screen`: what the terminal shows now (see
+   * {@link TerminalReadResult.screen}); `offset`, `fromLine` and `count` do not apply.
+   */
+  view?: TerminalReadView
 }
 
 /**
@@ -242,6 +267,8 @@ export interface TerminalSessionSnapshot {
   pid?: number
   /** Top-level process status now. */
   status: TerminalSessionStatus
+  /** Window size now, when the backend has a terminal. */
+  size?: TerminalSize
 }
 
 /** What `spawn` resolves with: the snapshot plus the startup output shown to the model. */
