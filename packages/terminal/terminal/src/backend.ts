@@ -1,4 +1,4 @@
-import type { TerminalSize } from './screen'
+import type { TerminalScreen, TerminalSize } from './screen'
 import type { TerminalInputState } from './input-state'
 import type {
   TerminalBackendSpawnSpec,
@@ -46,6 +46,8 @@ export interface TerminalBackendSession {
    * cannot be told (exited, closing). Optional: a backend without it reports nothing.
    */
   inputState?(): Promise<TerminalInputState | undefined>
+  /** What the terminal shows now, every byte that arrived before the call rendered. Optional: a backend without an emulator has none. */
+  screen?(): Promise<TerminalScreen>
   /** Idempotently close the whole process tree and await quiescence; a rejection may be retried. */
   close(reason: string): Promise<void>
 }

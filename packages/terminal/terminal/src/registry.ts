@@ -6,7 +6,7 @@ import type { TerminalInputState } from './input-state'
 import { DEFAULT_MAX_SESSIONS_PER_AGENT, DEFAULT_MAX_TEXT_BYTES } from './config'
 import { combineFailures, refuse } from './errors'
 import { sessionNameProblem } from './names'
-import { keyNameProblem, MAX_TERMINAL_COLS, MAX_TERMINAL_KEYS, MAX_TERMINAL_ROWS, TERMINAL_READ_VIEWS, type TerminalSize } from './screen'
+import { keyNameProblem, MAX_TERMINAL_COLS, MAX_TERMINAL_KEYS, MAX_TERMINAL_ROWS, type TerminalScreen, type TerminalSize } from './screen'
 import { OwnerState } from './owner-state'
 import { PendingSpawn } from './pending-spawn'
 import { SessionRecord } from './session-record'
@@ -119,10 +119,6 @@ export class TerminalRegistry {
   /** Read one page of an owned session's scrollback: back from the newest line, or forward from `fromLine`. */
   read(owner: Agent, id: TerminalSessionId, request: TerminalReadRequest = {}): TerminalReadResult {
     const record = this.#resolve(owner, id)
-    const view = request?.view
-    if (view !== undefined && !(TERMINAL_READ_VIEWS as readonly unknown[]).includes(view)) {
-      throw refuse.invalid(`PTY read view must be one of ${TERMINAL_READ_VIEWS.join(', ')}`)
-    }
     for (const key of ['offset', 'count'] as const) {
       const value = request?.[key]
       if (value !== undefined && !(Number.isSafeInteger(value) && value >= 0)) {
@@ -145,6 +141,16 @@ export class TerminalRegistry {
       }
     }
     return record.session.read(request ?? {})
+  }
+
+  /**
+   * What an owned session's terminal shows now, rendered by its emulator; `undefined` when closing or
+   * when the backend keeps no screen (then only its lines can be read).
+   */
+  async screen(owner: Agent, id: TerminalSessionId): Promise<TerminalScreen | undefined> {
+    const record = this.#resolve(owner, id)
+    if (record.closing || !record.session.screen) return undefined
+    return await record.session.screen()
   }
 
   /** What an owned session's terminal waits for now; `undefined` when closing or the backend cannot tell. */

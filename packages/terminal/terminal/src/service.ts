@@ -3,6 +3,7 @@ import type { Agent } from 'dsh-agent'
 import type { TerminalBackend } from './backend'
 import { Config, type TerminalConfig } from './config'
 import type { TerminalInputState } from './input-state'
+import type { TerminalScreen } from './screen'
 import { TerminalRegistry } from './registry'
 import type {
   TerminalReadRequest,
@@ -88,6 +89,11 @@ export class TerminalSessionService extends Service {
    */
   read(owner: Agent, id: TerminalSessionId, request: TerminalReadRequest = {}): TerminalReadResult {
     return this.registry.read(owner, id, request)
+  }
+
+  /** What an owned session's terminal shows now (its emulator's screen); `undefined` when the backend keeps none or the session is closing. */
+  screen(owner: Agent, id: TerminalSessionId): Promise<TerminalScreen | undefined> {
+    return this.registry.screen(owner, id)
   }
 
   /**

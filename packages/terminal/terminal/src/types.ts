@@ -1,6 +1,6 @@
 import type { Agent } from 'dsh-agent'
 import type { TerminalInputState, TerminalOutputMatch } from './input-state'
-import type { TerminalReadView, TerminalScreen, TerminalSize } from './screen'
+import type { TerminalScreen, TerminalSize } from './screen'
 
 declare const terminalSessionIdBrand: unique symbol
 
@@ -217,11 +217,6 @@ export interface TerminalReadRequest {
   fromLine?: number
   /** Maximum number of lines to return. */
   count?: number
-  /**
-   * `lines` (default): the scrollback as above. `screen`: what the terminal shows now (see
-   * {@link TerminalReadResult.screen}); `offset`, `fromLine` and `count` do not apply.
-   */
-  view?: TerminalReadView
 }
 
 /**

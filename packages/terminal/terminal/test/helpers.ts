@@ -7,6 +7,7 @@ import type {
   TerminalBackend,
   TerminalBackendSession,
   TerminalBackendSpawnSpec,
+  TerminalScreen,
   TerminalReadRequest,
   TerminalReadResult,
   TerminalSendOperation,
@@ -102,6 +103,8 @@ export class StubSession implements TerminalBackendSession {
   /** When set, startSend's operations keep the reservation until this settles. */
   hold: Promise<void> | undefined
   state: TerminalSessionStatus = { kind: 'running' }
+  /** Set to give the session a screen. */
+  screen?: () => Promise<TerminalScreen>
 
   constructor(readonly spec: TerminalBackendSpawnSpec) {
     this.motd = `welcome to ${spec.sessionId}`

@@ -32,7 +32,7 @@ describe('key names', () => {
 })
 
 describe('screen requests reach the backend checked', () => {
-  it('passes a spawn size, keys, a send size and a screen read through', async () => {
+  it('passes a spawn size, keys, a send size and a screen request through', async () => {
     const { h, alice, sessionId, session } = await opened()
     expect(session.spec.size).toEqual({ rows: 30, cols: 100 })
     const keys = h.terminals.startSend(alice, sessionId, { text: '', submit: false, keys: ['Escape', ':', 'q', 'Enter'] })
@@ -43,8 +43,14 @@ describe('screen requests reach the backend checked', () => {
       { text: '', submit: false, keys: ['Escape', ':', 'q', 'Enter'] },
       { text: '', submit: false, size: { rows: MAX_TERMINAL_ROWS, cols: MAX_TERMINAL_COLS } },
     ])
-    h.terminals.read(alice, sessionId, { view: 'screen' })
-    expect(session.reads).toEqual([{ view: 'screen' }])
+    expect(await h.terminals.screen(alice, sessionId)).toBeUndefined()
+    session.screen = async () => ({ lines: ['~'], size: { rows: 30, cols: 100 }, cursor: { row: 1, col: 1 }, alternateScreen: true })
+    expect(await h.terminals.screen(alice, sessionId)).toEqual({
+      lines: ['~'],
+      size: { rows: 30, cols: 100 },
+      cursor: { row: 1, col: 1 },
+      alternateScreen: true,
+    })
   })
 
   it('refuses keys with text, bad key lists and bad names before the backend sees them', async () => {
@@ -63,7 +69,7 @@ describe('screen requests reach the backend checked', () => {
     expect(session.sends).toEqual([])
   })
 
-  it('refuses sizes outside the bounds on spawn and send, and unknown read views', async () => {
+  it('refuses sizes outside the bounds on spawn and send', async () => {
     const { h, alice, sessionId, session } = await opened()
     const message = (what: string) => `${what} must be {rows, cols} with rows from 1 to ${MAX_TERMINAL_ROWS} and cols from 1 to ${MAX_TERMINAL_COLS}`
     for (const size of [
@@ -83,11 +89,6 @@ describe('screen requests reach the backend checked', () => {
         message: message('PTY spawn size'),
       })
     }
-    expect(thrown(() => h.terminals.read(alice, sessionId, { view: 'pixels' as never }))).toMatchObject({
-      code: 'INVALID_REQUEST',
-      message: 'PTY read view must be one of lines, screen',
-    })
     expect(session.sends).toEqual([])
-    expect(session.reads).toEqual([])
   })
 })
