@@ -3,7 +3,7 @@ export interface BenchRow {
   /** What was measured, e.g. "close an idle session". */
   readonly figure: string
   /** Unit of every sample. */
-  readonly unit: 'ms' | 'µs' | 'MiB/s' | 'KiB'
+  readonly unit: 'ms' | 'µs' | 'MiB/s' | 'MiB' | 'KiB'
   /** Raw samples, one per iteration. */
   readonly samples: readonly number[]
   /** `figure` of the raw-floor row (same suite, same run) this row is compared with. */
