@@ -2,146 +2,20 @@
 // node-pty floor: a bash whose PROMPT_COMMAND prints the same OSC 133;D marker, read event-driven.
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { Context, type Fiber } from '@deepseek-ai/cordis'
 import { children, eventually } from 'dsh-testkit'
-import * as agentPlugin from '../../packages/agent/src/index'
-import * as sandboxPlugin from '../../packages/sandbox/sandbox-local/src/index'
-import * as policyPlugin from '../../packages/sandbox/sandbox-policy/src/index'
-import * as localPlugin from '../../packages/subprocess/subprocess-local/src/index'
-import * as bashPlugin from '../../packages/terminal/terminal-bash/src/index'
-import * as terminalPlugin from '../../packages/terminal/terminal/src/index'
-import type { TerminalInputKind, TerminalSendRequest, TerminalSendResult, TerminalSessionId } from '../../packages/terminal/terminal/src/index'
 import { collect, collectInterleaved, timed } from '../lib/measure'
 import { treeReady } from '../lib/process-tree'
-import { pty, type RawPty } from '../lib/raw-pty'
 import { summarize } from '../lib/stats'
+import { RawShell } from '../lib/raw-shell'
+import { BACKEND_CONFIG, exact, mount, type Stack } from '../lib/shell-stack'
 import type { BenchRow } from '../lib/types'
 
 const PYTHON = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim()
 const FLOOD = 'head -c 20000000 /dev/urandom | base64'
 const FLOOD_BYTES = 27_017_547 // base64 of 20 MB: 26 666 668 characters plus 350 879 newlines
 const TREE = `for i in $(seq 19); do sleep 700 & done; sh -c 'trap "" TERM; exec sleep 700' &`
-const MARKER_PROMPT = /\x1b\]133;D;\d+\x07dsh> $/
 /** Prints `ready` without the command line's echo containing it. */
 const READY = "printf 'r%s\\n' eady"
-/**
- * The floor's environment: the host's, as node-pty passes it by default and as the provider passes it
- * to a session (minus credential-shaped names), plus the marker prompt. Variables change how programs
- * run: `PYTHONUNBUFFERED=1`, set on these machines, alone makes a Python round trip about 2× slower.
- */
-const RAW_ENV = {
-  ...process.env,
-  TERM: 'dumb',
-  HISTFILE: '',
-  PS1: 'dsh> ',
-  PROMPT_COMMAND: `printf '\\033]133;D;%s\\007' "$?"`,
-}
-const CONFIG = { disposeGraceMs: 3_000 }
-
-/** Raw floor: bash in node-pty, settled the moment marker + prompt end the stream. */
-class RawShell {
-  readonly term: RawPty
-  readonly exited: Promise<void>
-  #tail = ''
-  #bytes = 0
-  #waiter: ((bytes: number) => void) | undefined
-  #pattern: RegExp = MARKER_PROMPT
-
-  constructor() {
-    this.term = pty.spawn('bash', ['--noprofile', '--norc', '-i'], { cwd: tmpdir(), env: RAW_ENV, cols: 160, rows: 40, encoding: null })
-    this.exited = new Promise((resolve) => this.term.onExit(() => resolve()))
-    this.term.onData((data: string | Buffer) => {
-      const text = data.toString('latin1')
-      this.#bytes += data.length
-      this.#tail = (this.#tail + text).slice(-256)
-      if (this.#waiter && this.#pattern.test(this.#tail)) {
-        const done = this.#waiter
-        this.#waiter = undefined
-        done(this.#bytes)
-      }
-    })
-  }
-
-  /** Resolves (with the bytes received so far) once the stream ends with `pattern`. */
-  next(pattern: RegExp = MARKER_PROMPT): Promise<number> {
-    this.#pattern = pattern
-    if (pattern.test(this.#tail)) return Promise.resolve(this.#bytes)
-    return new Promise((resolve) => (this.#waiter = resolve))
-  }
-
-  /** Write a line and wait for the prompt that follows it (or for `pattern` at the end of the stream). */
-  async run(line: string, pattern: RegExp = MARKER_PROMPT): Promise<number> {
-    return this.type(`${line}\r`, pattern)
-  }
-
-  /** Write `data` as it is (no Enter) and wait for `pattern` at the end of the stream. */
-  async type(data: string, pattern: RegExp = MARKER_PROMPT): Promise<number> {
-    this.#tail = ''
-    const next = this.next(pattern)
-    this.term.write(data)
-    return next
-  }
-
-  /** SIGHUP until the shell is gone (readline can lose one that lands before pselect). */
-  async close(): Promise<void> {
-    let done = false
-    void this.exited.then(() => (done = true))
-    for (let delay = 10; !done; delay = Math.min(delay * 2, 100)) {
-      this.term.kill('SIGHUP')
-      await Promise.race([this.exited, new Promise((resolve) => setTimeout(resolve, delay))])
-    }
-  }
-
-  static async open(): Promise<RawShell> {
-    const shell = new RawShell()
-    await shell.next()
-    return shell
-  }
-}
-
-/**
- * The real composition with one agent. Unconfined by default, like the raw floor: the backend's own
- * cost is what this suite measures; `workspace-write` adds bubblewrap, as the default composition has.
- */
-async function mount(mode: 'danger-full-access' | 'workspace-write' = 'danger-full-access') {
-  const root = new Context()
-  const fibers: Fiber[] = []
-  fibers.push(await root.plugin(agentPlugin))
-  fibers.push(await root.plugin(localPlugin, {}))
-  fibers.push(await root.plugin(policyPlugin, { mode, workspaceRoot: tmpdir() }))
-  if (mode !== 'danger-full-access') fibers.push(await root.plugin(sandboxPlugin, {}))
-  // One agent opens 50 sessions at once below, over the default per-agent bound of 16.
-  fibers.push(await root.plugin(terminalPlugin, { maxSessionsPerAgent: 64 }))
-  fibers.push(await root.plugin(bashPlugin, CONFIG))
-  const agent = await root.agents.create()
-  const terminals = root.terminals
-  return {
-    open: async () => (await terminals.spawn(agent, { type: 'shell', cwd: tmpdir() })).sessionId,
-    /** One send of `text` + Enter (unless `request.submit` is false), awaited to its end and release. */
-    run: async (id: TerminalSessionId, text: string, request: Partial<Omit<TerminalSendRequest, 'text'>> = {}) => {
-      const send = terminals.startSend(agent, id, { text, submit: true, ...request })
-      const result = await send.done
-      await send.released // the session takes the next send once the reservation is dropped
-      return result
-    },
-    inputState: (id: TerminalSessionId) => terminals.inputState(agent, id),
-    close: (id: TerminalSessionId) => terminals.kill(agent, id),
-    dispose: async () => {
-      await agent.dispose()
-      for (const fiber of fibers.reverse()) await fiber.dispose()
-    },
-  }
-}
-type Stack = Awaited<ReturnType<typeof mount>>
-
-/** Fail the bench unless the send settled as `stdin_read` with `output` (and, when given, told the input `kind`). */
-function exact(result: TerminalSendResult, output: string, what: string, kind?: TerminalInputKind): void {
-  if (result.waitReason !== 'stdin_read' || !result.viewport.includes(output) || (kind && result.input?.kind !== kind)) {
-    throw new Error(`bench: ${what} did not settle exactly: ${JSON.stringify({ ...result, viewport: result.viewport.slice(-200) })}`)
-  }
-}
-
 /** `p50(samples) − p50(floor)` of two µs rows, in ms, for the notes. */
 function extraMs(samples: readonly number[], floor: readonly number[]): string {
   return `${((summarize(samples).p50 - summarize(floor).p50) / 1000).toFixed(2)} ms`
@@ -483,7 +357,7 @@ export async function shell(): Promise<BenchRow[]> {
       figure: 'shell: close 20-process tree, 1 TERM-ignorer',
       unit: 'ms',
       floor: 'raw: SIGKILL 20 known pids + SIGHUP',
-      note: `disposeGraceMs ${CONFIG.disposeGraceMs}`,
+      note: `disposeGraceMs ${BACKEND_CONFIG.disposeGraceMs}`,
       samples: await collect(
         6,
         async () => {

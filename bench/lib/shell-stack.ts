@@ -1,0 +1,56 @@
+// The real composition a shell-level row measures: agent, provider, policy (sandbox), registry and
+// the bash backend, mounted on a Cordis root with one agent.
+import { tmpdir } from 'node:os'
+import { Context, type Fiber } from '@deepseek-ai/cordis'
+import * as agentPlugin from '../../packages/agent/src/index'
+import * as sandboxPlugin from '../../packages/sandbox/sandbox-local/src/index'
+import * as policyPlugin from '../../packages/sandbox/sandbox-policy/src/index'
+import * as localPlugin from '../../packages/subprocess/subprocess-local/src/index'
+import * as bashPlugin from '../../packages/terminal/terminal-bash/src/index'
+import * as terminalPlugin from '../../packages/terminal/terminal/src/index'
+import type { TerminalInputKind, TerminalSendRequest, TerminalSendResult, TerminalSessionId } from '../../packages/terminal/terminal/src/index'
+
+/** The backend config every mounted stack uses. */
+export const BACKEND_CONFIG = { disposeGraceMs: 3_000 }
+
+/**
+ * The real composition with one agent. Unconfined by default, like the raw floor: the backend's own
+ * cost is what this suite measures; `workspace-write` adds bubblewrap, as the default composition has.
+ */
+export async function mount(mode: 'danger-full-access' | 'workspace-write' = 'danger-full-access') {
+  const root = new Context()
+  const fibers: Fiber[] = []
+  fibers.push(await root.plugin(agentPlugin))
+  fibers.push(await root.plugin(localPlugin, {}))
+  fibers.push(await root.plugin(policyPlugin, { mode, workspaceRoot: tmpdir() }))
+  if (mode !== 'danger-full-access') fibers.push(await root.plugin(sandboxPlugin, {}))
+  // One agent opens 50 sessions at once below, over the default per-agent bound of 16.
+  fibers.push(await root.plugin(terminalPlugin, { maxSessionsPerAgent: 64 }))
+  fibers.push(await root.plugin(bashPlugin, BACKEND_CONFIG))
+  const agent = await root.agents.create()
+  const terminals = root.terminals
+  return {
+    open: async () => (await terminals.spawn(agent, { type: 'shell', cwd: tmpdir() })).sessionId,
+    /** One send of `text` + Enter (unless `request.submit` is false), awaited to its end and release. */
+    run: async (id: TerminalSessionId, text: string, request: Partial<Omit<TerminalSendRequest, 'text'>> = {}) => {
+      const send = terminals.startSend(agent, id, { text, submit: true, ...request })
+      const result = await send.done
+      await send.released // the session takes the next send once the reservation is dropped
+      return result
+    },
+    inputState: (id: TerminalSessionId) => terminals.inputState(agent, id),
+    close: (id: TerminalSessionId) => terminals.kill(agent, id),
+    dispose: async () => {
+      await agent.dispose()
+      for (const fiber of fibers.reverse()) await fiber.dispose()
+    },
+  }
+}
+export type Stack = Awaited<ReturnType<typeof mount>>
+
+/** Fail the bench unless the send settled as `stdin_read` with `output` (and, when given, told the input `kind`). */
+export function exact(result: TerminalSendResult, output: string, what: string, kind?: TerminalInputKind): void {
+  if (result.waitReason !== 'stdin_read' || !result.viewport.includes(output) || (kind && result.input?.kind !== kind)) {
+    throw new Error(`bench: ${what} did not settle exactly: ${JSON.stringify({ ...result, viewport: result.viewport.slice(-200) })}`)
+  }
+}
