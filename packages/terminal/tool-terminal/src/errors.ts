@@ -1,7 +1,7 @@
 import { ToolError } from 'dsh-tools'
 
 /** Codes this package adds to the ones `dsh-terminal` and `dsh-tools` already report. */
-export type TerminalToolErrorCode = 'JOBS_UNAVAILABLE' | 'CANCELLED'
+export type TerminalToolErrorCode = 'JOBS_UNAVAILABLE' | 'CANCELLED' | 'NO_SCREEN'
 
 /** A refusal by a terminal tool; the pipeline turns it into `Error: <message>` with this `code`. */
 export function terminalToolError(code: TerminalToolErrorCode, message: string): ToolError {
@@ -21,5 +21,13 @@ export function sendCancelled(sessionId: string): ToolError {
   return terminalToolError(
     'CANCELLED',
     `terminal_send on ${sessionId} was cancelled; SIGINT was sent to its foreground process group. Use terminal_read to see the output.`,
+  )
+}
+
+/** A screen read of a session whose backend keeps no terminal emulator (or that is closing): its lines can still be read. */
+export function noScreen(sessionId: string): ToolError {
+  return terminalToolError(
+    'NO_SCREEN',
+    `terminal session ${sessionId} has no screen to show: its backend keeps no terminal emulator, or the session is closing. Read its output with terminal_read without view.`,
   )
 }

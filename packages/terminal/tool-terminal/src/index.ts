@@ -25,8 +25,9 @@ export {
   MIN_RESULT_BYTES,
   type TerminalToolsConfig,
 } from './config'
-export { jobsUnavailable, sendCancelled, terminalToolError, type TerminalToolErrorCode } from './errors'
+export { jobsUnavailable, noScreen, sendCancelled, terminalToolError, type TerminalToolErrorCode } from './errors'
 export { GUIDANCE_ID, terminalGuidance } from './guidance'
+export { KEY_NAMES_PHRASE, keysProblem, suggestKeyName } from './keys'
 export { boundContent, EARLIER_MARKER, fitResult, TRUNCATION_MARKER, type MetaLine, type ResultLayout } from './render/bound'
 export * from './render/texts'
 export { closeParameters, closeTool } from './tools/close'
@@ -36,6 +37,7 @@ export { DEFAULT_READ_COUNT, readParameters, readTool } from './tools/read'
 export { CANCEL_GRACE_MS, type SendParameterOptions, sendParameters, sendTool, settleOrCancel } from './tools/send'
 export { INPUT_STATE_WAIT_MS, inputStateOf, type ToolDeps } from './tools/shared'
 export { signalParameters, signalTool } from './tools/signal'
+export { checkWindowSize, colsParam, rowsParam, type WindowSizeArgs, windowSizeOf } from './tools/window-size'
 
 /** Plugin name used in a cordis.yml. */
 export const name = 'dsh-tool-terminal'

@@ -17,7 +17,7 @@ describe('background sends through ctx.jobs', () => {
     expect(started.presentation).toEqual({
       kind: 'execute',
       title: 'pty-1: make test',
-      rawInput: { sessionId: 'pty-1', text: 'make test', submit: true, run_in_background: true },
+      rawInput: { sessionId: 'pty-1', text: 'make test', run_in_background: true },
     })
     const job = h.root.jobs.get('pty-send-1', h.agent)
     expect({ kind: job?.kind, label: job?.label, limit: job?.outputLimitBytes, status: job?.status }).toEqual({

@@ -79,6 +79,10 @@ describe('config', () => {
       'continuation (the command is unfinished: send the rest, or "\\u0003" to abandon it)',
       'give terminal_send waitFor',
       '[wait: output_match]',
+      'terminal_read {view: "screen"}',
+      'keys: ["Escape", ":", "w", "q", "Enter"]',
+      'keys: ["q"] quits a pager',
+      'rows and cols on terminal_send resize',
     ]) {
       expect(guidance).toContain(phrase)
     }
@@ -115,27 +119,41 @@ describe('config', () => {
     }
     const s = { type: 'string', default: undefined, enum: undefined }
     expect(Object.fromEntries(TOOL_NAMES.map((name) => [name, shape(name)]))).toEqual({
-      terminal_open: { properties: { type: s, name: s, cwd: s }, required: ['type'], additionalProperties: false },
+      terminal_open: {
+        properties: {
+          type: s,
+          name: s,
+          cwd: s,
+          rows: { type: 'integer', default: undefined, enum: undefined },
+          cols: { type: 'integer', default: undefined, enum: undefined },
+        },
+        required: ['type'],
+        additionalProperties: false,
+      },
       terminal_send: {
         properties: {
           sessionId: s,
           text: s,
-          submit: { type: 'boolean', default: true, enum: undefined },
+          keys: { type: 'array', default: undefined, enum: undefined },
+          submit: { type: 'boolean', default: undefined, enum: undefined },
+          rows: { type: 'integer', default: undefined, enum: undefined },
+          cols: { type: 'integer', default: undefined, enum: undefined },
           waitFor: s,
           timeoutMs: { type: 'integer', default: undefined, enum: undefined },
           idleMs: { type: 'integer', default: undefined, enum: undefined },
           maxBytes: { type: 'integer', default: undefined, enum: undefined },
           run_in_background: { type: 'boolean', default: undefined, enum: undefined },
         },
-        required: ['sessionId', 'text'],
+        required: ['sessionId'],
         additionalProperties: false,
       },
       terminal_read: {
         properties: {
           sessionId: s,
+          view: { type: 'string', default: undefined, enum: ['lines', 'screen'] },
           offset: { type: 'integer', default: undefined, enum: undefined },
           fromLine: { type: 'integer', default: undefined, enum: undefined },
-          count: { type: 'integer', default: 500, enum: undefined },
+          count: { type: 'integer', default: undefined, enum: undefined },
           maxBytes: { type: 'integer', default: undefined, enum: undefined },
         },
         required: ['sessionId'],
@@ -163,7 +181,10 @@ describe('config', () => {
     expect(Object.keys((send.inputSchema as { properties: object }).properties)).toEqual([
       'sessionId',
       'text',
+      'keys',
       'submit',
+      'rows',
+      'cols',
       'waitFor',
       'timeoutMs',
       'idleMs',
@@ -187,8 +208,8 @@ describe('config', () => {
     expect(terminalGuidance(false).text).not.toContain('run_in_background')
     expect(terminalGuidance(true).text).toContain('a background job ends there, and job_output takes waitFor too')
     expect(terminalGuidance(false).text).not.toContain('job_output')
-    // The input states and waitFor took two lines, shaped results one, no more.
-    expect(terminalGuidance(false).text.split('\n').length).toBe(9)
+    // The input states and waitFor took two lines, shaped results one, full-screen programs one, no more.
+    expect(terminalGuidance(false).text.split('\n').length).toBe(10)
     expect(terminalGuidance(false).text).toContain('is the exact call that returns the middle')
   })
 

@@ -37,7 +37,7 @@ describe('the six tools against a stub backend: exact texts and meta', () => {
     expect(result.presentation).toEqual({
       kind: 'execute',
       title: 'pty-1: echo hi',
-      rawInput: { sessionId: 'pty-1', text: 'echo hi', submit: true },
+      rawInput: { sessionId: 'pty-1', text: 'echo hi' },
       card: { type: 'terminal', sessionId: 'pty-1' },
     })
     expect(session.sends[0]!.request.text).toBe('echo hi')

@@ -39,6 +39,13 @@ export interface ResultLayout {
   body: string
   /** Shown instead of an empty body, e.g. `(no new output)`; not output, so it is never counted. */
   emptyBody?: string
+  /**
+   * Lines right before the body (after any earlier output), kept whole like the head, e.g. the
+   * `[screen: …]` line over a screen's rows.
+   */
+  bodyHead?: string
+  /** False keeps every body line unfolded (a screen's rows are positions); default true when shaping folds. */
+  foldBody?: boolean
   /** Absolute scrollback number of the body's first line, so an elision can name where its lines are. */
   bodyFirstLine?: number
   /** Lines missing from the body (a backend kept its beginning and end only): always left out, and counted. */
@@ -77,7 +84,8 @@ const UNBOUNDED = Number.MAX_SAFE_INTEGER
 const NOTHING: OutputShape = { text: '', lines: 0, bytes: 0, shownBytes: 0, omittedLines: 0, omittedBytes: 0, foldedLines: 0, truncated: false }
 
 /**
- * Render a layout within `maxBytes` UTF-8 bytes: head, the (earlier output and) body, the trailer,
+ * Render a layout within `maxBytes` UTF-8 bytes: head, the (earlier output and) body under its
+ * `bodyHead`, the trailer,
  * then exactly one {@link TRUNCATION_MARKER} when anything was lost. With `shaping` (program output)
  * bodies fold repeated lines, and under a cap keep their head and tail around one elision line
  * (naming the read call for the middle when the lines are numbered); without it a body under a cap
@@ -91,9 +99,13 @@ export function fitResult(layout: ResultLayout, maxBytes: number, shaping?: Shap
   const placeholder = layout.body === '' && layout.emptyBody !== undefined
   const bodySource = placeholder ? (layout.emptyBody as string) : layout.body
   const numbered = !placeholder && layout.bodyFirstLine !== undefined
+  const framed = (body: string) => (layout.bodyHead === undefined ? body : body === '' ? layout.bodyHead : `${layout.bodyHead}\n${body}`)
   // Program output is split, measured and folded once; each budget tried below only picks a window.
   const foldedBody = shaping
-    ? new FoldedOutput(bodySource, { foldRepeats: shaping.foldRepeats, ...(!placeholder && layout.bodyGap ? { gap: layout.bodyGap } : {}) })
+    ? new FoldedOutput(bodySource, {
+        foldRepeats: shaping.foldRepeats && layout.foldBody !== false,
+        ...(!placeholder && layout.bodyGap ? { gap: layout.bodyGap } : {}),
+      })
     : undefined
   const foldedEarlier = shaping && layout.earlier ? new FoldedOutput(layout.earlier, { foldRepeats: shaping.foldRepeats }) : undefined
   const shapeBody = (budget: number) =>
@@ -114,7 +126,7 @@ export function fitResult(layout: ResultLayout, maxBytes: number, shaping?: Shap
   if (!foldedBody || foldedBody.foldedBytes <= maxBytes) {
     const body = shapeBody(UNBOUNDED)
     const earlier = layout.earlier ? shapeEarlier(UNBOUNDED) : undefined
-    const whole = compose(layout.head, withEarlier(earlier?.text ?? '', body.text), lines, truncated)
+    const whole = compose(layout.head, withEarlier(earlier?.text ?? '', framed(body.text)), lines, truncated)
     if (utf8ByteLength(whole) <= maxBytes) return result(whole, truncated, body, earlier)
   }
 
@@ -123,7 +135,7 @@ export function fitResult(layout: ResultLayout, maxBytes: number, shaping?: Shap
   if (required.length < lines.length) attempts.push([layout.head, required])
   if (layout.compactHead !== undefined) attempts.push([layout.compactHead, required])
   for (const [head, kept] of attempts) {
-    const fixed = utf8ByteLength(compose(head, '', kept, true))
+    const fixed = utf8ByteLength(compose(head, framed(''), kept, true))
     if (fixed > maxBytes) continue
     // The body sits between head and trailer and costs one separating newline.
     const budget = maxBytes - fixed - 1
@@ -131,11 +143,11 @@ export function fitResult(layout: ResultLayout, maxBytes: number, shaping?: Shap
     // Earlier output gets what the newest output left: its marker line, a newline each side.
     const room = budget - body.shownBytes - utf8ByteLength(EARLIER_MARKER) - 2
     const older = layout.earlier ? shapeEarlier(body.text !== '' && room > 0 ? room : 0) : undefined
-    return result(compose(head, withEarlier(older?.text ?? '', body.text), kept, true), true, body, older)
+    return result(compose(head, withEarlier(older?.text ?? '', framed(body.text)), kept, true), true, body, older)
   }
 
   const separator = `\n${TRUNCATION_MARKER}`
-  const metadata = compose(layout.compactHead ?? layout.head, '', required, false)
+  const metadata = compose(layout.compactHead ?? layout.head, framed(''), required, false)
   const room = Math.max(0, maxBytes - utf8ByteLength(separator))
   return result(truncateUtf8Head(metadata, room) + separator, true, shapeBody(0), layout.earlier ? shapeEarlier(0) : undefined)
 }

@@ -3,10 +3,12 @@ import type {
   TerminalOutputMatch,
   TerminalProgram,
   TerminalReadResult,
+  TerminalScreen,
   TerminalSendResult,
   TerminalSessionSnapshot,
   TerminalSessionStatus,
   TerminalSignal,
+  TerminalSize,
   TerminalSpawnResult,
 } from 'dsh-terminal'
 import { truncateUtf8Head, utf8ByteLength } from 'dsh-tools'
@@ -28,6 +30,12 @@ export const MAX_PROGRAM_NAME_BYTES = 64
 
 /** Bytes of the matched line shown in `[match: …]`; the whole line is in `meta.match`. */
 export const MAX_MATCH_LINE_BYTES = 200
+
+/** Shown instead of the rows of a screen that shows nothing. */
+export const BLANK_SCREEN = '(blank screen)'
+
+/** Bytes of a window title shown in `[title: …]`: the title is the program's to choose, so it is bounded. */
+export const MAX_TITLE_BYTES = 200
 
 /**
  * A duration as a person reads it, rounded down: `0.4 s`, `3 s`, `3.2 s` (one decimal below 10 s),
@@ -116,6 +124,61 @@ export function matchLine(match: TerminalOutputMatch): string {
   return `[match: ${oneLine(match.line, MAX_MATCH_LINE_BYTES)}]`
 }
 
+/** `40x160`: a window size as every text of this package writes it, rows x cols. */
+export function sizeText(size: TerminalSize): string {
+  return `${size.rows}x${size.cols}`
+}
+
+/**
+ * `[screen: 40x160, cursor 12,5, alternate]`: the size as rows x cols, the cursor as 1-based row,col,
+ * and `alternate` only while a program uses the alternate screen.
+ */
+export function screenLine(screen: TerminalScreen): string {
+  const { size, cursor } = screen
+  return `[screen: ${sizeText(size)}, cursor ${cursor.row},${cursor.col}${screen.alternateScreen ? ', alternate' : ''}]`
+}
+
+/** The screen line, then `[title: …]` on its own line when a program set a title (one line, at most {@link MAX_TITLE_BYTES}). */
+export function screenHeader(screen: TerminalScreen): string {
+  const line = screenLine(screen)
+  return screen.title ? `${line}\n[title: ${oneLine(screen.title, MAX_TITLE_BYTES)}]` : line
+}
+
+/** A screen's facts for `meta`; its rows are the result's text, so meta does not repeat them. */
+export interface ScreenMeta {
+  size: { rows: number; cols: number }
+  cursor: { row: number; col: number }
+  alternateScreen: boolean
+  title?: string
+}
+
+/** The screen's facts as a plain, detached object for `meta`. */
+export function screenMeta(screen: TerminalScreen): ScreenMeta {
+  const meta: ScreenMeta = {
+    size: { rows: screen.size.rows, cols: screen.size.cols },
+    cursor: { row: screen.cursor.row, col: screen.cursor.col },
+    alternateScreen: screen.alternateScreen,
+  }
+  if (screen.title) meta.title = screen.title
+  return meta
+}
+
+/**
+ * A screen as a result's body: its rows under {@link screenHeader}, never folded (a row's place is
+ * what the cursor refers to), {@link BLANK_SCREEN} when nothing shows.
+ */
+function screenBody(screen: TerminalScreen): Pick<ResultLayout, 'bodyHead' | 'body' | 'emptyBody' | 'foldBody'> {
+  return { bodyHead: screenHeader(screen), body: screen.lines.join('\n'), emptyBody: BLANK_SCREEN, foldBody: false }
+}
+
+/**
+ * A `terminal_read` of the screen: {@link screenHeader}, the rows, then `[input: …]` when known
+ * (optional under a tiny cap). Under a cap the rows keep their top and bottom around one elision line.
+ */
+export function screenReadLayout(screen: TerminalScreen, input?: TerminalInputState): ResultLayout {
+  return { ...screenBody(screen), trailer: input ? [{ text: inputLine(input), optional: true }] : [] }
+}
+
 /** The input state as a plain, detached object for `meta` (no shared references into the backend). */
 export function inputMeta(input: TerminalInputState): TerminalInputState {
   return 'program' in input && input.program ? { ...input, program: { ...input.program } } : { ...input }
@@ -184,6 +247,7 @@ function readCallFor(back: ReadBack): (fromLine: number, count: number, bytes: n
  * (never an earlier one's), `[session: <status>]`, and the truncation marker when this result lost
  * bytes. Match, input and exit lines are optional: a tiny cap drops them before cutting the rest.
  * With `back` and the backend's `firstLine`, an elided middle names the terminal_read call for it.
+ * When a full-screen program holds the terminal (`result.screen`), its screen replaces the viewport.
  */
 export function sendLayout(result: TerminalSendResult, back?: ReadBack): ResultLayout {
   const trailer: MetaLine[] = [{ text: `[wait: ${result.waitReason}]` }]
@@ -191,6 +255,17 @@ export function sendLayout(result: TerminalSendResult, back?: ReadBack): ResultL
   if (result.input) trailer.push({ text: inputLine(result.input), optional: true })
   if (typeof result.exitCode === 'number') trailer.push({ text: `[exit: ${result.exitCode}]`, optional: true })
   trailer.push({ text: `[session: ${statusText(result.sessionStatus)}]` })
+  // A screen replaces the viewport, whose redraw fragments (and what they lost) are not shown.
+  const layout: ResultLayout = result.screen ? { ...screenBody(result.screen), trailer } : viewportLayout(result, trailer, back)
+  if (result.earlierOutput) {
+    layout.earlier = result.earlierOutput
+    if (result.earlierTruncated) layout.truncated = true
+  }
+  return layout
+}
+
+/** The send's viewport as a body (led by the output's head the backend kept apart), numbered when it can be. */
+function viewportLayout(result: TerminalSendResult, trailer: MetaLine[], back: ReadBack | undefined): ResultLayout {
   const layout: ResultLayout = { body: result.viewport, emptyBody: NO_NEW_OUTPUT, trailer, truncated: result.truncated }
   const head = result.outputHead
   if (head && result.viewport !== '') {
@@ -205,10 +280,6 @@ export function sendLayout(result: TerminalSendResult, back?: ReadBack): ResultL
   } else if (back && result.firstLine !== undefined) {
     layout.bodyFirstLine = result.firstLine
     layout.readCall = readCallFor(back)
-  }
-  if (result.earlierOutput) {
-    layout.earlier = result.earlierOutput
-    if (result.earlierTruncated) layout.truncated = true
   }
   return layout
 }
@@ -241,11 +312,15 @@ export function closeText(sessionId: string, closedNow: boolean): string {
   return closedNow ? `closed terminal session ${sessionId}` : `terminal session ${sessionId} was already closing`
 }
 
-/** `pty-1 (main) [shell] running pid=4242`, plus ` [input: prompt]` when the input state is known. */
+/**
+ * `pty-1 (main) [shell] running pid=4242 size=40x160`, plus ` [input: prompt]` when the input state
+ * is known; pid and size only when the backend has them.
+ */
 export function listLine(snapshot: TerminalSessionSnapshot, input?: TerminalInputState): string {
   const pid = snapshot.pid === undefined ? '' : ` pid=${snapshot.pid}`
+  const size = snapshot.size === undefined ? '' : ` size=${sizeText(snapshot.size)}`
   const state = input ? ` ${inputLine(input)}` : ''
-  return `${sessionLabel(snapshot)} [${snapshot.type}] ${statusText(snapshot.status)}${pid}${state}`
+  return `${sessionLabel(snapshot)} [${snapshot.type}] ${statusText(snapshot.status)}${pid}${size}${state}`
 }
 
 /**

@@ -11,7 +11,7 @@ export function listTool({ ctx, config }: ToolDeps) {
   return defineTool({
     name: 'terminal_list',
     description:
-      'List your open terminal sessions, one per line: id, name, type, status, pid and [input: …], what its terminal waits for now. ' +
+      'List your open terminal sessions, one per line: id, name, type, status, pid, size (rows x cols) and [input: …], what its terminal waits for now. ' +
       'Use it to recover session ids and to find sessions to close.',
     kind: 'read',
     parameters: listParameters,
@@ -21,7 +21,8 @@ export function listTool({ ctx, config }: ToolDeps) {
       const inputs = await Promise.all(snapshots.map((snapshot) => inputStateOf(ctx, call.agent, snapshot.sessionId)))
       const sessions = snapshots.map((snapshot, index) => {
         const input = inputs[index]
-        return { ...snapshot, status: { ...snapshot.status }, ...(input ? { input: inputMeta(input) } : {}) }
+        const size = snapshot.size ? { size: { rows: snapshot.size.rows, cols: snapshot.size.cols } } : {}
+        return { ...snapshot, status: { ...snapshot.status }, ...size, ...(input ? { input: inputMeta(input) } : {}) }
       })
       return fittedOutput(listLayout(snapshots, inputs), config.maxResultBytes, { sessions })
     },

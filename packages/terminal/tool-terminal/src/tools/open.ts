@@ -1,26 +1,35 @@
+import type { TerminalSpawnRequest } from 'dsh-terminal'
 import { defineTool } from 'dsh-tools'
 import { z } from 'zod'
 import { openLayout } from '../render/texts'
 import { finalizeWith, fittedOutput, type ToolDeps } from './shared'
+import { checkWindowSize, colsParam, rowsParam, windowSizeOf } from './window-size'
 
-/** Parameters of terminal_open; strict, so a misspelled argument is an error rather than ignored. */
-export const openParameters = z.strictObject({
-  type: z
-    .string()
-    .min(1, 'type must name a terminal backend, e.g. "shell"')
-    .describe('Backend to start: "shell" is a persistent bash. Any other value must be a registered backend type.'),
-  name: z
-    .string()
-    .min(1, 'name, when given, must not be empty')
-    .max(64, 'name must be at most 64 characters')
-    .optional()
-    .describe('Optional short label shown in terminal_list, unique among your sessions. Never use it as the id.'),
-  cwd: z
-    .string()
-    .min(1, 'cwd, when given, must not be empty')
-    .optional()
-    .describe("Optional starting directory (an existing absolute path). Defaults to the backend's working directory."),
-})
+/**
+ * Parameters of terminal_open; strict, so a misspelled argument is an error rather than ignored.
+ * `rows` and `cols` come together or not at all.
+ */
+export const openParameters = z
+  .strictObject({
+    type: z
+      .string()
+      .min(1, 'type must name a terminal backend, e.g. "shell"')
+      .describe('Backend to start: "shell" is a persistent bash. Any other value must be a registered backend type.'),
+    name: z
+      .string()
+      .min(1, 'name, when given, must not be empty')
+      .max(64, 'name must be at most 64 characters')
+      .optional()
+      .describe('Optional short label shown in terminal_list, unique among your sessions. Never use it as the id.'),
+    cwd: z
+      .string()
+      .min(1, 'cwd, when given, must not be empty')
+      .optional()
+      .describe("Optional starting directory (an existing absolute path). Defaults to the backend's working directory."),
+    rows: rowsParam("Optional window height in rows, with cols (default: the backend's size). Full-screen programs draw for this size."),
+    cols: colsParam('Optional window width in columns, with rows.'),
+  })
+  .superRefine(checkWindowSize)
 
 /**
  * terminal_open: start a session owned by the calling agent and return its id and startup output.
@@ -36,11 +45,16 @@ export function openTool({ ctx, config }: ToolDeps) {
     kind: 'execute',
     parameters: openParameters,
     async execute(args, call) {
-      const request = { type: args.type, ...(args.name === undefined ? {} : { name: args.name }), ...(args.cwd === undefined ? {} : { cwd: args.cwd }) }
+      const request: TerminalSpawnRequest = { type: args.type }
+      if (args.name !== undefined) request.name = args.name
+      if (args.cwd !== undefined) request.cwd = args.cwd
+      const size = windowSizeOf(args)
+      if (size) request.size = size
       const opened = await ctx.terminals.spawn(call.agent, request, call.signal)
       const meta: Record<string, unknown> = { sessionId: opened.sessionId, type: opened.type, sessionStatus: opened.status }
       if (opened.name !== undefined) meta.name = opened.name
       if (opened.pid !== undefined) meta.pid = opened.pid
+      if (opened.size !== undefined) meta.size = { rows: opened.size.rows, cols: opened.size.cols }
       return fittedOutput(openLayout(opened), config.maxResultBytes, meta)
     },
     present: (args) => ({ kind: 'execute', title: `open ${args.type} terminal${args.name === undefined ? '' : ` ${args.name}`}` }),

@@ -1,13 +1,15 @@
 import type { Agent } from 'dsh-agent'
-import type { TerminalSendHandle, TerminalSendRequest, TerminalSendResult, TerminalSessionId } from 'dsh-terminal'
+import { MAX_TERMINAL_KEYS, type TerminalSendHandle, type TerminalSendRequest, type TerminalSendResult, type TerminalSessionId } from 'dsh-terminal'
 import { defineTool, regexSourceParam, truncateUtf8Head, type ToolOutput } from 'dsh-tools'
 import { z } from 'zod'
 import { startBackgroundSend, type JobStarter } from '../background'
 import { explainBusy } from '../busy-sessions'
 import type { TerminalToolsConfig } from '../config'
 import { jobsUnavailable, sendCancelled } from '../errors'
-import { backgroundText, inputMeta, sendLayout } from '../render/texts'
+import { KEY_NAMES_PHRASE, keysProblem } from '../keys'
+import { backgroundText, inputMeta, screenMeta, sendLayout, sizeText } from '../render/texts'
 import { finalizeWith, fittedOutput, maxBytesParam, sessionIdParam, toSessionId, type ToolDeps } from './shared'
+import { checkWindowSize, colsParam, rowsParam, windowSizeOf } from './window-size'
 
 /** How long a cancelled foreground call waits for the backend to settle the interrupted send. */
 export const CANCEL_GRACE_MS = 2000
@@ -39,8 +41,21 @@ export type SendParameterOptions = Pick<
   'enableRunInBackground' | 'maxTimeoutMs' | 'backgroundTimeoutMs' | 'maxResultBytes' | 'defaultMaxBytes'
 >
 
+/** The `keys` parameter: 1 to {@link MAX_TERMINAL_KEYS} key names, each checked by the refinement of the whole call. */
+const keysParam = z
+  .array(z.string())
+  .min(1, 'keys must name at least one key')
+  .max(MAX_TERMINAL_KEYS, `keys must name at most ${MAX_TERMINAL_KEYS} keys; to type a long text, give text instead`)
+  .optional()
+  .describe(
+    `Keys to press instead of typing text, in order: ${KEY_NAMES_PHRASE}. ` +
+      'E.g. ["Escape", ":", "w", "q", "Enter"] saves and quits vim, ["q"] quits less, ["Down", "Enter"] picks the next menu entry. ' +
+      "Encoded for the program's current terminal modes.",
+  )
+
 /**
  * Parameters of terminal_send; `run_in_background` exists only when background sends are enabled.
+ * A call types `text` or presses `keys` (exactly one), or only resizes (`rows` and `cols` alone).
  * `timeoutMs` may reach `maxTimeoutMs`, or for a background send the larger of it and `backgroundTimeoutMs`
  * (the bound a background send has anyway); `idleMs` may reach `maxTimeoutMs`.
  */
@@ -52,14 +67,24 @@ export function sendParameters(options: SendParameterOptions) {
     sessionId: sessionIdParam,
     text: z
       .string()
+      .optional()
       .describe(
         'Text to type into the session, sent as UTF-8. With submit (the default) Enter follows, so this is one command line or one REPL input. ' +
-          'Control characters are sent as they are.',
+          'Control characters are sent as they are. Give text or keys, not both.',
       ),
+    keys: keysParam,
     submit: z
       .boolean()
-      .default(true)
-      .describe('Press Enter after the text (default true). false sends the text alone: a partial line, or a control character such as "\\u0004" (Ctrl-D).'),
+      .optional()
+      .describe(
+        'With text: press Enter after it (default true). false sends the text alone: a partial line, or a control character such as "\\u0004" (Ctrl-D). ' +
+          'Not with keys (press "Enter" as a key).',
+      ),
+    rows: rowsParam(
+      'Resize the terminal to rows x cols (give both) before the text or keys are sent; the program in front redraws. ' +
+        'With neither text nor keys the call only resizes and returns the redrawn screen.',
+    ),
+    cols: colsParam('Window width in columns, with rows.'),
     waitFor: waitForParam,
     timeoutMs: millisParam(
       'timeoutMs',
@@ -75,16 +100,24 @@ export function sendParameters(options: SendParameterOptions) {
     ),
     maxBytes: maxBytesParam(options),
   }
-  if (!options.enableRunInBackground) return z.strictObject(shape)
+  if (!options.enableRunInBackground) return z.strictObject(shape).superRefine(checkInput)
   return z
     .strictObject({
       ...shape,
       run_in_background: z
         .boolean()
         .optional()
-        .describe('Return at once with a job id instead of waiting; follow the job with job_output and stop it with job_kill (SIGINT).'),
+        .describe('Return at once with a job id instead of waiting; follow the job with job_output and stop it with job_kill (SIGINT). Text only.'),
     })
     .superRefine((args, issues) => {
+      checkInput(args, issues)
+      if (args.run_in_background === true && (args.keys !== undefined || args.rows !== undefined || args.cols !== undefined)) {
+        issues.addIssue({
+          code: 'custom',
+          path: ['run_in_background'],
+          message: 'run_in_background takes text only: press keys and resize in the foreground, where the result shows the screen',
+        })
+      }
       if (args.run_in_background === true && args.maxBytes !== undefined) {
         issues.addIssue({
           code: 'custom',
@@ -105,16 +138,64 @@ export function sendParameters(options: SendParameterOptions) {
     })
 }
 
+/**
+ * What a call sends, checked as a whole: text or keys (not both; neither only to resize), `submit`
+ * with text only, key names a terminal can press, and a size of both rows and cols.
+ */
+function checkInput(args: InputArgs, issues: Pick<z.core.$RefinementCtx, 'addIssue'>): void {
+  const refuse = (path: string, message: string) => issues.addIssue({ code: 'custom', path: [path], message })
+  checkWindowSize(args, issues)
+  if (args.text !== undefined && args.keys !== undefined) {
+    refuse('keys', 'give text (typed) or keys (pressed), not both; to press Enter after keys, add "Enter" to keys')
+  }
+  const resizing = args.rows !== undefined || args.cols !== undefined
+  if (args.text === undefined && args.keys === undefined && !resizing) {
+    refuse('text', 'give text to type or keys to press (or only rows and cols, to resize); text "" with submit false sends nothing and waits')
+  }
+  if (args.text === undefined && args.submit !== undefined) {
+    refuse('submit', args.keys !== undefined ? 'submit applies to text only: press Enter as a key, e.g. keys: ["q", "Enter"]' : 'submit applies to text only')
+  }
+  const problem = args.keys ? keysProblem(args.keys) : undefined
+  if (problem) refuse('keys', problem)
+}
+
+/** What {@link checkInput} looks at. */
+interface InputArgs {
+  text?: string | undefined
+  keys?: string[] | undefined
+  submit?: boolean | undefined
+  rows?: number | undefined
+  cols?: number | undefined
+}
+
 /** The arguments of either schema variant, as `execute` sees them. */
-type SendArgs = {
+type SendArgs = InputArgs & {
   sessionId: string
-  text: string
-  submit: boolean
   run_in_background?: boolean
   waitFor?: string
   timeoutMs?: number
   idleMs?: number
   maxBytes?: number
+}
+
+/**
+ * What the call writes, as the service takes it: the text (Enter after it unless submit is false),
+ * or the keys, or nothing; with a size, the terminal is resized first.
+ */
+function inputOf(args: SendArgs): Pick<TerminalSendRequest, 'text' | 'submit' | 'keys' | 'size'> {
+  const input: Pick<TerminalSendRequest, 'text' | 'submit' | 'keys' | 'size'> = args.keys
+    ? { text: '', submit: false, keys: args.keys }
+    : { text: args.text ?? '', submit: args.text === undefined ? false : (args.submit ?? true) }
+  const size = windowSizeOf(args)
+  if (size) input.size = size
+  return input
+}
+
+/** A call's title: the text typed, the keys pressed, or the resize. */
+function sendTitle(args: SendArgs): string {
+  const size = windowSizeOf(args)
+  const what = args.keys ? `keys ${args.keys.join(' ')}` : args.text !== undefined ? args.text : size ? `resize to ${sizeText(size)}` : ''
+  return `${args.sessionId}: ${truncateUtf8Head(what, TITLE_TEXT_BYTES)}`
 }
 
 /** The wait options of a call as the service takes them; only the ones the model gave. */
@@ -136,11 +217,12 @@ export function sendTool(deps: ToolDeps) {
   return defineTool({
     name: 'terminal_send',
     description:
-      'Type text into a terminal session (Enter appended by default) and wait until the shell or program asks for input again. ' +
+      'Type text into a terminal session (Enter appended by default), or press keys, and wait until the shell or program asks for input again. ' +
       'Returns the new output, then [wait: <reason>]: stdin_read means it is waiting for input; inferred_idle (output went quiet) and timeout do not prove the command finished; ' +
       'output_match means a line matched waitFor. [input: …] says what the terminal waits for now (prompt, continuation, password, program, keys, or none while busy). ' +
       '[exit: <n>] is the exit status of the shell command this call ran, when known; [session: …] says whether the terminal itself still runs. One send at a time per session. ' +
-      "To wait for long-running work give waitFor (a regex for a line such as a server's ready message) and timeoutMs." +
+      "To wait for long-running work give waitFor (a regex for a line such as a server's ready message) and timeoutMs. " +
+      'While a full-screen program (vim, less, top, a menu) holds the terminal, the result is its screen under [screen: <rows>x<cols>, cursor <row>,<col>] instead of new output.' +
       (background ? ' For a command that runs long, set run_in_background and follow the job with job_output.' : ''),
     kind: 'execute',
     parameters: sendParameters(config),
@@ -152,7 +234,7 @@ export function sendTool(deps: ToolDeps) {
     },
     present: (rawArgs) => {
       const args = rawArgs as SendArgs
-      const title = `${args.sessionId}: ${truncateUtf8Head(args.text, TITLE_TEXT_BYTES)}`
+      const title = sendTitle(args)
       if (args.run_in_background === true) return { kind: 'execute', title }
       return { kind: 'execute', title, card: { type: 'terminal', sessionId: args.sessionId } }
     },
@@ -170,7 +252,8 @@ function sendInBackground({ ctx, config, holders }: ToolDeps, owner: Agent, sess
       terminals: ctx.terminals,
       owner,
       sessionId,
-      request: { text: args.text, submit: args.submit, ...waitOptions(args) },
+      // The schema admits only text here: keys and sizes are foreground-only.
+      request: { text: args.text ?? '', submit: args.submit ?? true, ...waitOptions(args) },
       timeoutMs: args.timeoutMs ?? config.backgroundTimeoutMs,
       outputLimitBytes: config.maxResultBytes,
       holders,
@@ -186,7 +269,7 @@ async function sendInForeground(
   args: SendArgs,
   signal: AbortSignal,
 ): Promise<ToolOutput> {
-  const request: TerminalSendRequest = { text: args.text, submit: args.submit, signal, ...waitOptions(args) }
+  const request: TerminalSendRequest = { ...inputOf(args), signal, ...waitOptions(args) }
   const handle = explainBusy(holders, sessionId, () => ctx.terminals.startSend(owner, sessionId, request))
   const result = await settleOrCancel(handle, signal, sessionId)
   const meta: Record<string, unknown> = {
@@ -198,6 +281,7 @@ async function sendInForeground(
   if (typeof result.exitCode === 'number') meta.exitCode = result.exitCode
   if (result.input) meta.input = inputMeta(result.input)
   if (result.match) meta.match = { text: result.match.text, line: result.match.line }
+  if (result.screen) meta.screen = screenMeta(result.screen)
   const back = { sessionId, windowBytes: config.defaultMaxBytes, maxResultBytes: config.maxResultBytes }
   return fittedOutput(sendLayout(result, back), args.maxBytes ?? config.defaultMaxBytes, meta, { foldRepeats: config.foldRepeatedLines })
 }

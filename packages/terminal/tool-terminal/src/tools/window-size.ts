@@ -1,0 +1,46 @@
+import { MAX_TERMINAL_COLS, MAX_TERMINAL_ROWS, type TerminalSize } from 'dsh-terminal'
+import { z } from 'zod'
+
+/** The `rows` parameter of terminal_open and terminal_send: a height in character rows, within the registry's bounds. */
+export function rowsParam(description: string) {
+  return z
+    .number()
+    .int('rows must be a whole number of rows')
+    .min(1, 'rows must be at least 1')
+    .max(MAX_TERMINAL_ROWS, `rows must be at most ${MAX_TERMINAL_ROWS}`)
+    .optional()
+    .describe(description)
+}
+
+/** The `cols` parameter of terminal_open and terminal_send: a width in character columns, within the registry's bounds. */
+export function colsParam(description: string) {
+  return z
+    .number()
+    .int('cols must be a whole number of columns')
+    .min(1, 'cols must be at least 1')
+    .max(MAX_TERMINAL_COLS, `cols must be at most ${MAX_TERMINAL_COLS}`)
+    .optional()
+    .describe(description)
+}
+
+/** The arguments that carry a window size. */
+export interface WindowSizeArgs {
+  rows?: number
+  cols?: number
+}
+
+/** A size is both numbers or neither: one alone is refused, naming the missing one. */
+export function checkWindowSize(args: WindowSizeArgs, issues: Pick<z.core.$RefinementCtx, 'addIssue'>): void {
+  if ((args.rows === undefined) === (args.cols === undefined)) return
+  const missing = args.rows === undefined ? 'rows' : 'cols'
+  issues.addIssue({
+    code: 'custom',
+    path: [missing],
+    message: `rows and cols go together: give both (e.g. rows 40, cols 120) or neither; ${missing} is missing`,
+  })
+}
+
+/** The size the arguments ask for, or undefined when they give none. */
+export function windowSizeOf(args: WindowSizeArgs): TerminalSize | undefined {
+  return args.rows === undefined || args.cols === undefined ? undefined : { rows: args.rows, cols: args.cols }
+}
