@@ -63,6 +63,22 @@ describe('LinuxInspector.foreground (fixtures)', () => {
     expect(facts!.waits[0]).toMatchObject({ syscallName: 'pselect6', fd: 0 })
   })
 
+  it('attaches the timeout a proven wait was called with, and none to a wait without one', async () => {
+    const timespec = Buffer.alloc(16)
+    timespec.writeBigInt64LE(3n, 0)
+    const timed = session(100)
+      .thread(100, 100, blocked(270, 1, 0x5000, 0, 0, 0x5100))
+      .mem(100, 0x5000, Buffer.from([0b1]))
+      .mem(100, 0x5100, timespec)
+      .fd(100, 0, PTS0)
+    expect((await foreground(timed)).facts!.waits[0]).toMatchObject({ syscallName: 'pselect6', fd: 0, timeoutMs: 3000 })
+    const untimed = session(100)
+      .thread(100, 100, blocked(270, 1, 0x5000))
+      .mem(100, 0x5000, Buffer.from([0b1]))
+      .fd(100, 0, PTS0)
+    expect((await foreground(untimed)).facts!.waits[0]).not.toHaveProperty('timeoutMs')
+  })
+
   it('does not prove select on other fds, or a select without a read set', async () => {
     const other = session(100)
       .thread(100, 100, blocked(23, 8, 0x5000))

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { type ForegroundFacts, isNewWait, type SubprocessTerminalHandle } from 'dsh-subprocess'
 import { eventually } from 'dsh-testkit'
-import { BASH, BASH_ENV, capture, mountRuntime, PYTHON } from './helpers'
+import { BASH, BASH_ENV, capture, installed, mountRuntime, PYTHON } from './helpers'
 
 let env: Awaited<ReturnType<typeof mountRuntime>> | undefined
 
@@ -103,6 +103,42 @@ describe.skipIf(process.platform !== 'linux')('stdin-wait proof on real programs
         : undefined
     }, 'the pipeline blocked')
     expect(facts.stdinWaitProven).toBe(false)
+  })
+
+  it('reports the timeout of a timed wait (select, poll, epoll) and none for a plain read', async () => {
+    const cat = await shellWith('cat')
+    expect((await provenWait(cat.shell, 'cat waiting')).waits[0]).not.toHaveProperty('timeoutMs')
+    await env?.close()
+    const waits: Array<[string, number]> = [
+      ['import select,sys; select.select([sys.stdin],[],[],30)', 30_000],
+      ['import select; p=select.poll(); p.register(0, select.POLLIN); p.poll(20000)', 20_000],
+      ['import select; e=select.epoll(); e.register(0, select.EPOLLIN); e.poll(15)', 15_000],
+    ]
+    for (const [script, timeoutMs] of waits) {
+      const { shell } = await shellWith(`${PYTHON} -c '${script}'`)
+      const wait = (await provenWait(shell, `python waiting ${timeoutMs} ms`)).waits[0]!
+      // A kernel that rewrote the remaining time would show less; the call's own value is exact.
+      expect(wait.timeoutMs).toBeGreaterThan(timeoutMs - 1000)
+      expect(wait.timeoutMs).toBeLessThanOrEqual(timeoutMs)
+      await env?.close()
+      env = undefined
+    }
+  })
+
+  it.skipIf(!installed('htop'))('proves htop waiting for a key in a poll that wakes it to redraw', async () => {
+    const { shell } = await shellWith('TERM=xterm-256color htop -d 20')
+    const wait = (await provenWait(shell, 'htop waiting for a key')).waits[0]!
+    expect(wait).toMatchObject({ syscallName: expect.stringMatching(/^p?poll$|select|pselect6/), fd: 0 })
+    expect(wait.timeoutMs).toBeGreaterThan(0)
+    expect(wait.timeoutMs).toBeLessThanOrEqual(2000)
+  })
+
+  it.skipIf(!installed('top'))('proves top waiting for a key in a select that wakes it to redraw', async () => {
+    const { shell } = await shellWith('TERM=xterm-256color top -d 2')
+    const wait = (await provenWait(shell, 'top waiting for a key')).waits[0]!
+    expect(wait).toMatchObject({ fd: 0 })
+    expect(wait.timeoutMs).toBeGreaterThan(0)
+    expect(wait.timeoutMs).toBeLessThanOrEqual(2000)
   })
 
   it('proves a password prompt reading /dev/tty', async () => {

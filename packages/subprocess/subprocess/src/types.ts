@@ -130,6 +130,11 @@ export interface StdinWait extends ThreadSample {
   readonly voluntaryCtxtSwitches: number
   /** `nonvoluntary_ctxt_switches` of the thread: it grows when the thread is preempted. */
   readonly nonvoluntaryCtxtSwitches: number
+  /**
+   * The timeout the wait was called with (ms, rounded up), when it has one that could be read: such
+   * a wait ends by itself. Absent for a wait without a timeout and where the provider cannot tell.
+   */
+  readonly timeoutMs?: number
 }
 
 /**

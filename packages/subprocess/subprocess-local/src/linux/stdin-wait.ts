@@ -5,6 +5,7 @@ import type { FileIdentity, ProcSource } from './proc-source'
 import { parseSwitchCounters } from './status-parser'
 import { parseSyscall } from './syscall-parser'
 import { isStdinWaitSyscall, type SyscallTable } from './syscall-table'
+import { waitTimeoutMs } from './wait-timeout'
 
 /** `/dev/tty` (major 5, minor 0): an fd opened through it reads the process's controlling terminal. */
 export const DEV_TTY = (5 << 8) | 0
@@ -34,6 +35,7 @@ type FdVerdict = { readonly fd: number } | 'none' | 'unknown'
  * array (poll/ppoll, from process memory) or epoll interest list (fdinfo) contains an fd that is
  * this terminal, or `/dev/tty` in a process controlled by it, with an input event. Counters are
  * attached to every thread blocked in a wait syscall so a later sample can tell whether it ran.
+ * A proven wait carries the timeout it was called with, if any: it ends by itself then.
  * The opposite is proven too (`notReading`): a wait whose fds are all other files, or any other
  * named syscall — the table names only syscalls that take no terminal input (sleeps, child waits,
  * futexes, signal waits, sockets); an unnamed one (readv, io_uring_enter, …) proves nothing.
@@ -61,7 +63,8 @@ export function sampleThread(context: WaitContext, process: ProcessRecord, tid: 
     nonvoluntaryCtxtSwitches: counters.nonvoluntary,
   }
   if (verdict === 'none') return { ...sample, state: 'blocked', notReading: true }
-  return { ...sample, state: 'stdin-wait', fd: verdict.fd } satisfies StdinWait
+  const timeoutMs = waitTimeoutMs(name, state.args, (address, length) => context.source.bytes(`/proc/${process.pid}/mem`, address, length))
+  return { ...sample, state: 'stdin-wait', fd: verdict.fd, ...(timeoutMs === undefined ? {} : { timeoutMs }) } satisfies StdinWait
 }
 
 function waitVerdict(context: WaitContext, process: ProcessRecord, name: StdinWaitSyscall, args: readonly bigint[]): FdVerdict {
