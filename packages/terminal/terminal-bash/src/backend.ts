@@ -48,7 +48,7 @@ export class ShellBackend implements TerminalBackend {
 
   /**
    * Fence the owner's sandbox mode, resolve its policy once, resolve the cwd and the (confined)
-   * argv, spawn the shell and run startup. Cancellation rejects with exactly `spec.signal.reason`;
+   * argv, spawn the shell (of `spec.size`, else the configured size) and run startup. Cancellation rejects with exactly `spec.signal.reason`;
    * a rollback that itself fails rejects with `TerminalBackendCleanupError`.
    */
   async spawn(spec: TerminalBackendSpawnSpec): Promise<ShellSession> {
@@ -66,14 +66,16 @@ export class ShellBackend implements TerminalBackend {
       { policy, resolveCwd: (resolved, cwd) => sandboxPolicy.resolveCwd(resolved, cwd), sandbox: sandbox ?? noSandbox },
     )
     signal.throwIfAborted()
+    // The registry checked a requested size against dsh-terminal's bounds; the config's default is in them too.
+    const size = spec.size ?? { rows: config.rows, cols: config.cols }
     let handle
     try {
       handle = await subprocess.spawnTerminal({
         argv: launch.argv,
         cwd: launch.cwd,
         env: launch.env,
-        rows: config.rows,
-        cols: config.cols,
+        rows: size.rows,
+        cols: size.cols,
         graceMs: config.disposeGraceMs,
         signal,
         limits: sessionLimits(config),
@@ -82,7 +84,7 @@ export class ShellBackend implements TerminalBackend {
       if (signal.aborted) throw signal.reason
       throw error
     }
-    const session = new ShellSession(handle, config, { nonce, replNonce: launch.replNonce })
+    const session = new ShellSession(handle, config, { nonce, replNonce: launch.replNonce }, size)
     try {
       await session.startup(signal)
       return session

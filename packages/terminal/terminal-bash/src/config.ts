@@ -1,14 +1,12 @@
+import { MAX_TERMINAL_COLS, MAX_TERMINAL_ROWS } from 'dsh-terminal'
 import { z } from 'zod'
 
 /** Largest delay a Node timer accepts; a longer one silently fires at once. */
 export const MAX_TIMER_MS = 2 ** 31 - 1
 
-/** Largest row or column count a PTY window size can carry. */
-export const MAX_TERMINAL_SIZE = 65_535
-
 const count = (fallback: number) => z.int().min(1).default(fallback)
 const timer = (fallback: number) => z.int().min(1).max(MAX_TIMER_MS).default(fallback)
-const size = (fallback: number) => z.int().min(1).max(MAX_TERMINAL_SIZE).default(fallback)
+const size = (fallback: number, max: number) => z.int().min(1).max(max).default(fallback)
 const cap = (fallback: number) => z.int().min(0).max(Number.MAX_SAFE_INTEGER).default(fallback)
 
 /** Default memory cap of one session: 8 GiB. */
@@ -21,10 +19,10 @@ export const DEFAULT_MAX_MEMORY_BYTES = 8 * 1024 ** 3
  */
 export const Config = z
   .object({
-    /** Terminal height in rows. */
-    rows: size(40),
-    /** Terminal width in columns. */
-    cols: size(160),
+    /** Terminal height in rows, when a spawn asks for no size (the registry's bounds: a bigger screen only costs memory and tokens). */
+    rows: size(40, MAX_TERMINAL_ROWS),
+    /** Terminal width in columns, when a spawn asks for no size. */
+    cols: size(160, MAX_TERMINAL_COLS),
     /** Completed lines retained in the scrollback. */
     scrollbackLines: count(10_000),
     /** UTF-8 bytes retained in the scrollback. */

@@ -8,7 +8,7 @@ import { parseConfig, type ShellBackendConfigInput } from './config'
 import { fenceAllOwners } from './sandbox/mode-fence'
 
 export { SHELL_BACKEND_TYPE, ShellBackend, type ShellBackendOptions, STARTUP_ROLLBACK_REASON } from './backend'
-export { Config, DEFAULT_MAX_MEMORY_BYTES, MAX_TERMINAL_SIZE, MAX_TIMER_MS, parseConfig, type ShellBackendConfig, type ShellBackendConfigInput } from './config'
+export { Config, DEFAULT_MAX_MEMORY_BYTES, MAX_TIMER_MS, parseConfig, type ShellBackendConfig, type ShellBackendConfigInput } from './config'
 export {
   isShellBackendError,
   SHELL_BACKEND_ERROR_CODES,
@@ -18,6 +18,7 @@ export {
 export { confineShellArgv, resolveShellCwd, type ShellBoundary } from './sandbox/boundary'
 export { fenceAllOwners, fenceOwner, MODE_FENCE_KEY, MODE_FENCE_MESSAGE } from './sandbox/mode-fence'
 export { DEFAULT_READ_LINES, ShellSession } from './session/shell-session'
+export { ScreenModel, type ScreenModelOptions } from './screen/screen-model'
 export { DEFAULT_KEY_MODES, ENTER, type KeyModes, sendInput } from './input/send-input'
 export {
   createPromptNonce,

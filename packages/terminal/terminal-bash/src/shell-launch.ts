@@ -57,11 +57,13 @@ export async function resolveShellLaunch(config: ShellBackendConfig, request: Sh
 
 /**
  * Terminal-specific overrides. The provider already dropped credential-shaped and `DSH_*` names
- * from the inherited environment; these explicit values win over anything inherited.
+ * from the inherited environment; these explicit values win over anything inherited. The session's
+ * emulator answers terminal queries, so a real terminal type is advertised; pagers and editors
+ * that git or man would open stay off unless asked for (`man -P less`, `less` itself work).
  */
 export function shellEnvironment(request: Pick<ShellLaunchRequest, 'sessionId' | 'ownerId' | 'nonce'>): Record<string, string> {
   return {
-    TERM: 'dumb',
+    TERM: 'xterm-256color',
     PAGER: 'cat',
     GIT_PAGER: 'cat',
     MANPAGER: 'cat',

@@ -45,7 +45,7 @@ describe('spawn', () => {
     const spec = stack.runtime.specs[0]!
     expect(spec).toMatchObject({ argv: ['bash', '--noprofile', '--norc', '-i'], cwd: tmpdir(), rows: 30, cols: 100, graceMs: 1234 })
     expect(spec.env).toMatchObject({
-      TERM: 'dumb',
+      TERM: 'xterm-256color',
       PAGER: 'cat',
       GIT_PAGER: 'cat',
       MANPAGER: 'cat',

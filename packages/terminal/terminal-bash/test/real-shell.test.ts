@@ -112,7 +112,7 @@ describe('a persistent shell', () => {
       id,
       'echo "[${MY_API_KEY-unset}] [${DSH_TEST_SECRET_TOKEN-unset}] [${DSH_PROMPT_NONCE-unset}] $DSH_TERMINAL_SESSION_ID $DSH_TERMINAL_OWNER $TERM $PAGER"',
     )
-    expect(result.viewport.split('\n')[1]).toBe(`[unset] [unset] [unset] ${id} ${stack.agent.id} dumb cat`)
+    expect(result.viewport.split('\n')[1]).toBe(`[unset] [unset] [unset] ${id} ${stack.agent.id} xterm-256color cat`)
   })
 
   it('pages the scrollback', async () => {

@@ -30,7 +30,7 @@ describe('shell launch', () => {
     expect(launch.argv).toEqual(['bash', '--noprofile', '--norc', '-i'])
     expect(launch.cwd).toBe(dir)
     expect(launch.env).toEqual({
-      TERM: 'dumb',
+      TERM: 'xterm-256color',
       PAGER: 'cat',
       GIT_PAGER: 'cat',
       MANPAGER: 'cat',

@@ -5,20 +5,24 @@ import {
   type TerminalInputState,
   type TerminalReadRequest,
   type TerminalReadResult,
+  type TerminalScreen,
   type TerminalSendOperation,
   type TerminalSendRequest,
   type TerminalSessionStatus,
   type TerminalSignal,
   type TerminalSignalResult,
+  type TerminalSize,
 } from 'dsh-terminal'
 import type { ShellBackendConfig } from '../config'
 import { shellFailure } from '../errors'
 import { lookAtInput, markedInput } from '../input/input-state'
-import { DEFAULT_KEY_MODES, sendInput } from '../input/send-input'
+import { sendInput } from '../input/send-input'
 import { isWaitingAsFarAsKnown, type SendHost, type SendOptions, type SendTiming } from '../readiness/send-contract'
 import { SendOperation } from '../readiness/send-operation'
 import { SHELL_CONTINUATION_PROMPT, SHELL_PROMPT } from '../prompt-protocol'
 import { SendOutputBuffer } from '../output/index'
+import { ScreenModel } from '../screen/screen-model'
+import { showingScreen } from '../screen/screen-send'
 import { TerminalStream } from './terminal-stream'
 
 /** Lines a read returns when the caller gives no `count` (the same default as `terminal_read`). */
@@ -35,6 +39,7 @@ export class ShellSession implements TerminalBackendSession {
   readonly #handle: SubprocessTerminalHandle
   readonly #config: ShellBackendConfig
   readonly #stream: TerminalStream
+  readonly #screen: ScreenModel
   readonly #timing: SendTiming
   readonly #host: SendHost
   #active: SendOperation | undefined
@@ -49,12 +54,22 @@ export class ShellSession implements TerminalBackendSession {
   #closing: Promise<void> | undefined
   #unsubscribe: (() => void) | undefined
 
-  /** Wraps a freshly spawned handle; call {@link ShellSession.startup} before handing it out. */
-  constructor(handle: SubprocessTerminalHandle, config: ShellBackendConfig, nonces: { nonce: number; replNonce?: number | undefined }) {
+  /**
+   * Wraps a freshly spawned handle of `size` (default: the configured one); call
+   * {@link ShellSession.startup} before handing it out.
+   */
+  constructor(
+    handle: SubprocessTerminalHandle,
+    config: ShellBackendConfig,
+    nonces: { nonce: number; replNonce?: number | undefined },
+    size: TerminalSize = { rows: config.rows, cols: config.cols },
+  ) {
     this.pid = handle.pid
     this.#handle = handle
     this.#config = config
+    this.#screen = new ScreenModel({ size, reply: (data) => this.#reply(data) })
     this.#stream = new TerminalStream({
+      screen: this.#screen,
       scrollbackLines: config.scrollbackLines,
       scrollbackMaxBytes: config.scrollbackMaxBytes,
       prompt: SHELL_PROMPT,
@@ -88,6 +103,11 @@ export class ShellSession implements TerminalBackendSession {
     }
     this.#stream.attach((chunk, gap) => (this.#active ? this.#active.onChunk(chunk, gap) : this.#earlier?.append(chunk)))
     void handle.done.then(() => this.#onExit())
+  }
+
+  /** The window size programs draw for (a send's `size` changes it). */
+  get size(): TerminalSize {
+    return this.#screen.size
   }
 
   /** Output of startup (the viewport of the startup send), shown to whoever opened the session. */
@@ -156,24 +176,64 @@ export class ShellSession implements TerminalBackendSession {
     }
   }
 
-  /** Start one send: `text`, then Enter when `submit`; an empty text without submit writes nothing and only waits. */
+  /**
+   * Start one send: resize first when `size` is given, then `text` (or `keys`, encoded for the
+   * program's current modes) and Enter when `submit`; an empty send without a size writes nothing
+   * and only waits. The result carries the screen when a full-screen program holds the terminal.
+   */
   startSend(request: TerminalSendRequest): TerminalSendOperation {
     if (this.#closeStarted) throw shellFailure.closed()
     if (this.#active) throw new TerminalError('SEND_ACTIVE', 'PTY session already has an active send')
-    const input = sendInput(request, DEFAULT_KEY_MODES)
+    const { size } = request
+    const typed = sendInput(request, this.#screen.modes)
+    // A send that only resizes writes no byte, yet the resize is its write: the program's reaction
+    // (SIGWINCH, a redraw, a new wait) is what it waits for, never the wait that held before.
+    const input = typed ?? (size === undefined ? undefined : '')
+    const idle = this.#takeIdle()
     const earlier = this.#takeEarlier()
     const timing = {
       ...this.#timing,
       ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
       ...(request.idleMs === undefined ? {} : { idleSilenceMs: request.idleMs }),
     }
-    return this.#begin(input, false, request.signal, this.#takeIdle(), {
+    const operation = this.#begin(input, false, request.signal, typed === undefined ? undefined : idle, {
       timing,
       settleOnSilence: request.settleOnSilence,
       waitFor: request.waitFor,
       idleMs: request.idleMs,
       earlier,
+      host: size === undefined ? this.#host : this.#resizingHost(size),
     })
+    return showingScreen(operation, { alternateScreen: () => this.#stream.alternateScreen, snapshot: () => this.#screen.snapshot() })
+  }
+
+  /**
+   * The session's host for one send whose write resizes the PTY and the screen model first, right
+   * after the pre-write inspection, so the foreground group's SIGWINCH comes after that baseline.
+   * A resize-only send (empty input) writes no byte.
+   */
+  #resizingHost(size: TerminalSize): SendHost {
+    return {
+      ...this.#host,
+      write: (data) => {
+        this.#handle.resize(size.rows, size.cols)
+        this.#screen.resize(size)
+        return data === '' ? Promise.resolve() : this.#handle.write(data)
+      },
+    }
+  }
+
+  /** What the terminal shows now: every byte that arrived before the call, rendered by the session's emulator. */
+  screen(): Promise<TerminalScreen> {
+    if (this.#closeStarted) return Promise.reject(shellFailure.closed())
+    return this.#screen.snapshot()
+  }
+
+  /** The emulator answered a terminal query: the program that asked reads the answer from the PTY. */
+  #reply(data: string): void {
+    if (this.#closeStarted || this.#host.exited()) return
+    // After exit the provider refuses writes: nobody is left to read the answer.
+    this.#handle.write(data).catch(() => undefined)
   }
 
   /**
@@ -270,6 +330,7 @@ export class ShellSession implements TerminalBackendSession {
       () => {
         this.#unsubscribe?.()
         this.#unsubscribe = undefined
+        this.#screen.dispose()
       },
       (error: unknown) => {
         if (this.#closing === attempt) this.#closing = undefined
@@ -285,9 +346,9 @@ export class ShellSession implements TerminalBackendSession {
     startup: boolean,
     signal?: AbortSignal,
     idle?: ForegroundFacts,
-    rules: Pick<SendOptions, 'timing' | 'settleOnSilence' | 'waitFor' | 'idleMs' | 'earlier'> = { timing: this.#timing },
+    rules: Pick<SendOptions, 'timing' | 'settleOnSilence' | 'waitFor' | 'idleMs' | 'earlier'> & { host?: SendHost } = { timing: this.#timing },
   ): SendOperation {
-    const operation = new SendOperation(this.#host, {
+    const operation = new SendOperation(rules.host ?? this.#host, {
       input,
       startup,
       signal,

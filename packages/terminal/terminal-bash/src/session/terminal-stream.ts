@@ -1,6 +1,7 @@
 import { type PartialLine, PromptTracker, type SanitizedChunk, ScrollbackRing, TerminalSanitizer } from '../output/index'
 import { decodeMarkerStatus } from '../prompt-protocol'
 import { now } from '../readiness/timers'
+import type { ScreenModel } from '../screen/screen-model'
 
 /** Receives every sanitized chunk after the scrollback and the prompt tracker took it. */
 export type ChunkSink = (chunk: SanitizedChunk, gapMs: number) => void
@@ -19,11 +20,13 @@ export interface TerminalStreamOptions {
   readonly nonce: number
   /** The nonce a REPL started in this session prints in its prompt marker (another number than the shell's). */
   readonly replNonce?: number
+  /** The session's emulator: it takes every raw chunk before the sanitizer does. */
+  readonly screen?: ScreenModel
 }
 
 /**
- * One session's output pipeline: raw PTY bytes → sanitizer → scrollback, prompt tracker and the
- * active send. It also counts arrivals, which is what "silence" is measured on: the time output
+ * One session's output pipeline: raw PTY bytes → the screen model, and → sanitizer → scrollback,
+ * prompt tracker and the active send. It also counts arrivals, which is what "silence" is measured on: the time output
  * reached us, never the time some consumer got around to reading it. O(chunk) per chunk.
  */
 export class TerminalStream {
@@ -32,6 +35,7 @@ export class TerminalStream {
   readonly #prompt: PromptTracker
   readonly #nonce: number
   readonly #replNonce: number | undefined
+  readonly #screen: ScreenModel | undefined
   #arrivals = 0
   #markers = 0
   #markerStatus: number | undefined
@@ -45,6 +49,7 @@ export class TerminalStream {
     this.#prompt = new PromptTracker(options.prompt, options.continuationPrompt)
     this.#nonce = options.nonce
     this.#replNonce = options.replNonce
+    this.#screen = options.screen
   }
 
   /** Number of chunks that arrived so far; a changed value means "something arrived". */
@@ -88,7 +93,11 @@ export class TerminalStream {
     return this.promptKind === 'repl' ? this.#prompt.marker?.repl : undefined
   }
 
-  /** A full-screen program switched to the alternate screen and has not switched back. */
+  /**
+   * A full-screen program switched to the alternate screen and has not switched back: told by the
+   * sanitizer at arrival, in step with every other fact of the stream (the emulator parses later).
+   * Both track the same switches (`CSI ? 47/1047/1049 h/l`), so they agree once it caught up.
+   */
   get alternateScreen(): boolean {
     return this.#sanitizer.alternateScreen
   }
@@ -141,6 +150,7 @@ export class TerminalStream {
     const gap = at - this.#lastArrivalAt
     this.#arrivals += 1
     this.#lastArrivalAt = at
+    this.#screen?.write(bytes)
     this.#deliver(this.#sanitizer.write(bytes), gap)
   }
 

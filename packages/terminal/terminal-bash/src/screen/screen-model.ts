@@ -1,0 +1,171 @@
+import xterm from '@xterm/headless'
+import type { TerminalScreen, TerminalSize } from 'dsh-terminal'
+import type { KeyModes } from '../input/send-input'
+import { renderScreen } from './screen-render'
+
+const { Terminal } = xterm
+
+/**
+ * Most bytes the emulator may hold unparsed. It parses far faster than a PTY delivers, so in
+ * practice its backlog stays tens of KiB; past this (the event loop starved, e.g. by many floods at
+ * once) the model parses in the write path until it is back under the bound. Reading the PTY then
+ * waits, and the kernel makes the printing program wait in turn: nothing is dropped, nothing grows.
+ */
+export const MAX_UNPARSED_BYTES = 1024 * 1024
+
+/** The colours a query for the default foreground (OSC 10) and background (OSC 11) is answered with: a dark terminal. */
+const DEFAULT_COLORS: ReadonlyMap<number, string> = new Map([
+  [10, 'rgb:ffff/ffff/ffff'],
+  [11, 'rgb:0000/0000/0000'],
+])
+
+/** What a {@link ScreenModel} needs from its session. */
+export interface ScreenModelOptions {
+  /** The window size the session starts with. */
+  readonly size: TerminalSize
+  /**
+   * Writes the emulator's answers to terminal queries (cursor position, device attributes) to the
+   * PTY, in the order they were produced. Never called after {@link ScreenModel.dispose}.
+   */
+  readonly reply: (data: string) => void
+}
+
+/**
+ * One session's screen: a headless xterm fed every byte the PTY printed, sized like the PTY. It
+ * answers the queries programs ask a terminal (without answers vim waits, then drops typeahead),
+ * knows the input modes keys are encoded for, and renders what a person would see. It keeps no
+ * scrollback of its own: the line ring is the history.
+ *
+ * xterm parses asynchronously, in slices between other work; every chunk's write callback counts
+ * it as parsed, so a snapshot waits exactly for the bytes that arrived before it was asked for.
+ */
+export class ScreenModel {
+  readonly #terminal: InstanceType<typeof Terminal>
+  readonly #reply: (data: string) => void
+  #size: TerminalSize
+  #title: string | undefined
+  /** Bytes handed to the emulator whose write callback has not run yet. */
+  #unparsedBytes = 0
+  /** Writes (chunks, resizes, snapshot marks) handed over and not yet reached by the parser. */
+  #unparsedWrites = 0
+  #disposed = false
+
+  /** An emulator of `options.size` with nothing printed yet. */
+  constructor(options: ScreenModelOptions) {
+    this.#size = { rows: options.size.rows, cols: options.size.cols }
+    this.#reply = options.reply
+    this.#terminal = new Terminal({
+      rows: this.#size.rows,
+      cols: this.#size.cols,
+      scrollback: 0,
+      // `buffer` (reading the screen) is a proposed API in the headless build.
+      allowProposedApi: true,
+      logLevel: 'off',
+      // Size reports in characters (`CSI 18 t`, `CSI 19 t`) and the title stack; nothing that moves a window.
+      windowOptions: { getWinSizeChars: true, getScreenSizeChars: true, pushTitle: true, popTitle: true },
+    })
+    for (const [ident, color] of DEFAULT_COLORS) {
+      this.#terminal.parser.registerOscHandler(ident, (data) => {
+        if (data !== '?') return false
+        if (!this.#disposed) this.#reply(`\x1b]${ident};${color}\x1b\\`)
+        return true
+      })
+    }
+    this.#terminal.onData((data) => {
+      if (!this.#disposed) this.#reply(data)
+    })
+    this.#terminal.onTitleChange((title) => {
+      this.#title = title === '' ? undefined : title
+    })
+  }
+
+  /** The window size programs draw for: the latest {@link ScreenModel.resize}, even before earlier output is parsed. */
+  get size(): TerminalSize {
+    return this.#size
+  }
+
+  /** Bytes handed over and not yet parsed (the emulator's backlog). */
+  get unparsedBytes(): number {
+    return this.#unparsedBytes
+  }
+
+  /**
+   * The input modes programs set, as far as output is parsed (keys and pastes are encoded for
+   * them). A send starts after the previous one settled, by which time the backlog is parsed.
+   */
+  get modes(): KeyModes {
+    const { applicationCursorKeysMode, applicationKeypadMode, bracketedPasteMode } = this.#terminal.modes
+    return { applicationCursorKeys: applicationCursorKeysMode, applicationKeypad: applicationKeypadMode, bracketedPaste: bracketedPasteMode }
+  }
+
+  /** Take one raw chunk of PTY output, in arrival order. Ignored after {@link ScreenModel.dispose}. */
+  write(bytes: Uint8Array): void {
+    if (this.#disposed || bytes.length === 0) return
+    const length = bytes.length
+    this.#unparsedBytes += length
+    this.#unparsedWrites += 1
+    this.#terminal.write(bytes, () => {
+      this.#unparsedBytes -= length
+      this.#unparsedWrites -= 1
+    })
+    if (this.#unparsedBytes > MAX_UNPARSED_BYTES) this.#catchUp()
+  }
+
+  /** Parse slices of the backlog now, in order, until it is under {@link MAX_UNPARSED_BYTES}. */
+  #catchUp(): void {
+    let before = this.#unparsedBytes
+    while (this.#unparsedBytes > MAX_UNPARSED_BYTES && parseSliceNow(this.#terminal)) {
+      // A slice that parsed nothing (an internal that changed) must not spin.
+      if (this.#unparsedBytes >= before) return
+      before = this.#unparsedBytes
+    }
+  }
+
+  /**
+   * Follow a PTY resize. Output already handed over was drawn for the old size, so the emulator
+   * resizes once it has parsed that, exactly where the PTY changed size in the byte stream.
+   */
+  resize(size: TerminalSize): void {
+    if (this.#disposed) return
+    this.#size = { rows: size.rows, cols: size.cols }
+    const { rows, cols } = this.#size
+    this.#afterParsed(() => {
+      if (this.#terminal.rows !== rows || this.#terminal.cols !== cols) this.#terminal.resize(cols, rows)
+    })
+  }
+
+  /** What the terminal shows once every byte handed over before this call is parsed. */
+  snapshot(): Promise<TerminalScreen> {
+    if (this.#disposed) return Promise.reject(new Error('the screen model is disposed'))
+    return new Promise((resolve) => this.#afterParsed(() => resolve(renderScreen(this.#terminal, this.#title))))
+  }
+
+  /** Stop answering queries and free the emulator (once what it was handed is parsed, so pending snapshots still settle). */
+  dispose(): void {
+    if (this.#disposed) return
+    this.#disposed = true
+    this.#afterParsed(() => this.#terminal.dispose())
+  }
+
+  /** Run `action` at once when nothing waits to be parsed, else right after what was handed over so far. */
+  #afterParsed(action: () => void): void {
+    if (this.#unparsedWrites === 0) return action()
+    this.#unparsedWrites += 1
+    this.#terminal.write('', () => {
+      this.#unparsedWrites -= 1
+      action()
+    })
+  }
+}
+
+/**
+ * Run one slice (about 12 ms) of xterm's own parse loop now instead of on its next timer: the
+ * same code, order and write callbacks, only sooner. xterm has no public way to do this; its
+ * internals are reached with a check, so a version without them leaves the backlog to xterm.
+ */
+function parseSliceNow(terminal: InstanceType<typeof Terminal>): boolean {
+  const queue = (terminal as unknown as { _core?: { _writeBuffer?: { _innerWrite?: () => void } } })._core?._writeBuffer
+  if (typeof queue?._innerWrite !== 'function') return false
+  queue._innerWrite()
+  return true
+}

@@ -1,0 +1,46 @@
+import type { TerminalScreen, TerminalSendOperation, TerminalSendResult } from 'dsh-terminal'
+
+/** What {@link showingScreen} reads from the session when a send settles. */
+export interface ScreenSource {
+  /** A full-screen program switched to the alternate screen and has not switched back. */
+  alternateScreen(): boolean
+  /** The screen once every byte that arrived so far is rendered; rejects once the session's emulator is gone. */
+  snapshot(): Promise<TerminalScreen>
+}
+
+/**
+ * A full-screen program holds the terminal at settlement: it drew on the alternate screen, or it
+ * reads single keys. Its redraws make the byte delta unreadable; the screen is what a person sees.
+ */
+export function heldByFullScreenProgram(result: TerminalSendResult, source: Pick<ScreenSource, 'alternateScreen'>): boolean {
+  return result.input?.kind === 'keys' || (result.sessionStatus.kind === 'running' && source.alternateScreen())
+}
+
+/**
+ * The operation as the session hands it out: its result carries `screen` when a full-screen program
+ * holds the terminal. `released` settles only after that `done`, so the send's reservation covers
+ * rendering the screen too (the registry drops it once both settled).
+ */
+export function showingScreen(
+  operation: TerminalSendOperation & { readonly released: Promise<void> },
+  source: ScreenSource,
+): TerminalSendOperation & { readonly released: Promise<void> } {
+  const done = operation.done.then(async (result) => {
+    if (!heldByFullScreenProgram(result, source)) return result
+    try {
+      return { ...result, screen: await source.snapshot() }
+    } catch {
+      // The session closed meanwhile: the result stands without a screen.
+      return result
+    }
+  })
+  const released = Promise.all([operation.released, done.then(ignore, ignore)]).then(ignore)
+  return {
+    done,
+    released,
+    readOutput: () => operation.readOutput(),
+    cancel: () => operation.cancel(),
+  }
+}
+
+function ignore(): void {}
