@@ -11,6 +11,12 @@ function facts(fg: FakeForeground, options: { noExactTier?: boolean } = {}): For
   return fake.facts(++sequence) as ForegroundFacts
 }
 
+/** The same facts with every wait called with a `timeoutMs` timeout. */
+function timed(f: ForegroundFacts | undefined, timeoutMs: number): ForegroundFacts {
+  const waits = f!.waits.map((wait) => ({ ...wait, timeoutMs }))
+  return { ...f!, waits }
+}
+
 function evidence(before: ForegroundFacts | undefined, rules: Partial<EvidenceRules> = {}): ReadinessEvidence {
   return new ReadinessEvidence({ before, requireNewWait: true, stillMs: 50, ...rules })
 }
@@ -132,6 +138,30 @@ describe('readiness evidence: stdin tier (B)', () => {
     // Output arrived between two otherwise identical samples: still no proof.
     expect(e.judge(sample(facts(shellWaiting(12)), 2, 4), quiet(4))).toEqual(followUp(1))
     expect(e.judge(sample(facts(shellWaiting(12)), 3, 4), quiet(4))).toEqual(STDIN)
+  })
+
+  it('a brief timed wait (vim at exit, waiting 100 ms for a terminal reply) counts only once the program outlived it', () => {
+    const before = facts(shellWaiting(10))
+    const e = evidence(before)
+    // Text on the line would count a wait at once; a brief one must first be seen again past its timeout.
+    expect(e.judge(sample(timed(facts(childWaiting(5000, 3)), 100), 0), quiet())).toEqual(followUp(100))
+    expect(e.judge(sample(timed(facts(childWaiting(5000, 4)), 100), 40), quiet())).toEqual(followUp(60))
+    // Woken by its timeout and waiting again (a program polling for keys): it outlived the wait.
+    expect(e.judge(sample(timed(facts(childWaiting(5000, 5)), 100), 100), quiet())).toEqual(STDIN)
+    // The program left instead (vim exited): the shell's prompt decides, not the brief wait.
+    const left = evidence(before)
+    expect(left.judge(sample(timed(facts(childWaiting(5000, 3)), 100), 0), quiet())).toEqual(followUp(100))
+    expect(left.judge(sample(facts(childBlocked(5000)), 100), quiet())).toEqual(NONE)
+    expect(left.judge(sample(timed(facts(childWaiting(6000, 3)), 100), 120), quiet())).toEqual(followUp(100))
+  })
+
+  it('a timed wait that refreshes a screen (top, htop: a second or more) counts like any other', () => {
+    const before = facts(shellWaiting(10))
+    expect(evidence(before).judge(sample(timed(facts(childWaiting()), 1500)), quiet())).toEqual(STDIN)
+    // One brief wait beside a long one is not a pause: the long one waits for a person.
+    const untimed = { ...facts(childWaiting()).waits[0]!, tid: 5001 }
+    const mixed = timed(facts(childWaiting()), 100)
+    expect(evidence(before).judge(sample({ ...mixed, waits: [...mixed.waits, untimed] }), quiet())).toEqual(STDIN)
   })
 
   it('a sample voided by output that arrived while it ran proves nothing', () => {

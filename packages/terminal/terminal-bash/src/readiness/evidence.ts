@@ -78,6 +78,8 @@ export class ReadinessEvidence {
   #rules: EvidenceRules
   #prompt: HeldWait | undefined
   #candidate: HeldWait | undefined
+  /** Threads first found in a brief timed wait, and when: see {@link ReadinessEvidence.#outlived}. */
+  #brief: HeldWait | undefined
 
   /** Starts with the rules of one send. */
   constructor(rules: EvidenceRules) {
@@ -94,6 +96,7 @@ export class ReadinessEvidence {
     this.#rules = rules
     this.#prompt = undefined
     this.#candidate = undefined
+    this.#brief = undefined
   }
 
   /**
@@ -145,6 +148,30 @@ export class ReadinessEvidence {
     return this.#onceHeld(held, sample, PROMPT_PROOF)
   }
 
+  /**
+   * A wait that ends by itself within {@link BRIEF_WAIT_MS} is a program pausing for a machine (vim
+   * at exit waits 100 ms for a terminal's replies before it leaves), not for a person: it counts
+   * only once the same threads are found waiting again at least that timeout after they were first
+   * seen, so the program outlived it and is still there to read. Answers the follow-up that can tell,
+   * or `undefined` when the waits are not brief (or were outlived) and the other rules decide.
+   */
+  #outlived(sample: ProbeSample, facts: ForegroundFacts): Judgement | undefined {
+    const timeoutMs = briefTimeout(facts.waits)
+    if (timeoutMs === undefined) {
+      this.#brief = undefined
+      return undefined
+    }
+    const threads = waitThreads(facts.waits)
+    const held = this.#brief
+    if (held?.signature !== threads) {
+      this.#brief = { signature: threads, arrivals: sample.arrivalsAtStart, since: sample.startedAt }
+      this.#candidate = undefined
+      return followUp(timeoutMs)
+    }
+    const remaining = held.since + timeoutMs - sample.startedAt
+    return remaining <= 0 ? undefined : followUp(remaining)
+  }
+
   /** `proof` once `held` stood still for `stillMs`; otherwise the follow-up probe that can tell. */
   #onceHeld(held: HeldWait, sample: ProbeSample, proof: Judgement): Judgement {
     const remaining = held.since + this.#rules.stillMs - sample.startedAt
@@ -172,8 +199,11 @@ export class ReadinessEvidence {
       (!rules.requireNewWait || isNewWait(rules.before, facts))
     if (!proven) {
       this.#candidate = undefined
+      this.#brief = undefined
       return NOTHING
     }
+    const brief = this.#outlived(sample, facts)
+    if (brief !== undefined) return brief
     if (view.lineHasText && !facts.isShellGroup) return STDIN_PROOF
     if (!view.lineHasText && facts.waits.every((wait) => EVENT_LOOP_WAITS.has(wait.syscallName))) {
       this.#candidate = undefined
@@ -213,6 +243,27 @@ const FOLLOW_UP_MS = 1
 
 /** Waits of event loops, whose interest list holds more than the terminal (libuv always has its own fds). */
 const EVENT_LOOP_WAITS: ReadonlySet<string> = new Set(['epoll_wait', 'epoll_pwait', 'epoll_pwait2'])
+
+/** A timed wait this short is a pause for a machine; a program waiting for a person refreshes far less often. */
+const BRIEF_WAIT_MS = 250
+
+/** The longest timeout when every wait ends by itself within {@link BRIEF_WAIT_MS}; `undefined` otherwise. */
+function briefTimeout(waits: readonly StdinWait[]): number | undefined {
+  let longest = 0
+  for (const wait of waits) {
+    if (wait.timeoutMs === undefined || wait.timeoutMs > BRIEF_WAIT_MS) return undefined
+    longest = Math.max(longest, wait.timeoutMs)
+  }
+  return waits.length > 0 ? longest : undefined
+}
+
+/** Identity of the waiting threads alone: equal across their own wake-ups. */
+function waitThreads(waits: readonly StdinWait[]): string {
+  return waits
+    .map((w) => `${w.pid}/${w.tid}/${w.started}`)
+    .sort()
+    .join(' ')
+}
 
 /** Identity of a set of waits including their run counters: equal only if no waiting thread ran. */
 function waitSignature(waits: readonly StdinWait[]): string {
