@@ -89,6 +89,40 @@ describe('classifyInput', () => {
     expect(classifyInput(linux(), quiet)).toEqual({ kind: 'program', program })
   })
 
+  it('raw mode with echo off: a REPL reads lines, a full-screen program keys, told by the screen and the name', () => {
+    const alternate: ScreenView = { promptKind: undefined, alternateScreen: true }
+    // Identical flags for all of these: only the alternate screen or the name tells them apart.
+    for (const repl of ['python3', 'node', 'gdb', 'sqlite3']) {
+      expect(classifyInput(linux({ modes: EDITOR, name: repl }), quiet)).toMatchObject({ kind: 'program', program: { name: repl } })
+    }
+    // A Python program drawing with curses switches screens: keys, although python3 is a REPL's name.
+    expect(classifyInput(linux({ modes: EDITOR, name: 'python3' }), alternate)).toMatchObject({
+      kind: 'keys',
+      alternateScreen: true,
+      program: { name: 'python3' },
+    })
+    // top never switches screens, vim under TERM=dumb cannot: known by name.
+    for (const name of ['top', 'vim', 'nano', 'less', 'htop']) {
+      expect(classifyInput(linux({ modes: EDITOR, name }), quiet)).toMatchObject({ kind: 'keys', alternateScreen: false, program: { name } })
+    }
+    // Started through an alternative (`editor`, `pager`): the executable's own name, without its variant.
+    const viaEditor = linux({ modes: EDITOR, name: 'editor' })
+    const basic = { ...viaEditor, program: { ...viaEditor.program!, command: 'vim.basic' } }
+    expect(classifyInput(basic, quiet)).toMatchObject({ kind: 'keys', program: { name: 'editor' } })
+    expect(classifyInput(linux({ modes: EDITOR, name: 'editor' }), quiet)).toMatchObject({ kind: 'program' })
+    // A line read stays a line read on the alternate screen (vim's own `:!read` prompt, cooked).
+    expect(classifyInput(linux({ modes: LINE, name: 'vim' }), alternate)).toMatchObject({ kind: 'program' })
+    expect(classifyInput(linux({ modes: SECRET, name: 'vim' }), alternate)).toMatchObject({ kind: 'password' })
+  })
+
+  it('flags unreadable: the alternate screen or a key program says keys, anything else a program reading', () => {
+    const alternate: ScreenView = { promptKind: undefined, alternateScreen: true }
+    expect(classifyInput(linux({ name: 'prog' }), alternate)).toMatchObject({ kind: 'keys', alternateScreen: true })
+    expect(classifyInput(linux({ name: 'less' }), quiet)).toMatchObject({ kind: 'keys', alternateScreen: false })
+    expect(classifyInput(linux({ name: 'python3' }), quiet)).toMatchObject({ kind: 'program' })
+    expect(classifyInput(linux({ shell: true, name: 'bash' }), alternate)).toMatchObject({ kind: 'program' })
+  })
+
   it("the shell's own line editor with text typed after its prompt is still its prompt", () => {
     expect(classifyInput(linux({ shell: true, modes: EDITOR, name: 'bash' }), quiet)).toEqual({ kind: 'prompt' })
     // …but the shell reading a line itself (read -p) is a program, and read -s a password.
@@ -114,6 +148,12 @@ describe('classifyInput', () => {
     expect(classifyInput(mac({ modes: EDITOR }), quiet)).toMatchObject({ kind: 'busy', reading: 'unprovable' })
     expect(classifyInput(mac({ modes: SECRET, name: 'sudo' }), quiet)).toMatchObject({ kind: 'password', program: { name: 'sudo' } })
     expect(classifyInput(mac({ shell: true }), { promptKind: 'prompt', alternateScreen: false })).toEqual({ kind: 'prompt' })
+    // Nothing proves a full-screen program waits there either: the screen alone proves no read.
+    expect(classifyInput(mac({ modes: EDITOR, name: 'vim' }), { promptKind: undefined, alternateScreen: true })).toMatchObject({
+      kind: 'busy',
+      reading: 'unprovable',
+      program: { name: 'vim' },
+    })
   })
 
   it('a program without a readable name is described without one', () => {

@@ -28,7 +28,9 @@ export function markedInput(screen: ScreenView, known?: ForegroundProgram): Term
 
 /**
  * Programs that read single keys although they may run without the alternate screen (under
- * `TERM=dumb`, or asked not to switch): their raw mode looks exactly like a line editor's.
+ * `TERM=dumb`, asked not to switch, or never switching, like procps `top`): their raw mode looks
+ * exactly like a line editor's. Matched against the name the program was started as and the
+ * kernel's name for its executable, without a `.variant` suffix (`vim.basic` behind `editor`).
  */
 const KEY_PROGRAMS: ReadonlySet<string> = new Set([
   'vi',
@@ -39,6 +41,10 @@ const KEY_PROGRAMS: ReadonlySet<string> = new Set([
   'nano',
   'pico',
   'emacs',
+  'micro',
+  'joe',
+  'jed',
+  'mcedit',
   'less',
   'more',
   'most',
@@ -47,16 +53,43 @@ const KEY_PROGRAMS: ReadonlySet<string> = new Set([
   'htop',
   'btop',
   'atop',
+  'iotop',
+  'iftop',
+  'nethogs',
+  'ncdu',
   'watch',
   'mc',
   'tig',
+  'lazygit',
   'fzf',
   'nnn',
   'ranger',
   'mutt',
+  'neomutt',
+  'w3m',
+  'lynx',
+  'dialog',
+  'whiptail',
   'tmux',
   'screen',
 ])
+
+/**
+ * Whether a program reading raw input with echo off reads keys rather than lines: it switched to
+ * the alternate screen (only full-screen programs do; a REPL's line editor never does), or it is
+ * known by name to read keys. The flags alone cannot tell: both run non-canonical with echo off.
+ */
+export function readsKeys(program: ForegroundProgram | undefined, screen: ScreenView): boolean {
+  if (screen.alternateScreen) return true
+  if (!program) return false
+  return [program.argv0, program.command].some((name) => name !== undefined && KEY_PROGRAMS.has(withoutVariant(name)))
+}
+
+/** `vim.basic` → `vim`; a name without a dot stays as it is. */
+function withoutVariant(name: string): string {
+  const dot = name.indexOf('.')
+  return dot > 0 ? name.slice(0, dot) : name
+}
 
 /**
  * What the terminal waits for, from one foreground sample and the screen. The shell's own marker
@@ -64,7 +97,8 @@ const KEY_PROGRAMS: ReadonlySet<string> = new Set([
  * terminal's flags: line mode without echo is a password read; line mode with echo a line reader
  * (`read -p`, a `[y/N]` question); raw mode is either a line editor (readline in python, gdb, node,
  * bash itself: echo off) or a key reader (`read -n1` leaves echo on; an editor or pager takes the
- * alternate screen or is known by name). Without a proven wait the program is `busy`.
+ * alternate screen or is known by name, see {@link readsKeys}). Without a proven wait the program
+ * is `busy`.
  * `undefined` when nothing could be sampled.
  */
 export function classifyInput(facts: ForegroundFacts | undefined, screen: ScreenView): TerminalInputState | undefined {
@@ -81,12 +115,15 @@ export function classifyInput(facts: ForegroundFacts | undefined, screen: Screen
     return withProgram({ kind: 'busy', reading: 'unprovable' }, program)
   }
   if (!facts.stdinWaitProven) return withProgram({ kind: 'busy', reading: facts.notReadingProven ? 'no' : 'unproven' }, program)
-  if (!modes) return withProgram({ kind: 'program' }, program)
+  const keys = withProgram({ kind: 'keys', alternateScreen: screen.alternateScreen }, program)
+  // Flags unreadable: only the screen or the name can say keys; otherwise some program reads.
+  if (!modes) return readsKeys(facts.program, screen) && !facts.isShellGroup ? keys : withProgram({ kind: 'program' }, program)
   if (modes.canonical) return withProgram({ kind: modes.echo ? 'program' : 'password' }, program)
-  if (screen.alternateScreen) return withProgram({ kind: 'keys', alternateScreen: true }, program)
+  if (screen.alternateScreen) return keys
   // The shell's own line editor with something typed after its prompt: still the shell's prompt.
   if (facts.isShellGroup && !modes.echo) return { kind: 'prompt' }
-  if (modes.echo || (program !== undefined && KEY_PROGRAMS.has(program.name))) return withProgram({ kind: 'keys', alternateScreen: false }, program)
+  // Echo left on in raw mode is a key read (`read -n1`); a line editor turns echo off.
+  if (modes.echo || readsKeys(facts.program, screen)) return keys
   return withProgram({ kind: 'program' }, program)
 }
 
