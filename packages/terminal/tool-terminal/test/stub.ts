@@ -5,6 +5,7 @@ import type {
   TerminalInputState,
   TerminalReadRequest,
   TerminalReadResult,
+  TerminalScreen,
   TerminalSendOperation,
   TerminalSendRead,
   TerminalSendRequest,
@@ -12,6 +13,7 @@ import type {
   TerminalSessionStatus,
   TerminalSignal,
   TerminalSignalResult,
+  TerminalSize,
 } from 'dsh-terminal'
 
 /** What a scripted send does: settle at once with this result, or `hang` until cancelled or closed. */
@@ -131,6 +133,12 @@ export class StubSession implements TerminalBackendSession {
   input: TerminalInputState | Error | 'hang' | undefined
   /** How often `inputState` was asked. */
   inputStateCalls = 0
+  /** Window size: the spawn's, then the last send's that asked for one; none unless one was asked for. */
+  size: TerminalSize | undefined
+  /** What `screen()` answers; with `undefined` the session has no `screen` method (a backend without an emulator). */
+  shownScreen: TerminalScreen | undefined
+  /** How often `screen` was asked. */
+  screenCalls = 0
 
   /** `input` when it is a state (not a scripted failure or hang). */
   get knownInput(): TerminalInputState | undefined {
@@ -144,9 +152,21 @@ export class StubSession implements TerminalBackendSession {
   ) {
     this.motd = motd
     this.pid = 4000 + Number(spec.sessionId.slice('pty-'.length))
+    this.size = spec.size
+  }
+
+  /** Present only while `shownScreen` is set, like a backend that keeps a screen model. */
+  get screen(): (() => Promise<TerminalScreen>) | undefined {
+    const shown = this.shownScreen
+    if (!shown) return undefined
+    return async () => {
+      this.screenCalls++
+      return shown
+    }
   }
 
   startSend(request: TerminalSendRequest): TerminalSendOperation {
+    if (request.size) this.size = request.size
     const send = new StubSend(request, this, this.replies.shift() ?? {})
     this.sends.push(send)
     return send
