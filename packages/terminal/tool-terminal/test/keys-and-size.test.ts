@@ -99,7 +99,7 @@ describe('window sizes', () => {
     expect(h.backend.session('pty-2').spec.size).toBeUndefined()
     const listed = await h.call('terminal_list')
     expect(h.text(listed)).toBe('pty-1 (wide) [shell] running pid=4001 size=40x160\npty-2 [shell] running pid=4002')
-    expect((listed.meta?.sessions as { size?: unknown }[]).map((session) => session.size)).toEqual([{ rows: 40, cols: 160 }, undefined])
+    expect(((listed.meta?.sessions ?? []) as { size?: unknown }[]).map((session) => session.size)).toEqual([{ rows: 40, cols: 160 }, undefined])
   })
 
   it('terminal_open refuses one of rows and cols alone, and sizes outside the bounds', async () => {
