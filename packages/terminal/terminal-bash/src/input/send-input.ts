@@ -1,4 +1,6 @@
 import type { TerminalSendRequest } from 'dsh-terminal'
+import { encodeKeys } from './keys'
+import { bracketPaste, endsWithLineBreak, pastesText } from './paste'
 
 /** The Enter sequence: a carriage return, as a terminal sends it (the line discipline maps it). */
 export const ENTER = '\r'
@@ -10,7 +12,7 @@ export const ENTER = '\r'
 export interface KeyModes {
   /** DECCKM (`CSI ? 1 h`): arrows and Home/End send `ESC O A` instead of `ESC [ A`. */
   readonly applicationCursorKeys: boolean
-  /** DECKPAM (`ESC =`): the keypad sends application sequences. */
+  /** DECKPAM (`ESC =`): the keypad sends application sequences (no key name here is a keypad key). */
   readonly applicationKeypad: boolean
   /** `CSI ? 2004 h`: the program wants pasted text between `ESC [200~` and `ESC [201~`. */
   readonly bracketedPaste: boolean
@@ -22,9 +24,16 @@ export const DEFAULT_KEY_MODES: KeyModes = { applicationCursorKeys: false, appli
 /**
  * The bytes one send writes to the terminal, or undefined when it writes nothing (an empty text
  * without submit, which only waits). `keys` (already checked by the registry) are encoded for
- * `modes`; text is typed as it is, then Enter when `submit`.
+ * `modes`. Text is typed as it is, then Enter when `submit`; multi-line text that typing would
+ * alter goes as one bracketed paste when the program asked for pastes (see `pastesText`), then
+ * Enter when `submit` or when the text ended with a line break.
  */
-export function sendInput(request: Pick<TerminalSendRequest, 'text' | 'submit' | 'keys'>, _modes: KeyModes): string | undefined {
+export function sendInput(request: Pick<TerminalSendRequest, 'text' | 'submit' | 'keys'>, modes: KeyModes): string | undefined {
+  if (request.keys !== undefined && request.keys.length > 0) return encodeKeys(request.keys, modes)
   if (request.text === '' && !request.submit) return undefined
+  if (pastesText(request.text, modes.bracketedPaste)) {
+    const enter = request.submit || endsWithLineBreak(request.text)
+    return bracketPaste(request.text, enter) + (enter ? ENTER : '')
+  }
   return request.text + (request.submit ? ENTER : '')
 }
