@@ -77,7 +77,7 @@ describe.skipIf(process.platform !== 'linux')('end to end: real bash over MCP st
     await call('terminal_open', { type: 'shell', name: 'last' })
     await call('terminal_send', { sessionId: 'pty-2', text: 'sleep 300 &' })
     expect(await call('terminal_send', { sessionId: 'pty-2', text: 'sleep 200', run_in_background: true })).toBe('started background job pty-send-2')
-    expect(await call('terminal_list', {})).toMatch(/^pty-2 \(last\) \[shell\] running pid=\d+ \[input: none; busy: [^,\]]+, pid \d+[^\]]*\]$/)
+    expect(await call('terminal_list', {})).toMatch(/^pty-2 \(last\) \[shell\] running pid=\d+ size=\d+x\d+ \[input: none; busy: [^,\]]+, pid \d+[^\]]*\]$/)
 
     const server = transport.pid!
     // The background send's `sleep 200` may still be a fork of bash: wait until both sleeps run.
