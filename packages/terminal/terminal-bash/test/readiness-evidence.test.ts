@@ -148,6 +148,11 @@ describe('readiness evidence: stdin tier (B)', () => {
     expect(e.judge(sample(timed(facts(childWaiting(5000, 4)), 100), 40), quiet())).toEqual(followUp(60))
     // Woken by its timeout and waiting again (a program polling for keys): it outlived the wait.
     expect(e.judge(sample(timed(facts(childWaiting(5000, 5)), 100), 100), quiet())).toEqual(STDIN)
+    // Caught redrawing in between (not waiting) does not restart the clock: it is still there.
+    const redraws = evidence(before)
+    expect(redraws.judge(sample(timed(facts(childWaiting(5000, 3)), 100), 0), quiet())).toEqual(followUp(100))
+    expect(redraws.judge(sample(facts(childBlocked(5000)), 60), quiet())).toEqual(NONE)
+    expect(redraws.judge(sample(timed(facts(childWaiting(5000, 6)), 100), 110), quiet())).toEqual(STDIN)
     // The program left instead (vim exited): the shell's prompt decides, not the brief wait.
     const left = evidence(before)
     expect(left.judge(sample(timed(facts(childWaiting(5000, 3)), 100), 0), quiet())).toEqual(followUp(100))

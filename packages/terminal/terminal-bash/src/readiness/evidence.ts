@@ -152,7 +152,8 @@ export class ReadinessEvidence {
    * A wait that ends by itself within {@link BRIEF_WAIT_MS} is a program pausing for a machine (vim
    * at exit waits 100 ms for a terminal's replies before it leaves), not for a person: it counts
    * only once the same threads are found waiting again at least that timeout after they were first
-   * seen, so the program outlived it and is still there to read. Answers the follow-up that can tell,
+   * seen (running in between, as a program that redraws does, is fine), so the program outlived it
+   * and is still there to read. Answers the follow-up that can tell,
    * or `undefined` when the waits are not brief (or were outlived) and the other rules decide.
    */
   #outlived(sample: ProbeSample, facts: ForegroundFacts): Judgement | undefined {
@@ -198,8 +199,8 @@ export class ReadinessEvidence {
       (rules.shellOutputAfter === undefined || !facts.isShellGroup || sample.arrivalsAtStart > rules.shellOutputAfter) &&
       (!rules.requireNewWait || isNewWait(rules.before, facts))
     if (!proven) {
+      // A brief wait's first sighting stays: a program that redraws between its waits is still there.
       this.#candidate = undefined
-      this.#brief = undefined
       return NOTHING
     }
     const brief = this.#outlived(sample, facts)
