@@ -6,6 +6,9 @@ import * as terminalPlugin from 'dsh-terminal'
 import * as toolTerminalPlugin from 'dsh-tool-terminal'
 import * as toolsPlugin from 'dsh-tools'
 import type { ToolResult } from 'dsh-tools'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { children, eventually, foregroundGroup, isAlive, processName } from 'dsh-testkit'
 import { bashPlugin, sandboxPolicyPlugin, subprocessLocalPlugin, toolJobsPlugin } from './workspace'
@@ -53,11 +56,14 @@ afterAll(async () => {
 
 describe('dsh-tool-terminal on a real bash', () => {
   let pid = 0
+  let size = ''
 
   it('opens a session and keeps cd and export between sends', async () => {
     const opened = await call('terminal_open', { type: 'shell', name: 'main', cwd: '/tmp' })
     expect(text(opened)).toBe(`started terminal session pty-1 (main) [type: shell]\n${PROMPT}`)
     pid = opened.meta?.pid as number
+    const { rows, cols } = (opened.meta?.size ?? {}) as { rows?: number; cols?: number }
+    size = `${rows}x${cols}`
     expect(isAlive(pid)).toBe(true)
 
     const setState = await call('terminal_send', { sessionId: 'pty-1', text: 'cd /usr && export DSH_TOOL_PROBE=kept' })
@@ -227,7 +233,7 @@ describe('dsh-tool-terminal on a real bash', () => {
   })
 
   it('lists, closes and forgets the session, leaving no process behind', async () => {
-    expect(text(await call('terminal_list'))).toBe(`pty-1 (main) [shell] running pid=${pid} [input: prompt]`)
+    expect(text(await call('terminal_list'))).toBe(`pty-1 (main) [shell] running pid=${pid} size=${size} [input: prompt]`)
     expect(text(await call('terminal_close', { sessionId: 'pty-1' }))).toBe('closed terminal session pty-1')
     expect(isAlive(pid)).toBe(false)
     expect(text(await call('terminal_list'))).toBe('(no terminal sessions)')
@@ -239,8 +245,45 @@ describe('dsh-tool-terminal on a real bash', () => {
     const exited = await call('terminal_send', { sessionId: 'pty-2', text: 'exit 3' })
     expect(text(exited).endsWith('\n[wait: session_exit]\n[session: exited code=3 signal=null]')).toBe(true)
     expect(exited.meta).toMatchObject({ waitReason: 'session_exit', sessionStatus: { kind: 'exited', exitCode: 3, signal: null } })
-    expect(text(await call('terminal_list'))).toMatch(/^pty-2 \[shell\] exited code=3 signal=null pid=\d+$/)
+    expect(text(await call('terminal_list'))).toMatch(/^pty-2 \[shell\] exited code=3 signal=null pid=\d+ size=\d+x\d+$/)
     expect(text(await call('terminal_close', { sessionId: 'pty-2' }))).toBe('closed terminal session pty-2')
+  })
+
+  it('drives vim through its screen: keys, view "screen", a resize, then :wq back to the prompt', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dsh-tool-vim-'))
+    try {
+      const opened = await call('terminal_open', { type: 'shell', rows: 10, cols: 50, cwd: dir })
+      expect(opened.meta?.size).toEqual({ rows: 10, cols: 50 })
+      const keysLine = /^\[input: keys \(vim, pid \d+, alternate screen\)\]$/m
+      // No vimrc: the screen is vim's own defaults (tildes, the file message, -- INSERT --).
+      const started = text(await call('terminal_send', { sessionId: 'pty-3', text: 'vim -u NONE -N notes.txt' }))
+      expect(started.split('\n').slice(0, 3)).toEqual(['[screen: 10x50, cursor 1,1, alternate]', '', '~'])
+      expect(started).toContain('\n"notes.txt" [New]\n[wait: stdin_read]\n')
+      expect(started).toMatch(keysLine)
+
+      const typed = await call('terminal_send', { sessionId: 'pty-3', keys: ['i', 'h', 'e', 'l', 'l', 'o'] })
+      const insertScreen = ['[screen: 10x50, cursor 1,6, alternate]', 'hello', ...Array(8).fill('~'), '-- INSERT --']
+      expect(text(typed).split('\n').slice(0, 11)).toEqual(insertScreen)
+      expect(typed.meta?.screen).toEqual({ size: { rows: 10, cols: 50 }, cursor: { row: 1, col: 6 }, alternateScreen: true })
+
+      const read = text(await call('terminal_read', { sessionId: 'pty-3', view: 'screen' }))
+      expect(read.split('\n').slice(0, 11)).toEqual(insertScreen)
+      expect(read.split('\n')[11]).toMatch(keysLine)
+
+      const resized = text(await call('terminal_send', { sessionId: 'pty-3', rows: 8, cols: 40 }))
+      expect(resized.split('\n').slice(0, 9)).toEqual(['[screen: 8x40, cursor 1,6, alternate]', 'hello', ...Array(6).fill('~'), '-- INSERT --'])
+
+      const saved = await call('terminal_send', { sessionId: 'pty-3', keys: ['Escape', ':', 'w', 'q', 'Enter'] })
+      expect(text(saved)).toBe(`${PROMPT}\n${READY(0)}`)
+      expect(saved.meta?.screen).toBeUndefined()
+      expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe('hello\n')
+      expect(text(await call('terminal_read', { sessionId: 'pty-3', view: 'screen' }))).toMatch(
+        /^\[screen: 8x40, cursor \d+,6\]\n(?:.*\n)*dsh>\n\[input: prompt\]$/,
+      )
+      expect(text(await call('terminal_close', { sessionId: 'pty-3' }))).toBe('closed terminal session pty-3')
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
 
