@@ -113,6 +113,11 @@ describe('readiness evidence: stdin tier (B)', () => {
     expect(exiting.judge(sample(facts(loop), 0), quiet(3, false))).toEqual(NONE)
     expect(exiting.judge(sample(facts(loop), 500), quiet(3, false))).toEqual(NONE)
     expect(evidence(before).judge(sample(facts(loop)), quiet(3, true))).toEqual(STDIN)
+    // On the alternate screen a full-screen program on an event loop waits for keys so: it counts once held.
+    const drawn = { ...quiet(3, false), alternateScreen: true }
+    const tui = evidence(before, { stillMs: 50 })
+    expect(tui.judge(sample(facts(loop), 0), drawn)).toEqual(followUp(1))
+    expect(tui.judge(sample(facts(loop), 50), drawn)).toEqual(STDIN)
   })
 
   it('output arriving while a silent wait holds still restarts the clock', () => {

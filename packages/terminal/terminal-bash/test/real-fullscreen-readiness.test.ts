@@ -18,6 +18,7 @@ let id: TerminalSessionId | undefined
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'dsh-fullscreen-'))
   writeFileSync(join(work, 'menu.py'), CURSES_MENU)
+  writeFileSync(join(work, 'menu.js'), EVENT_LOOP_MENU)
   stack = await startStack()
 })
 afterEach(async () => {
@@ -52,6 +53,32 @@ def menu(screen):
             return 'none'
 
 print('picked=' + curses.wrapper(menu))
+`
+
+/**
+ * The same menu on node's event loop (an epoll wait), drawn on the alternate screen with the cursor
+ * parked on an empty row: nothing on the cursor's line announces the wait. j/k move, q quits.
+ */
+const EVENT_LOOP_MENU = `const items = ['alpha', 'beta', 'gamma']
+let chosen = 0
+function draw() {
+  let frame = '\\x1b[H\\x1b[2J'
+  items.forEach((item, row) => { frame += '\\x1b[' + (row + 1) + ';1H' + (row === chosen ? '> ' : '  ') + item })
+  process.stdout.write(frame + '\\x1b[20;1H')
+}
+process.stdin.setRawMode(true)
+process.stdout.write('\\x1b[?1049h')
+draw()
+process.stdin.on('data', (data) => {
+  const key = data.toString()
+  if (key === 'q') {
+    process.stdout.write('\\x1b[?1049lpicked=' + items[chosen] + '\\n')
+    process.exit(0)
+  }
+  if (key === 'j') chosen = Math.min(chosen + 1, items.length - 1)
+  if (key === 'k') chosen = Math.max(chosen - 1, 0)
+  draw()
+})
 `
 
 const TERM = 'TERM=xterm-256color'
@@ -151,6 +178,16 @@ describe('full-screen programs settle as stdin_read reading keys', () => {
     const leaving = await stack.run(s, `python3 -c 'import select, sys; print("leaving", end="", flush=True); select.select([sys.stdin], [], [], 0.15)'`)
     expectPrompt(leaving)
     expect(leaving.viewport).toContain('leaving')
+  })
+
+  it('a menu on an event loop (epoll) with nothing on the cursor row: j j q picks the third item', async () => {
+    const s = await session()
+    expectKeys(await stack.run(s, `${TERM} node menu.js`), 'node')
+    expectKeys(await keys(s, 'j'), 'node')
+    expectKeys(await keys(s, 'j'), 'node')
+    const picked = await keys(s, 'q')
+    expectPrompt(picked)
+    expect(picked.viewport).toContain('picked=gamma')
   })
 
   it('a Python curses menu: Down Down Enter picks the third item', async () => {

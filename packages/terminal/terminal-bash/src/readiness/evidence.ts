@@ -34,6 +34,11 @@ export interface StreamView {
    */
   readonly lineHasText: boolean
   /**
+   * A program switched to the alternate screen: a full-screen program, which draws its screen and
+   * then waits, so an event loop's wait on the terminal counts there even with nothing on the line.
+   */
+  readonly alternateScreen?: boolean
+  /**
    * Where stdin waits cannot be proven (macOS): the group in front printed the marked REPL prompt
    * (Python's), which then counts like the shell's own. Where waits are proven, that proof is stronger.
    */
@@ -188,7 +193,8 @@ export class ReadinessEvidence {
    * - nothing there: the wait must hold still, with no output, for `stillMs` — the program's prompt
    *   may still be on its way through the kernel, and the shell at its primary prompt has always
    *   printed the marker and prompt before it blocks. An epoll wait never counts then: an event loop
-   *   keeps stdin registered while it waits for anything else (node does while it exits).
+   *   keeps stdin registered while it waits for anything else (node does while it exits) — except on
+   *   the alternate screen, where a full-screen program on an event loop waits for keys so.
    */
   #judgeStdin(sample: ProbeSample, facts: ForegroundFacts, view: StreamView): Judgement {
     const rules = this.#rules
@@ -206,7 +212,7 @@ export class ReadinessEvidence {
     const brief = this.#outlived(sample, facts)
     if (brief !== undefined) return brief
     if (view.lineHasText && !facts.isShellGroup) return STDIN_PROOF
-    if (!view.lineHasText && facts.waits.every((wait) => EVENT_LOOP_WAITS.has(wait.syscallName))) {
+    if (!view.lineHasText && !view.alternateScreen && facts.waits.every((wait) => EVENT_LOOP_WAITS.has(wait.syscallName))) {
       this.#candidate = undefined
       return NOTHING
     }

@@ -345,7 +345,8 @@ export class SendOperation implements TerminalSendOperation {
     const stream = this.#host.stream
     const lineHasText = stream.line.length > 0 && this.#baselines.announces(sample.arrivalsAtStart)
     const replOwns = stream.promptKind === 'repl' ? (facts: ForegroundFacts) => ownsPrompt(facts, stream) : undefined
-    const judgement = this.#evidence.judge(sample, { promptReady: stream.promptReady, arrivals: stream.arrivals, lineHasText, replOwns })
+    const view = { promptReady: stream.promptReady, arrivals: stream.arrivals, lineHasText, alternateScreen: stream.alternateScreen, replOwns }
+    const judgement = this.#evidence.judge(sample, view)
     if (judgement.kind === 'proof') this.#beginDrain(judgement.proof, sample.arrivalsAtStart)
     return judgement.kind === 'follow-up' ? judgement.delayMs : undefined
   }
