@@ -49,6 +49,7 @@ describe('the paste itself', () => {
     expect(bracketPaste('a\n  b', true)).toBe(pasted('a\r  b\r'))
     expect(bracketPaste('a\n  b\n', true)).toBe(pasted('a\r  b\r'))
     expect(bracketPaste('a\n  b\n', false)).toBe(pasted('a\r  b\r'))
+    expect(bracketPaste('a\n  b\n\n', true)).toBe(pasted('a\r  b\r'))
   })
 
   it('a paste end inside the text cannot end the paste: every marker is removed', () => {
