@@ -49,6 +49,15 @@ describe('the screen model', () => {
     expect(screen.modes).toEqual({ applicationCursorKeys: false, applicationKeypad: false, bracketedPaste: false })
   })
 
+  it('tells the key modes of every byte handed over, with no wait for the parser (a send reads them as it starts)', () => {
+    const { screen } = model()
+    feed(screen, 'dsh> \x1b[?2004h')
+    expect(screen.modes.bracketedPaste).toBe(true)
+    feed(screen, '\x1b[?2004l\x1b[?1h')
+    expect(screen.modes).toEqual({ applicationCursorKeys: true, applicationKeypad: false, bracketedPaste: false })
+    expect(screen.unparsedBytes).toBe(0)
+  })
+
   it('answers cursor position, device attributes, size and colour queries, in order', async () => {
     const { screen, replies } = model(5, 20)
     feed(screen, 'abc\x1b[6n\x1b[c\x1b[>c\x1b[18t\x1b]11;?\x07\x1b]10;?\x1b\\')

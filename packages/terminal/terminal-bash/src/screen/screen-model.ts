@@ -90,10 +90,15 @@ export class ScreenModel {
   }
 
   /**
-   * The input modes programs set, as far as output is parsed (keys and pastes are encoded for
-   * them). A send starts after the previous one settled, by which time the backlog is parsed.
+   * The input modes programs set (keys and pastes are encoded for them), after every byte handed
+   * over: a backlog (e.g. the prompt that just settled a send, with bash's `CSI ? 2004 h`) is parsed
+   * first, at once.
    */
   get modes(): KeyModes {
+    this.#parseWhile(
+      () => this.#unparsedWrites > 0,
+      () => this.#unparsedWrites,
+    )
     const { applicationCursorKeysMode, applicationKeypadMode, bracketedPasteMode } = this.#terminal.modes
     return { applicationCursorKeys: applicationCursorKeysMode, applicationKeypad: applicationKeypadMode, bracketedPaste: bracketedPasteMode }
   }
@@ -108,16 +113,20 @@ export class ScreenModel {
       this.#unparsedBytes -= length
       this.#unparsedWrites -= 1
     })
-    if (this.#unparsedBytes > MAX_UNPARSED_BYTES) this.#catchUp()
+    if (this.#unparsedBytes > MAX_UNPARSED_BYTES)
+      this.#parseWhile(
+        () => this.#unparsedBytes > MAX_UNPARSED_BYTES,
+        () => this.#unparsedBytes,
+      )
   }
 
-  /** Parse slices of the backlog now, in order, until it is under {@link MAX_UNPARSED_BYTES}. */
-  #catchUp(): void {
-    let before = this.#unparsedBytes
-    while (this.#unparsedBytes > MAX_UNPARSED_BYTES && parseSliceNow(this.#terminal)) {
+  /** Parse slices of the backlog now, in order, while `wanted` holds and each slice shrinks `backlog`. */
+  #parseWhile(wanted: () => boolean, backlog: () => number): void {
+    let before = backlog()
+    while (wanted() && parseSliceNow(this.#terminal)) {
       // A slice that parsed nothing (an internal that changed) must not spin.
-      if (this.#unparsedBytes >= before) return
-      before = this.#unparsedBytes
+      if (backlog() >= before) return
+      before = backlog()
     }
   }
 
