@@ -119,3 +119,26 @@ describe('the bytes a program reads', () => {
     expect(linesOf(read)).toContain(`hex=${['1b5b41', '1b5b31357e', '00', '03', '1b62', '1b5b313b3341', '7f', '1b5b5a', 'c3a9'].join('')}`)
   })
 })
+
+describe('application cursor keys', () => {
+  it('a curses program (keypad on: the terminal in application cursor mode) reads arrows, Home and F1 by name', async () => {
+    writeFileSync(
+      join(work, 'curses-keys.py'),
+      [
+        'import curses',
+        'def main(screen):',
+        '    screen.keypad(True)',
+        "    screen.addstr(0, 0, 'press keys, q ends')",
+        '    screen.refresh()',
+        '    names = []',
+        "    while (key := screen.getch()) != ord('q'):",
+        '        names.append(curses.keyname(key).decode())',
+        '    return names',
+        "print('keys=' + ','.join(curses.wrapper(main)))",
+      ].join('\n'),
+    )
+    expect((await stack.run(id, 'python3 curses-keys.py')).waitReason).toBe('stdin_read')
+    const read = await press('Down', 'Up', 'Left', 'Right', 'Home', 'End', 'F1', 'F12', 'q')
+    expect(linesOf(read)).toContain('keys=KEY_DOWN,KEY_UP,KEY_LEFT,KEY_RIGHT,KEY_HOME,KEY_END,KEY_F(1),KEY_F(12)')
+  })
+})
