@@ -61,8 +61,8 @@ export class ScreenModel {
       // `buffer` (reading the screen) is a proposed API in the headless build.
       allowProposedApi: true,
       logLevel: 'off',
-      // Size reports in characters (`CSI 18 t`, `CSI 19 t`) and the title stack; nothing that moves a window.
-      windowOptions: { getWinSizeChars: true, getScreenSizeChars: true, pushTitle: true, popTitle: true },
+      // The size report in characters (`CSI 18 t`) and the title stack; nothing that moves a window.
+      windowOptions: { getWinSizeChars: true, pushTitle: true, popTitle: true },
     })
     for (const [ident, color] of DEFAULT_COLORS) {
       this.#terminal.parser.registerOscHandler(ident, (data) => {
