@@ -79,7 +79,7 @@ const KEY_PROGRAMS: ReadonlySet<string> = new Set([
  * the alternate screen (only full-screen programs do; a REPL's line editor never does), or it is
  * known by name to read keys. The flags alone cannot tell: both run non-canonical with echo off.
  */
-export function readsKeys(program: ForegroundProgram | undefined, screen: ScreenView): boolean {
+function readsKeys(program: ForegroundProgram | undefined, screen: ScreenView): boolean {
   if (screen.alternateScreen) return true
   if (!program) return false
   return [program.argv0, program.command].some((name) => name !== undefined && KEY_PROGRAMS.has(withoutVariant(name)))
