@@ -11,7 +11,7 @@ const multibyte = fc.constantFrom('é', '€', '漢', '𝄞', '😀', '👩‍�
 const brokenUtf8 = fc.constantFrom('\xc2', '\xe2\x82', '\xf0\x9f\x98', '\xed\xa0\x80', '\xc0\xaf', '\xf4\x90\x80\x80', '\x9b', '\xa0').map(raw)
 const param = fc.integer({ min: 0, max: 120 }).map(String)
 const csi = fc
-  .tuple(fc.constantFrom('', '?', '>'), fc.array(param, { maxLength: 3 }), fc.constantFrom('', ' ', '!'), fc.constantFrom(...'mKGCDHJAhlqp@`a'.split('')))
+  .tuple(fc.constantFrom('', '?', '>'), fc.array(param, { maxLength: 3 }), fc.constantFrom('', ' ', '!'), fc.constantFrom(...'mKGCDHJAhlqpPX@`a'.split('')))
   .map(([marker, params, intermediate, final]) => raw(`\x1b[${marker}${params.join(';')}${intermediate}${final}`))
 const eightBitCsi = fc.tuple(param, fc.constantFrom('m', 'K', 'G')).map(([value, final]) => raw(`\x9b${value}${final}`))
 const terminator = fc.constantFrom('\x07', '\x1b\\')
@@ -24,6 +24,7 @@ const marker = fc
 const controlString = fc
   .tuple(fc.constantFrom('P', 'X', '^', '_'), fc.constantFrom('q#0;2;0;0;0', 'payload', '1$r'), terminator)
   .map(([kind, body, end]) => raw(`\x1b${kind}${body}${end}`))
+const screenSwitch = fc.constantFrom('\x1b[?1049h', '\x1b[?1049l', '\x1b[?47h', '\x1b[?1047l').map(raw)
 const escapeSequence = fc.constantFrom('\x1b(B', '\x1b)0', '\x1b#8', '\x1b7', '\x1b8', '\x1b=', '\x1bE', '\x1bM', '\x1bc').map(raw)
 const control = fc.constantFrom('\n', '\r\n', '\r', '\b', '\t', '\x07', '\x00', '\x7f', '\x0b', '\x18', '\x1b').map(raw)
 const anyByte = fc.integer({ min: 0, max: 255 }).map((value) => Uint8Array.of(value))
@@ -43,6 +44,7 @@ const stream = fc
       { weight: 2, arbitrary: marker },
       { weight: 1, arbitrary: controlString },
       { weight: 1, arbitrary: escapeSequence },
+      { weight: 1, arbitrary: screenSwitch },
       { weight: 1, arbitrary: text('dsh> ') },
       { weight: 1, arbitrary: bytes('10%\r20%\r100%\n') },
       { weight: 1, arbitrary: anyByte },

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { TerminalSanitizer } from '../src/output'
+import { ROW_CELLS } from '../src/output/line'
 import { clean, raw, render, utf8 } from './helpers'
 
 /** Every way to cut `text` into two chunks must render like the whole. */
@@ -48,9 +49,10 @@ describe('TerminalSanitizer: lines and carriage returns', () => {
 })
 
 describe('TerminalSanitizer: backspace and line editing', () => {
-  it('erases the previous character at the end of the line', () => {
-    expect(clean('abc\b\n')).toBe('ab\n')
-    expect(clean('abc\b\bX\n')).toBe('aX\n')
+  it('moves the cursor left without erasing, also at the end of the line', () => {
+    expect(clean('abc\b\n')).toBe('abc\n')
+    expect(clean('abcdef\b\b\b\n')).toBe('abcdef\n')
+    expect(clean('abc\b\bX\n')).toBe('aXc\n')
   })
 
   it('renders readline and tty erase echo (`\\b \\b`)', () => {
@@ -66,25 +68,33 @@ describe('TerminalSanitizer: backspace and line editing', () => {
     expect(clean('abcd\rxy\bZ\n')).toBe('xZcd\n')
   })
 
-  it('erases a surrogate pair as one character', () => {
+  it('overwrites a surrogate pair as one character', () => {
     expect(render([utf8('a😀'), raw('\b!')]).text).toBe('a!')
   })
 
   it('applies CSI K (erase to end and whole line)', () => {
     expect(clean('abcdef\r\x1b[KXY\n')).toBe('XY\n')
     expect(clean('abcdef\r\x1b[0KXY\n')).toBe('XY\n')
-    expect(clean('abcdef\x1b[2Kxy\n')).toBe('xy\n')
+    // EL 2 and EL 1 leave the cursor where it was: text written next follows blanks.
+    expect(clean('abcdef\x1b[2Kxy\n')).toBe('      xy\n')
     expect(clean('abcdef\x1b[2K\n')).toBe('\n')
     expect(clean('abcdef\r\x1b[1Kxy\n')).toBe('xycdef\n')
+    expect(clean('abcdef\x1b[3G\x1b[1K\n')).toBe('   def\n')
+    expect(clean('abc\x1b[1K\n')).toBe('\n')
   })
 
-  it('applies CSI G, C and D within the line, clamped to its length', () => {
+  it('applies CSI G, C and D; a move past the end writes nothing, text written there follows blanks', () => {
     expect(clean('abcdef\x1b[3GX\n')).toBe('abXdef\n')
     expect(clean('abcdef\x1b[GX\n')).toBe('Xbcdef\n')
     expect(clean('abcdef\x1b[1GX\x1b[2CY\n')).toBe('XbcYef\n')
     expect(clean('abcdef\x1b[2DX\n')).toBe('abcdXf\n')
-    expect(clean('abc\x1b[99CX\n')).toBe('abcX\n')
+    expect(clean('abc\x1b[9CX\n')).toBe('abc         X\n')
+    expect(clean('ab\x1b[5Gc\n')).toBe('ab  c\n')
+    expect(clean('abc\x1b[9C\n')).toBe('abc\n')
     expect(clean('abc\x1b[99DX\n')).toBe('Xbc\n')
+    // A move past the end is bounded by the widest row (here on a line being edited, too).
+    expect(clean('abc\x1b[999999CX\n')).toBe(`abc${' '.repeat(ROW_CELLS)}X\n`)
+    expect(clean('abc\rz\x1b[999999CX\n')).toBe(`zbc${' '.repeat(ROW_CELLS)}X\n`)
   })
 
   it('renders an npm-style spinner line to its last state', () => {
@@ -331,8 +341,9 @@ describe('continuation markers and the alternate screen', () => {
     expect(sanitizer.alternateScreen).toBe(true)
     sanitizer.write(Buffer.from('\x1b[?1047l'))
     expect(sanitizer.alternateScreen).toBe(false)
-    // A private mode does not edit the line.
-    expect(sanitizer.write(Buffer.from('ab\x1b[?1049hcd')).line.text()).toBe('abcd')
+    // A private mode does not edit the line, but what follows the switch is drawn on the alternate screen.
+    expect(sanitizer.write(Buffer.from('ab\x1b[?1049hcd')).line.text()).toBe('ab')
+    expect(sanitizer.write(Buffer.from('\x1b[?1049lef')).line.text()).toBe('abef')
   })
 })
 

@@ -3,10 +3,11 @@ import type { TextBatch } from './text-batch'
 
 /**
  * Reads the parameter, intermediate and final bytes (0x20–0x7E) of one CSI sequence and applies
- * the few that edit a line: EL (`K`, modes 0 and 2), CHA/HPA (`G`, `` ` ``), CUF/HPR (`C`, `a`),
- * CUB (`D`). Only the first numeric parameter matters to those; private markers (`<=>?`) and
- * intermediates select variants a line renderer does not model, so such sequences do nothing.
- * Colors, modes and vertical moves are stripped without effect. State is three numbers.
+ * the ones that edit a line: EL (`K`), ECH (`X`), DCH (`P`), ICH (`@`), CHA/HPA (`G`, `` ` ``),
+ * CUF/HPR (`C`, `a`), CUB (`D`). Only the first numeric parameter matters to those; private markers
+ * (`<=>?`) and intermediates select variants a line renderer does not model, so such sequences do
+ * nothing, except the alternate screen switch, which hides the line while it is active. Colors,
+ * other modes and vertical moves are stripped without effect. State is a few numbers.
  */
 export class CsiReader {
   readonly #line: TerminalLine
@@ -84,10 +85,23 @@ export class CsiReader {
     const line = this.#line
     const count = Math.max(this.#param, 1)
     switch (final) {
-      case 0x4b: // EL: erase in line (mode 1, erase to the start, leaves blanks and is not modelled)
+      case 0x4b: // EL: erase in line
         this.#text.flush()
         if (this.#param <= 0) line.eraseToEnd()
+        else if (this.#param === 1) line.eraseToStart()
         else if (this.#param === 2) line.eraseLine()
+        break
+      case 0x58: // ECH: erase characters
+        this.#text.flush()
+        line.eraseCharacters(count)
+        break
+      case 0x50: // DCH: delete characters
+        this.#text.flush()
+        line.deleteCharacters(count)
+        break
+      case 0x40: // ICH: insert blank characters
+        this.#text.flush()
+        line.insertBlanks(count)
         break
       case 0x47: // CHA: cursor horizontal absolute
       case 0x60: // HPA
@@ -107,9 +121,16 @@ export class CsiReader {
     }
   }
 
-  /** DEC private modes: only the alternate screen switch is tracked (`h` sets, `l` resets). */
+  /**
+   * DEC private modes: only the alternate screen switch is tracked (`h` sets, `l` resets). Text up
+   * to the switch belongs to the screen it was written on, so it is flushed first; then the line
+   * hides while the alternate screen is active and shows again, as it was, when it ends.
+   */
   #privateMode(final: number): void {
-    if ((final === 0x68 || final === 0x6c) && ALTERNATE_SCREEN_MODES.has(this.#param)) this.#alternateScreen = final === 0x68
+    if ((final !== 0x68 && final !== 0x6c) || !ALTERNATE_SCREEN_MODES.has(this.#param)) return
+    this.#text.flush()
+    this.#alternateScreen = final === 0x68
+    this.#line.hidden = this.#alternateScreen
   }
 }
 

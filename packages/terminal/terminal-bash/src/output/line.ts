@@ -1,19 +1,30 @@
+import { decodeCells, dropCodePoints } from './code-points'
+import { LinePieces } from './line-pieces'
 import type { PartialLine } from './types'
 import { utf8Length } from './utf8'
 
 const MIN_CELLS = 64
-const DECODE_BATCH = 8192
 const RETAINED_CELLS = 65536
+const BLANK = 0x20
+/**
+ * Widest row a terminal is taken to have: how far the cursor may move past the end of the line, and
+ * how many cells an insert, delete or erase shifts or blanks. It bounds what one sequence costs.
+ */
+export const ROW_CELLS = 512
 
 /**
- * The line under the cursor, editable the way a terminal edits it: carriage return, backspace,
- * cursor moves and erase-in-line rewrite it in place, so a progress bar collapses to its last frame.
+ * The line under the cursor, editable the way a terminal edits it: carriage return, backspace and
+ * cursor moves only move the cursor; later text overwrites cells, insert/delete/erase-character and
+ * erase-in-line edit them in place, so a progress bar collapses to its last frame and a readline edit
+ * ends as the whole edited line. Blank cells an edit leaves after the cursor are dropped when the line
+ * completes, as a terminal's copy drops them (`\b \b` erases a character that way).
  *
  * Two representations keep every edit O(edit size): while text is only appended (nearly all
  * output, including the CR of every CRLF, since moving the cursor changes nothing yet) the line is
  * a list of string pieces; the first write behind the end converts it once into a code-point cell
  * buffer that stays until the line completes. Columns are absolute code points; when the line
- * outgrows `maxLength`, its head is dropped and `base` records how much.
+ * outgrows `maxLength`, its head is dropped and `base` records how much. While the line is
+ * {@link TerminalLine.hidden} (a program draws on the alternate screen) nothing edits it.
  */
 export class TerminalLine implements PartialLine {
   readonly #maxLength: number
@@ -24,16 +35,17 @@ export class TerminalLine implements PartialLine {
   #cache: string | undefined
   // UTF-8 bytes of the retained content while only appends happened; -1 once an edit made it unknown.
   #bytes = 0
-  // Append mode: pieces[#head..] hold columns [base, length); pieceLengths holds their code points.
-  #pieces: string[] = []
-  #pieceLengths: number[] = []
-  #head = 0
+  // Append mode: the pieces hold columns [base, length).
+  readonly #pieces = new LinePieces()
   // Edit mode: cells[column - shift] holds the code point of each column in [base, length).
   #editing = false
   #cells: Uint32Array = new Uint32Array(0)
   #shift = 0
   // Scratch for turning cells back into a string.
   #units: Uint16Array = new Uint16Array(0)
+  #hidden = false
+  // Lowest column where an edit left a blank (a space written over a cell, an erase, a pad).
+  #blankedFrom = Number.POSITIVE_INFINITY
 
   /** @param maxLength - code points retained per line; a longer line keeps its tail. */
   constructor(maxLength: number) {
@@ -61,17 +73,33 @@ export class TerminalLine implements PartialLine {
     return this.#base
   }
 
+  /**
+   * Whether the cursor is on the alternate screen: the normal screen's line stays as it was (a
+   * terminal's history never receives what a full-screen program draws there) and ignores edits.
+   */
+  get hidden(): boolean {
+    return this.#hidden
+  }
+
+  set hidden(hidden: boolean) {
+    this.#hidden = hidden
+  }
+
   /** Print `text` (`codePoints` code points, `bytes` UTF-8 bytes, no controls) at the cursor. */
   write(text: string, codePoints: number, bytes: number): void {
-    if (codePoints === 0) return
+    if (codePoints === 0 || this.#hidden) return
     this.#cache = undefined
     if (!this.#editing) {
-      if (this.#cursor === this.#length) {
+      if (this.#cursor >= this.#length) {
+        // Past the end the cells in between are blank.
+        const gap = this.#cursor - this.#length
+        if (gap > 0) this.#append(' '.repeat(gap), gap, gap)
         this.#append(text, codePoints, bytes)
         return
       }
       this.#enterEdit()
     }
+    if (this.#cursor > this.#length) this.#padToCursor()
     for (let index = 0; index < text.length; index++) {
       let point = text.charCodeAt(index)
       if (point >= 0xd800 && point <= 0xdbff && index + 1 < text.length) {
@@ -87,43 +115,102 @@ export class TerminalLine implements PartialLine {
 
   /** Carriage return: the cursor goes to column 0 and later text overwrites the line from there. */
   carriageReturn(): void {
+    if (this.#hidden) return
     this.#cursor = 0
+    this.#dropBlanksPastCursor()
   }
 
-  /**
-   * Backspace. At the end of the line it erases the last character (what `\b \b` echo and most
-   * programs mean); inside a line being rewritten it only moves the cursor left, like a terminal.
-   */
+  /** Backspace: the cursor moves one column left and nothing is erased, as on a terminal. */
   backspace(): void {
-    if (this.#cursor === 0) return
-    if (this.#cursor < this.#length) {
-      this.#cursor -= 1
-      return
-    }
-    this.#cache = undefined
-    if (!this.#editing) this.#popPiece()
-    this.#length -= 1
-    this.#cursor = this.#length
-    this.#clampBase()
+    if (this.#hidden || this.#cursor === 0) return
+    this.#cursor -= 1
+    this.#dropBlanksPastCursor()
   }
 
-  /** Move the cursor to `column`, clamped to the line; moves never extend the line. */
+  /** Move the cursor to `column`: at least 0, at most {@link ROW_CELLS} past the end; moving writes nothing. */
   moveTo(column: number): void {
-    this.#cursor = Math.max(0, Math.min(this.#length, column))
+    if (this.#hidden) return
+    this.#cursor = Math.max(0, Math.min(this.#length + ROW_CELLS, column))
+    this.#dropBlanksPastCursor()
   }
 
   /** Erase from the cursor to the end of the line (EL 0). */
   eraseToEnd(): void {
-    if (this.#cursor >= this.#length) return
+    if (this.#hidden || this.#cursor >= this.#length) return
     this.#cache = undefined
-    if (!this.#editing) this.#truncatePieces(this.#cursor)
+    if (!this.#editing) {
+      this.#bytes = -1
+      this.#pieces.truncate(this.#length - this.#base, this.#cursor - this.#base)
+    }
     this.#length = this.#cursor
     this.#clampBase()
   }
 
-  /** Erase the whole line (EL 2); the cursor returns to column 0 since blank cells carry no text. */
+  /** Erase from the start of the row to the cursor, inclusive (EL 1): those cells become blanks. */
+  eraseToStart(): void {
+    if (this.#hidden) return
+    const to = Math.min(this.#length, this.#cursor + 1)
+    this.#blank(Math.max(this.#base, to - ROW_CELLS), to)
+    this.#dropBlanksPastCursor()
+  }
+
+  /** Erase the whole line (EL 2); the cursor stays, so text written next follows blanks. */
   eraseLine(): void {
+    if (this.#hidden) return
+    const cursor = Math.min(this.#cursor, ROW_CELLS)
     this.#reset()
+    this.#cursor = cursor
+  }
+
+  /** Erase `count` cells from the cursor on (ECH): they become blanks, nothing moves. */
+  eraseCharacters(count: number): void {
+    if (this.#hidden || this.#cursor >= this.#length) return
+    const from = Math.max(this.#cursor, this.#base)
+    const to = from + Math.min(count, ROW_CELLS)
+    if (to >= this.#length) this.eraseToEnd()
+    else this.#blank(from, to)
+  }
+
+  /** Delete `count` cells at the cursor (DCH): the rest of the row moves left, blanks enter at its end. */
+  deleteCharacters(count: number): void {
+    if (this.#hidden || this.#cursor >= this.#length) return
+    this.#edit()
+    const from = Math.max(this.#cursor, this.#base)
+    const rowEnd = Math.min(this.#length, from + ROW_CELLS)
+    const deleted = Math.min(count, rowEnd - from)
+    const shift = this.#shift
+    this.#cells.copyWithin(from - shift, from + deleted - shift, rowEnd - shift)
+    // The row's last cells: gone when the row ends the line (blanks there are invisible), else blanks.
+    if (rowEnd === this.#length) this.#length -= deleted
+    else this.#blank(rowEnd - deleted, rowEnd)
+  }
+
+  /** Insert `count` blanks at the cursor (ICH): the rest of the row moves right; what passes its end is lost. */
+  insertBlanks(count: number): void {
+    if (this.#hidden || this.#cursor >= this.#length) return
+    this.#edit()
+    const from = Math.max(this.#cursor, this.#base)
+    const margin = from + ROW_CELLS
+    const rowEnd = Math.min(this.#length, margin)
+    const inserted = Math.min(count, ROW_CELLS)
+    const grown = Math.min(rowEnd + inserted, margin)
+    this.#reserve(grown)
+    const shift = this.#shift
+    this.#cells.copyWithin(from + inserted - shift, from - shift, grown - inserted - shift)
+    this.#blank(from, from + inserted)
+    if (rowEnd === this.#length) {
+      this.#length = grown
+      if (this.#length - this.#base > this.#maxLength) this.#base = this.#length - this.#maxLength
+    }
+  }
+
+  /**
+   * Before the line completes: trailing blanks that edits left (`\b \b` erase echo, erased or
+   * deleted cells) are dropped, as a terminal's copy drops them. Spaces the line was printed with
+   * before any edit are kept, as is any line that was only ever appended to.
+   */
+  dropTrailingBlanks(): void {
+    if (this.#editing && this.#blankedFrom < this.#length) this.#trimBlanks(this.#blankedFrom)
   }
 
   /** Finish the line (newline): returns its retained text and starts the next, empty line. */
@@ -146,13 +233,7 @@ export class TerminalLine implements PartialLine {
     if (this.#cache !== undefined) return this.#cache
     let text: string
     if (!this.#editing) {
-      const live = this.#pieces.length - this.#head
-      text = live === 0 ? '' : live === 1 ? (this.#pieces[this.#head] as string) : this.#pieces.slice(this.#head).join('')
-      if (live > 1) {
-        this.#pieces = [text]
-        this.#pieceLengths = [this.#length - this.#base]
-        this.#head = 0
-      }
+      text = this.#pieces.join(this.#length - this.#base)
     } else {
       text = this.#decodeCells(this.#base, this.#length)
     }
@@ -165,20 +246,7 @@ export class TerminalLine implements PartialLine {
     const from = Math.max(this.#base, this.#length - count)
     if (from >= this.#length) return ''
     if (this.#editing) return this.#decodeCells(from, this.#length)
-    let need = this.#length - from
-    let out = ''
-    for (let index = this.#pieces.length - 1; index >= this.#head && need > 0; index--) {
-      const piece = this.#pieces[index] as string
-      const size = this.#pieceLengths[index] as number
-      if (size <= need) {
-        out = piece + out
-        need -= size
-      } else {
-        out = dropCodePoints(piece, size - need) + out
-        need = 0
-      }
-    }
-    return out
+    return this.#pieces.tail(this.#length - from)
   }
 
   #append(text: string, codePoints: number, bytes: number): void {
@@ -190,41 +258,17 @@ export class TerminalLine implements PartialLine {
       this.#length += skipped
       this.#base = this.#length
       this.#bytes = -1
-      this.#clearPieces()
+      this.#pieces.clear()
       codePoints = this.#maxLength
     }
-    const last = this.#pieces.length - 1
-    if (codePoints === 1 && last >= this.#head && (this.#pieces[last] as string).length < 256) {
-      // Single characters from the slow path merge into the last piece instead of each taking a slot.
-      this.#pieces[last] += text
-      this.#pieceLengths[last] = (this.#pieceLengths[last] as number) + 1
-    } else {
-      this.#pieces.push(text)
-      this.#pieceLengths.push(codePoints)
-    }
+    this.#pieces.push(text, codePoints)
     this.#length += codePoints
     this.#cursor = this.#length
     const excess = this.#length - this.#base - this.#maxLength
-    if (excess > 0) this.#dropPieces(excess)
-  }
-
-  /** Cut the pieces back to `column`, walking from the end so the cost is what is removed. */
-  #truncatePieces(column: number): void {
-    this.#bytes = -1
-    let size = this.#length
-    while (this.#pieces.length > this.#head && size > column) {
-      const last = this.#pieces.length - 1
-      const pieceSize = this.#pieceLengths[last] as number
-      if (size - pieceSize >= column) {
-        this.#pieces.pop()
-        this.#pieceLengths.pop()
-        size -= pieceSize
-      } else {
-        const keep = pieceSize - (size - column)
-        this.#pieces[last] = takeCodePoints(this.#pieces[last] as string, keep)
-        this.#pieceLengths[last] = keep
-        size = column
-      }
+    if (excess > 0) {
+      this.#bytes = -1
+      this.#base += excess
+      this.#pieces.dropHead(excess)
     }
   }
 
@@ -239,6 +283,7 @@ export class TerminalLine implements PartialLine {
     const column = this.#cursor
     this.#cursor += 1
     if (column < this.#base) return
+    if (point === BLANK && column < this.#blankedFrom) this.#blankedFrom = column
     let slot = column - this.#shift
     if (slot >= this.#cells.length) {
       this.#compact()
@@ -260,17 +305,9 @@ export class TerminalLine implements PartialLine {
     const size = this.#length - this.#base
     const wanted = Math.max(MIN_CELLS, Math.min(size * 2, this.#maxLength + MIN_CELLS))
     if (this.#cells.length < Math.max(size, MIN_CELLS)) this.#cells = new Uint32Array(wanted)
-    let slot = 0
-    for (let index = this.#head; index < this.#pieces.length; index++) {
-      const piece = this.#pieces[index] as string
-      for (let unit = 0; unit < piece.length; unit++) {
-        const point = piece.codePointAt(unit) as number
-        if (point > 0xffff) unit++
-        this.#cells[slot++] = point
-      }
-    }
+    this.#pieces.copyInto(this.#cells)
     this.#shift = this.#base
-    this.#clearPieces()
+    this.#pieces.clear()
     this.#editing = true
   }
 
@@ -289,70 +326,50 @@ export class TerminalLine implements PartialLine {
 
   #decodeCells(from: number, to: number): string {
     if (this.#units.length < (to - from) * 2) this.#units = new Uint16Array((to - from) * 2)
-    const units = this.#units
-    let size = 0
-    for (let column = from; column < to; column++) {
-      const point = this.#cells[column - this.#shift] as number
-      if (point > 0xffff) {
-        units[size++] = 0xd800 + ((point - 0x10000) >> 10)
-        units[size++] = 0xdc00 + ((point - 0x10000) & 0x3ff)
-      } else units[size++] = point
-    }
-    let text = ''
-    for (let start = 0; start < size; start += DECODE_BATCH) {
-      const batch = units.subarray(start, Math.min(size, start + DECODE_BATCH))
-      text += String.fromCharCode.apply(null, batch as unknown as number[])
-    }
-    return text
+    return decodeCells(this.#cells, from - this.#shift, to - this.#shift, this.#units)
   }
 
-  #dropPieces(count: number): void {
-    this.#bytes = -1
-    this.#base += count
-    while (count > 0 && this.#head < this.#pieces.length) {
-      const size = this.#pieceLengths[this.#head] as number
-      if (size <= count) {
-        count -= size
-        this.#head += 1
-      } else {
-        this.#pieces[this.#head] = dropCodePoints(this.#pieces[this.#head] as string, count)
-        this.#pieceLengths[this.#head] = size - count
-        count = 0
-      }
-    }
-    if (this.#head > 64 && this.#head * 2 > this.#pieces.length) {
-      this.#pieces = this.#pieces.slice(this.#head)
-      this.#pieceLengths = this.#pieceLengths.slice(this.#head)
-      this.#head = 0
-    }
+  /** Before an edit of the cells: they exist and the cached text is stale. */
+  #edit(): void {
+    this.#cache = undefined
+    if (!this.#editing) this.#enterEdit()
   }
 
-  #popPiece(): void {
-    this.#bytes = -1
-    const last = this.#pieces.length - 1
-    if (last < this.#head) return
-    const piece = this.#pieces[last] as string
-    const end = piece.length
-    const cut = end >= 2 && isLowSurrogate(piece.charCodeAt(end - 1)) && isHighSurrogate(piece.charCodeAt(end - 2)) ? 2 : 1
-    if (end - cut === 0) {
-      this.#pieces.pop()
-      this.#pieceLengths.pop()
-    } else {
-      this.#pieces[last] = piece.slice(0, end - cut)
-      this.#pieceLengths[last] = (this.#pieceLengths[last] as number) - 1
-    }
+  /** Cells `[from, to)` (inside the retained line) become blanks. */
+  #blank(from: number, to: number): void {
+    if (to <= from) return
+    this.#edit()
+    if (from < this.#blankedFrom) this.#blankedFrom = from
+    this.#cells.fill(BLANK, from - this.#shift, to - this.#shift)
   }
 
-  #clearPieces(): void {
-    // Most lines are one piece; pop() is much cheaper than truncating through `length`.
-    if (this.#pieces.length === 1) {
-      this.#pieces.pop()
-      this.#pieceLengths.pop()
-    } else if (this.#pieces.length > 1) {
-      this.#pieces.length = 0
-      this.#pieceLengths.length = 0
-    }
-    this.#head = 0
+  /** The cursor is past the end: the cells up to it become blanks, as on a terminal's row. */
+  #padToCursor(): void {
+    const target = this.#cursor
+    this.#cursor = this.#length
+    while (this.#cursor < target) this.#put(BLANK)
+  }
+
+  /** Blanks an edit left past the cursor at the end of the line are no content: the line ends before them. */
+  #dropBlanksPastCursor(): void {
+    if (this.#editing && this.#blankedFrom < this.#length) this.#trimBlanks(Math.max(this.#blankedFrom, this.#cursor))
+  }
+
+  /** Drop the blanks ending the line at columns from `floor` on. */
+  #trimBlanks(floor: number): void {
+    const bottom = Math.max(floor, this.#base)
+    let end = this.#length
+    while (end > bottom && this.#cells[end - 1 - this.#shift] === BLANK) end -= 1
+    if (end === this.#length) return
+    this.#cache = undefined
+    this.#length = end
+  }
+
+  /** Room in the cells for columns up to `end` (exclusive). */
+  #reserve(end: number): void {
+    if (end - this.#shift <= this.#cells.length) return
+    this.#compact()
+    if (end - this.#shift > this.#cells.length) this.#grow(end - this.#shift)
   }
 
   #reset(): void {
@@ -360,40 +377,13 @@ export class TerminalLine implements PartialLine {
     this.#bytes = 0
     this.#length = 0
     this.#cursor = 0
+    this.#blankedFrom = Number.POSITIVE_INFINITY
     this.#base = 0
     this.#shift = 0
     this.#editing = false
-    this.#clearPieces()
+    this.#pieces.clear()
     // Buffers are reused from line to line, but one huge edited line should not pin its memory.
     if (this.#cells.length > RETAINED_CELLS) this.#cells = new Uint32Array(0)
     if (this.#units.length > RETAINED_CELLS * 2) this.#units = new Uint16Array(0)
   }
-}
-
-/** The first `count` code points of `text`. */
-function takeCodePoints(text: string, count: number): string {
-  let index = 0
-  while (count > 0 && index < text.length) {
-    index += isHighSurrogate(text.charCodeAt(index)) && isLowSurrogate(text.charCodeAt(index + 1)) ? 2 : 1
-    count -= 1
-  }
-  return text.slice(0, index)
-}
-
-/** `text` without its first `count` code points. */
-export function dropCodePoints(text: string, count: number): string {
-  let index = 0
-  while (count > 0 && index < text.length) {
-    index += isHighSurrogate(text.charCodeAt(index)) && isLowSurrogate(text.charCodeAt(index + 1)) ? 2 : 1
-    count -= 1
-  }
-  return text.slice(index)
-}
-
-function isHighSurrogate(unit: number): boolean {
-  return unit >= 0xd800 && unit <= 0xdbff
-}
-
-function isLowSurrogate(unit: number): boolean {
-  return unit >= 0xdc00 && unit <= 0xdfff
 }

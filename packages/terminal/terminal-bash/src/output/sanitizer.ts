@@ -2,7 +2,7 @@ import { Buffer } from 'node:buffer'
 import { CsiReader } from './csi'
 import { BROKEN, PENDING, sequenceLength, Utf8Decoder } from './decode'
 import { TerminalLine } from './line'
-import { parseContinuationMarker, parsePromptMarker, parseReplMarker } from './marker'
+import { OscPayload } from './osc-payload'
 import { TextBatch } from './text-batch'
 import type { PartialLine, PromptMarker, SanitizedChunk } from './types'
 
@@ -26,7 +26,6 @@ const State = {
 } as const
 type State = (typeof State)[keyof typeof State]
 
-const OSC_CAPACITY = 32
 const REPLACEMENT = 0xfffd
 /** C0 controls with an effect (BS, LF, VT, FF, CR, ESC); the rest vanish. */
 const RENDERED_C0: readonly boolean[] = Array.from({ length: 32 }, (_, byte) => [0x08, 0x0a, 0x0b, 0x0c, 0x0d, 0x1b].includes(byte))
@@ -39,16 +38,17 @@ const EMPTY: readonly never[] = Object.freeze([])
  *
  * It is a byte-at-a-time state machine (with a fast path for runs of plain text), so its output
  * never depends on how the stream was split into chunks, each chunk costs O(chunk), and the only
- * carried state is a few integers plus at most {@link OSC_CAPACITY} bytes of OSC payload.
+ * carried state is a few integers plus a few dozen bytes of OSC payload (see {@link OscPayload}).
  *
  * Stripped: CSI (`ESC [` / 0x9B … final 0x40–0x7E), OSC (`ESC ]` … BEL or ST), DCS/SOS/PM/APC
  * strings (`ESC P`/`X`/`^`/`_` … BEL or ST), charset designations and every other `ESC`
  * intermediate…final sequence, C0 controls other than the ones below, and DEL.
  * Rendered: LF (and VT, FF, `ESC E`) completes a line; CR returns the cursor so later text overwrites
  * the line from column 0 (a shorter rewrite leaves the old suffix, as on a terminal); backspace
- * erases at the end of a line and moves left inside one; `CSI K` (modes 0, 2), `CSI G`, `CSI C`,
- * `CSI D` edit or move within the line; TAB is kept as one character. Vertical movement is ignored:
- * the output is line-oriented and does not emulate full-screen programs.
+ * only moves left; `CSI K` (modes 0–2), `CSI X`, `CSI P`, `CSI @`, `CSI G`, `CSI C`, `CSI D` edit
+ * or move within the line (see {@link TerminalLine}); TAB is kept as one character. Vertical
+ * movement is ignored: the output is line-oriented. What a full-screen program draws on the
+ * alternate screen never reaches the lines; they continue where the normal screen was.
  *
  * UTF-8: invalid sequences become U+FFFD (one per maximal invalid subpart, as in the WHATWG
  * decoder), except that a raw byte 0x80–0x9F outside a sequence is taken as an 8-bit C1 control:
@@ -65,9 +65,7 @@ export class TerminalSanitizer {
   readonly #csi: CsiReader
   // Control string: OSC payload is kept (bounded) because it may be a prompt marker.
   #osc = false
-  readonly #payload = new Uint8Array(OSC_CAPACITY)
-  #payloadLength = 0
-  #overflow = false
+  readonly #payload = new OscPayload()
   // Output of the chunk being processed.
   #lines: string[] = []
   #sizes: number[] = []
@@ -360,8 +358,7 @@ export class TerminalSanitizer {
   #enterString(osc: boolean): void {
     this.#state = State.String
     this.#osc = osc
-    this.#payloadLength = 0
-    this.#overflow = false
+    this.#payload.reset()
   }
 
   #string(byte: number): void {
@@ -373,31 +370,22 @@ export class TerminalSanitizer {
     } else if (byte === 0x18 || byte === 0x1a) {
       this.#state = State.Ground
     } else if (this.#osc) {
-      if (this.#payloadLength < OSC_CAPACITY) this.#payload[this.#payloadLength++] = byte
-      else this.#overflow = true
+      this.#payload.push(byte)
     }
   }
 
   #finishString(): void {
-    if (!this.#osc || this.#overflow) return
-    const marker = this.#marker()
+    if (!this.#osc) return
+    const marker = this.#payload.marker()
     if (!marker) return
     this.#text.flush()
     this.#markers.push({ line: this.#line.number, column: this.#line.cursor, ...marker })
   }
 
-  /** The marker an OSC payload carries (the shell's prompt, its continuation, a REPL's prompt), if any. */
-  #marker(): Pick<PromptMarker, 'status' | 'continuation' | 'repl'> | undefined {
-    const status = parsePromptMarker(this.#payload, this.#payloadLength)
-    if (status !== undefined) return { status }
-    const continued = parseContinuationMarker(this.#payload, this.#payloadLength)
-    if (continued !== undefined) return { status: continued, continuation: true }
-    const repl = parseReplMarker(this.#payload, this.#payloadLength)
-    return repl && { status: repl.nonce, repl: { pid: repl.pid, promptLength: repl.promptLength, name: repl.name } }
-  }
-
   #newline(): void {
     this.#text.flush()
+    if (this.#line.hidden) return
+    this.#line.dropTrailingBlanks()
     if (this.#line.base > 0) this.#clipped.push(this.#lines.length)
     this.#sizes.push(this.#line.utf8Length())
     this.#lines.push(this.#line.complete())

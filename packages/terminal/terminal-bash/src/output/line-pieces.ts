@@ -1,0 +1,122 @@
+import { dropCodePoints, takeCodePoints } from './code-points'
+
+/** Single characters merge into the last piece while it is shorter than this (UTF-16 units). */
+const MERGE_LIMIT = 256
+
+/**
+ * The text of a line that was only ever appended to, kept as string pieces with their code-point
+ * counts: an append costs O(1) and the pieces are joined once, when the text is read. This is the
+ * representation nearly all output lines live and die in, so it stays small and allocation-free.
+ */
+export class LinePieces {
+  #pieces: string[] = []
+  #lengths: number[] = []
+  // Pieces before this index were dropped from the head.
+  #head = 0
+
+  /** Append `text` of `codePoints` code points. */
+  push(text: string, codePoints: number): void {
+    const last = this.#pieces.length - 1
+    if (codePoints === 1 && last >= this.#head && (this.#pieces[last] as string).length < MERGE_LIMIT) {
+      // Single characters from the slow path merge into the last piece instead of each taking a slot.
+      this.#pieces[last] += text
+      this.#lengths[last] = (this.#lengths[last] as number) + 1
+    } else {
+      this.#pieces.push(text)
+      this.#lengths.push(codePoints)
+    }
+  }
+
+  /** Drop the first `count` code points. */
+  dropHead(count: number): void {
+    while (count > 0 && this.#head < this.#pieces.length) {
+      const size = this.#lengths[this.#head] as number
+      if (size <= count) {
+        count -= size
+        this.#head += 1
+      } else {
+        this.#pieces[this.#head] = dropCodePoints(this.#pieces[this.#head] as string, count)
+        this.#lengths[this.#head] = size - count
+        count = 0
+      }
+    }
+    if (this.#head > 64 && this.#head * 2 > this.#pieces.length) {
+      this.#pieces = this.#pieces.slice(this.#head)
+      this.#lengths = this.#lengths.slice(this.#head)
+      this.#head = 0
+    }
+  }
+
+  /** Cut the text from `size` code points back to `keep`, walking from the end so the cost is what is removed. */
+  truncate(size: number, keep: number): void {
+    while (this.#pieces.length > this.#head && size > keep) {
+      const last = this.#pieces.length - 1
+      const pieceSize = this.#lengths[last] as number
+      if (size - pieceSize >= keep) {
+        this.#pieces.pop()
+        this.#lengths.pop()
+        size -= pieceSize
+      } else {
+        const kept = pieceSize - (size - keep)
+        this.#pieces[last] = takeCodePoints(this.#pieces[last] as string, kept)
+        this.#lengths[last] = kept
+        size = keep
+      }
+    }
+  }
+
+  /** The whole text (`size` code points); several pieces are joined and then kept as one. */
+  join(size: number): string {
+    const live = this.#pieces.length - this.#head
+    if (live === 0) return ''
+    if (live === 1) return this.#pieces[this.#head] as string
+    const text = this.#pieces.slice(this.#head).join('')
+    this.#pieces = [text]
+    this.#lengths = [size]
+    this.#head = 0
+    return text
+  }
+
+  /** The last `count` code points (fewer when the text is shorter). */
+  tail(count: number): string {
+    let out = ''
+    for (let index = this.#pieces.length - 1; index >= this.#head && count > 0; index--) {
+      const piece = this.#pieces[index] as string
+      const size = this.#lengths[index] as number
+      if (size <= count) {
+        out = piece + out
+        count -= size
+      } else {
+        out = dropCodePoints(piece, size - count) + out
+        count = 0
+      }
+    }
+    return out
+  }
+
+  /** Write the text's code points into `cells` from index 0 on. */
+  copyInto(cells: Uint32Array): void {
+    let slot = 0
+    for (let index = this.#head; index < this.#pieces.length; index++) {
+      const piece = this.#pieces[index] as string
+      for (let unit = 0; unit < piece.length; unit++) {
+        const point = piece.codePointAt(unit) as number
+        if (point > 0xffff) unit++
+        cells[slot++] = point
+      }
+    }
+  }
+
+  /** Forget all text. */
+  clear(): void {
+    // Most lines are one piece; pop() is much cheaper than truncating through `length`.
+    if (this.#pieces.length === 1) {
+      this.#pieces.pop()
+      this.#lengths.pop()
+    } else if (this.#pieces.length > 1) {
+      this.#pieces.length = 0
+      this.#lengths.length = 0
+    }
+    this.#head = 0
+  }
+}

@@ -1,0 +1,103 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { clean, raw, render, utf8 } from './helpers'
+
+/** One edit of a terminal row, as bytes for the sanitizer and as an operation on a naive row. */
+interface Edit {
+  readonly bytes: string
+  readonly apply: (row: NaiveRow) => void
+}
+
+/**
+ * A terminal row done the obvious way: an array of cells (a hole is a blank), a cursor that never
+ * wraps. The sanitizer's two representations, its offsets and its bounds must render the same.
+ */
+class NaiveRow {
+  cells: (string | undefined)[] = []
+  cursor = 0
+
+  print(character: string): void {
+    this.cells[this.cursor] = character
+    this.cursor += 1
+  }
+
+  blank(from: number, to: number): void {
+    for (let column = from; column < Math.min(to, this.cells.length); column++) this.cells[column] = ' '
+  }
+
+  text(): string {
+    return Array.from(this.cells, (cell) => cell ?? ' ').join('')
+  }
+}
+
+const count = fc.integer({ min: 0, max: 6 })
+const character = fc.constantFrom('a', 'b', 'z', ' ', '0', 'é', '漢', '😀')
+const edit: fc.Arbitrary<Edit> = fc.oneof(
+  { weight: 8, arbitrary: character.map((value) => ({ bytes: value, apply: (row: NaiveRow) => row.print(value) })) },
+  { weight: 2, arbitrary: fc.constant({ bytes: '\r', apply: (row: NaiveRow) => void (row.cursor = 0) }) },
+  { weight: 3, arbitrary: fc.constant({ bytes: '\b', apply: (row: NaiveRow) => void (row.cursor = Math.max(0, row.cursor - 1)) }) },
+  {
+    weight: 1,
+    arbitrary: count.map((n) => ({ bytes: `\x1b[${n}C`, apply: (row: NaiveRow) => void (row.cursor += Math.max(n, 1)) })),
+  },
+  {
+    weight: 1,
+    arbitrary: count.map((n) => ({ bytes: `\x1b[${n}D`, apply: (row: NaiveRow) => void (row.cursor = Math.max(0, row.cursor - Math.max(n, 1))) })),
+  },
+  { weight: 1, arbitrary: count.map((n) => ({ bytes: `\x1b[${n}G`, apply: (row: NaiveRow) => void (row.cursor = Math.max(n, 1) - 1) })) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(0, 1, 2).map((mode) => ({
+      bytes: `\x1b[${mode}K`,
+      apply: (row: NaiveRow) => {
+        if (mode === 0) row.cells.length = Math.min(row.cells.length, row.cursor)
+        else if (mode === 1) row.blank(0, row.cursor + 1)
+        else row.cells = []
+      },
+    })),
+  },
+  { weight: 1, arbitrary: count.map((n) => ({ bytes: `\x1b[${n}X`, apply: (row: NaiveRow) => row.blank(row.cursor, row.cursor + Math.max(n, 1)) })) },
+  {
+    weight: 2,
+    arbitrary: count.map((n) => ({
+      bytes: `\x1b[${n}P`,
+      apply: (row: NaiveRow) => {
+        if (row.cursor < row.cells.length) row.cells.splice(row.cursor, Math.max(n, 1))
+      },
+    })),
+  },
+  {
+    weight: 2,
+    arbitrary: count.map((n) => ({
+      bytes: `\x1b[${n}@`,
+      apply: (row: NaiveRow) => {
+        if (row.cursor < row.cells.length) row.cells.splice(row.cursor, 0, ...Array.from({ length: Math.max(n, 1) }, () => ' '))
+      },
+    })),
+  },
+)
+
+describe('the line view against a naive terminal row', () => {
+  it('renders any sequence of prints, moves, erases, inserts and deletes like the row (trailing blanks aside)', () => {
+    fc.assert(
+      fc.property(fc.array(edit, { maxLength: 40 }), (edits) => {
+        const row = new NaiveRow()
+        for (const one of edits) one.apply(row)
+        const bytes = edits.map((one) => one.bytes).join('')
+        // The live line, and the same line completed.
+        expect(render([utf8(bytes)]).text.trimEnd()).toBe(row.text().trimEnd())
+        expect(render([utf8(`${bytes}\n`)]).text.trimEnd()).toBe(row.text().trimEnd())
+      }),
+      { numRuns: 3000 },
+    )
+  })
+
+  it('drops only trailing blanks that edits left, never text that was printed', () => {
+    expect(clean('keep   \n')).toBe('keep   \n')
+    expect(clean('old> \rnew\r\n')).toBe('new> \n')
+    expect(clean('dsh> ab\b \b\b \b\r\n')).toBe('dsh> \n')
+    expect(clean('dsh> abc\x1b[2D\x1b[1X\r\n')).toBe('dsh> a c\n')
+    // Blanks left behind the cursor are not content of the live line either.
+    expect(render([raw('dsh> x\b \b')]).text).toBe('dsh> ')
+  })
+})
