@@ -229,9 +229,14 @@ export class ShellSession implements TerminalBackendSession {
     return this.#screen.snapshot()
   }
 
-  /** The emulator answered a terminal query: the program that asked reads the answer from the PTY. */
+  /**
+   * The emulator answered a terminal query: the program that asked reads the answer from the PTY.
+   * Not when the stream already ends on this session's prompt: the asker is gone (a command that
+   * printed a query and exited, a `cat` of binary data) and the line editor would type the answer
+   * into the next command.
+   */
   #reply(data: string): void {
-    if (this.#closeStarted || this.#host.exited()) return
+    if (this.#closeStarted || this.#host.exited() || this.#stream.promptKind !== undefined) return
     // After exit the provider refuses writes: nobody is left to read the answer.
     this.#handle.write(data).catch(() => undefined)
   }
