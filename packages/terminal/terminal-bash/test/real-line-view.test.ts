@@ -104,6 +104,22 @@ describe('pagers without the alternate screen', () => {
   })
 })
 
+describe('pagers that repaint on the normal screen', () => {
+  it.skipIf(!installed('less') || !installed('tmux'))('holds what a terminal holds of less -X, /250 and q: no repeated page', async () => {
+    const command = 'seq 1 500 | TERM=xterm-256color less -X'
+    const started = await stack.run(id, "printf '\\033[H\\033[2J'")
+    await stack.run(id, command, { timeoutMs: 3_000 })
+    await keys('/250\r')
+    await keys('q')
+    await stack.run(id, 'echo done')
+    const lines = historyFrom(started.firstLine)
+    const page = lines.indexOf('1')
+    expect(lines.slice(page, page + 3)).toEqual(['1', '2', '3'])
+    expect(lines.filter((line) => line === '1')).toHaveLength(1)
+    expect(lines.slice(lines.indexOf(`dsh> ${command}`))).toEqual(inTmux([command, '/250\r', 'q', 'echo done\r']))
+  })
+})
+
 /**
  * What tmux's history and screen hold after a fresh `bash` with the same prompt took `inputs`
  * (the first one a command line), from that command line on; each input is sent once the pane

@@ -107,7 +107,9 @@ describe('TerminalSanitizer: control sequences', () => {
   it('strips SGR and other CSI sequences with params, private markers and intermediates', () => {
     expect(clean('\x1b[31mred\x1b[0m \x1b[1;38;5;196mbold\x1b[m\n')).toBe('red bold\n')
     expect(clean('\x1b[?25l\x1b[?2004h\x1b[>0c\x1b[ q\x1b[!pok\n')).toBe('ok\n')
-    expect(clean('a\x1b[2Jb\x1b[Hc\x1b[5Ad\n')).toBe('abcd\n')
+    // Rows are not lines: moving to another row leaves the text on the one line; CUP's column counts.
+    expect(clean('ab\x1b[5Ac\x1b[2Bd\n')).toBe('abcd\n')
+    expect(clean('a\x1b[2Jb\x1b[Hc\x1b[5Ad\n')).toBe('cd\n')
   })
 
   it('strips 8-bit CSI (0x9B)', () => {

@@ -1,28 +1,33 @@
 import type { TerminalLine } from './line'
+import type { ScreenRows } from './screen-rows'
 import type { TextBatch } from './text-batch'
 
 /**
  * Reads the parameter, intermediate and final bytes (0x20–0x7E) of one CSI sequence and applies
  * the ones that edit a line: EL (`K`), ECH (`X`), DCH (`P`), ICH (`@`), CHA/HPA (`G`, `` ` ``),
- * CUF/HPR (`C`, `a`), CUB (`D`). Only the first numeric parameter matters to those; private markers
- * (`<=>?`) and intermediates select variants a line renderer does not model, so such sequences do
- * nothing, except the alternate screen switch, which hides the line while it is active. Colors,
- * other modes and vertical moves are stripped without effect. State is a few numbers.
+ * CUF/HPR (`C`, `a`), CUB (`D`), and the ones that say which row the cursor is on (CUP/HVP `H`
+ * `f`, VPA `d`, CUU `A`, CUD `B`, CNL `E`, CPL `F`, ED `J`) for {@link ScreenRows}. Only the first
+ * two numeric parameters matter to those; private markers (`<=>?`) and intermediates select variants
+ * a line renderer does not model, so such sequences do nothing, except the alternate screen switch,
+ * which hides the line while it is active. Colors and other modes are stripped without effect.
  */
 export class CsiReader {
   readonly #line: TerminalLine
   readonly #text: TextBatch
+  readonly #rows: ScreenRows
   #param = -1
+  #second = -1
   #paramIndex = 0
   #ignore = false
   #private = false
   #ended = false
   #alternateScreen = false
 
-  /** @param line - the line edited by dispatched sequences; `text` is flushed into it first. */
-  constructor(line: TerminalLine, text: TextBatch) {
+  /** @param line - the line edited by dispatched sequences; `text` is flushed into it first; `rows` follows row moves. */
+  constructor(line: TerminalLine, text: TextBatch, rows: ScreenRows) {
     this.#line = line
     this.#text = text
+    this.#rows = rows
   }
 
   /** Whether the final byte of the current sequence has been read. */
@@ -41,6 +46,7 @@ export class CsiReader {
   /** Begin a sequence after `ESC [` or 0x9B. */
   start(): void {
     this.#param = -1
+    this.#second = -1
     this.#paramIndex = 0
     this.#ignore = false
     this.#private = false
@@ -70,6 +76,7 @@ export class CsiReader {
     }
     if (byte >= 0x30 && byte <= 0x39) {
       if (this.#paramIndex === 0) this.#param = Math.min(Math.max(this.#param, 0) * 10 + (byte - 0x30), 1e6)
+      else if (this.#paramIndex === 1) this.#second = Math.min(Math.max(this.#second, 0) * 10 + (byte - 0x30), 1e6)
     } else if (byte === 0x3b || byte === 0x3a) {
       this.#paramIndex += 1
     } else if (byte === 0x3f && this.#param < 0 && this.#paramIndex === 0 && !this.#private) {
@@ -83,6 +90,7 @@ export class CsiReader {
   #dispatch(final: number): void {
     if (this.#private) return this.#privateMode(final)
     const line = this.#line
+    if (line.hidden) return
     const count = Math.max(this.#param, 1)
     switch (final) {
       case 0x4b: // EL: erase in line
@@ -116,6 +124,35 @@ export class CsiReader {
       case 0x44: // CUB: cursor backward
         this.#text.flush()
         line.moveTo(line.cursor - count)
+        break
+      case 0x48: // CUP: cursor position
+      case 0x66: // HVP
+        this.#text.flush()
+        this.#rows.moveTo(count - 1)
+        line.moveTo(Math.max(this.#second, 1) - 1)
+        break
+      case 0x64: // VPA: line position absolute
+        this.#rows.moveTo(count - 1)
+        break
+      case 0x41: // CUU: cursor up
+        this.#rows.moveBy(-count)
+        break
+      case 0x42: // CUD: cursor down
+        this.#rows.moveBy(count)
+        break
+      case 0x45: // CNL: cursor next line
+      case 0x46: // CPL: cursor preceding line
+        this.#text.flush()
+        this.#rows.moveBy(final === 0x45 ? count : -count)
+        line.moveTo(0)
+        break
+      case 0x4a: // ED: erase in display; on the cursor's row it erases like EL (3 erases only the history)
+        this.#text.flush()
+        if (this.#param === 3) break
+        this.#rows.erase(Math.max(this.#param, 0))
+        if (this.#param <= 0) line.eraseToEnd()
+        else if (this.#param === 1) line.eraseToStart()
+        else line.eraseLine()
         break
       default:
     }

@@ -213,6 +213,11 @@ export class TerminalLine implements PartialLine {
     if (this.#editing && this.#blankedFrom < this.#length) this.#trimBlanks(this.#blankedFrom)
   }
 
+  /** Drop the line's content without completing it (a redraw the history already holds); its number stays. */
+  discard(): void {
+    this.#reset()
+  }
+
   /** Finish the line (newline): returns its retained text and starts the next, empty line. */
   complete(): string {
     const text = this.text()

@@ -3,17 +3,12 @@ import { CsiReader } from './csi'
 import { BROKEN, PENDING, sequenceLength, Utf8Decoder } from './decode'
 import { TerminalLine } from './line'
 import { OscPayload } from './osc-payload'
+import { DEFAULT_SCREEN, ScreenRows } from './screen-rows'
 import { TextBatch } from './text-batch'
-import type { PartialLine, PromptMarker, SanitizedChunk } from './types'
+import type { PartialLine, PromptMarker, SanitizedChunk, TerminalSanitizerOptions } from './types'
 
 /** Default code points retained of one unterminated line (its tail survives when it grows longer). */
 export const DEFAULT_MAX_LINE_LENGTH = 1_048_576
-
-/** Options of {@link TerminalSanitizer}. */
-export interface TerminalSanitizerOptions {
-  /** Code points retained per line; a longer line keeps its tail. Default {@link DEFAULT_MAX_LINE_LENGTH}. */
-  maxLineLength?: number
-}
 
 /** Parser states (plain numbers: the hot loop compares them on every byte). */
 const State = {
@@ -63,6 +58,7 @@ export class TerminalSanitizer {
   readonly #utf8 = new Utf8Decoder()
   #state: State = State.Ground
   readonly #csi: CsiReader
+  readonly #rows: ScreenRows
   // Control string: OSC payload is kept (bounded) because it may be a prompt marker.
   #osc = false
   readonly #payload = new OscPayload()
@@ -76,7 +72,13 @@ export class TerminalSanitizer {
   constructor(options: TerminalSanitizerOptions = {}) {
     this.#line = new TerminalLine(options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH)
     this.#text = new TextBatch(this.#line)
-    this.#csi = new CsiReader(this.#line, this.#text)
+    this.#rows = new ScreenRows(options.rows ?? DEFAULT_SCREEN.rows, options.cols ?? DEFAULT_SCREEN.cols)
+    this.#csi = new CsiReader(this.#line, this.#text, this.#rows)
+  }
+
+  /** The terminal was resized: rows are counted on the new screen from here on. */
+  resize(rows: number, cols: number): void {
+    this.#rows.resize(rows, cols)
   }
 
   /** The live current line (shared by every chunk this sanitizer returns). */
@@ -308,6 +310,10 @@ export class TerminalSanitizer {
         this.#state = State.Ground
         this.#newline()
         return true
+      case 0x4d: // RI: reverse index, one row up
+        this.#state = State.Ground
+        if (!this.#line.hidden) this.#rows.moveBy(-1)
+        return true
       case 0x1b:
         return true
       case 0x18:
@@ -386,6 +392,11 @@ export class TerminalSanitizer {
     this.#text.flush()
     if (this.#line.hidden) return
     this.#line.dropTrailingBlanks()
+    if (!this.#rows.complete(this.#line.text(), this.#line.length)) {
+      // A row redrawn in place with the text it had: the history holds it already.
+      this.#line.discard()
+      return
+    }
     if (this.#line.base > 0) this.#clipped.push(this.#lines.length)
     this.#sizes.push(this.#line.utf8Length())
     this.#lines.push(this.#line.complete())

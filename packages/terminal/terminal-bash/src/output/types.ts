@@ -55,3 +55,13 @@ export interface SanitizedChunk {
   /** The live current (unterminated) line after this chunk. */
   readonly line: PartialLine
 }
+
+/** Options of `TerminalSanitizer`. */
+export interface TerminalSanitizerOptions {
+  /** Code points retained per line; a longer line keeps its tail. Default `DEFAULT_MAX_LINE_LENGTH` (1 Mi). */
+  maxLineLength?: number
+  /** Screen height of the terminal, for the rows a redraw may repeat; default 40. */
+  rows?: number
+  /** Screen width of the terminal (where long lines wrap); default 160. */
+  cols?: number
+}

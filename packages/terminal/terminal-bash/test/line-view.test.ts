@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest'
+import { TerminalSanitizer } from '../src/output'
+import { raw, render } from './helpers'
+
+/** Completed lines and the live line of `chunks` fed to one sanitizer of a `rows`-row screen. */
+function onScreen(rows: number, chunks: string[]): { lines: string[]; live: string } {
+  const sanitizer = new TerminalSanitizer({ rows, cols: 80 })
+  const lines: string[] = []
+  for (const chunk of chunks) lines.push(...sanitizer.write(raw(chunk)).lines)
+  return { lines, live: sanitizer.line.text() }
+}
+
+describe('the line view of rows redrawn in place (no alternate screen)', () => {
+  it('does not repeat a page a pager repaints over itself, as less -X does before /250', () => {
+    const page = 'dsh> less\r\n1\r\n2\r\n3\r\n4\r\n:'
+    const repaint = '\r\x1b[K\x1b[1;1Hdsh> less\r\n\x1b[2;1H1\r\n\x1b[3;1H2\r\n\x1b[4;1H3\r\n\x1b[5;1H4\r\n'
+    const next = '\x1b[6;1H...skipping...\r\n9\r\n10\r\n:'
+    expect(onScreen(6, [page, repaint, repaint, next])).toEqual({ lines: ['dsh> less', '1', '2', '3', '4', '...skipping...', '9', '10'], live: ':' })
+  })
+
+  it('keeps a row redrawn with other text as a new line, and drops only the unchanged ones', () => {
+    const frame = 'a\r\nb\r\nc'
+    const redraw = '\x1b[2A\r\x1b[2Ka2\r\n\x1b[2Kb\r\n\x1b[2Kc2'
+    expect(onScreen(10, [frame, redraw])).toEqual({ lines: ['a', 'b', 'a2'], live: 'c2' })
+  })
+
+  it('repeats nothing after a clear: the same text printed again is new output', () => {
+    expect(onScreen(10, ['x\r\n\x1b[H\x1b[2Jx\r\n\x1b[Hx\r\n'])).toEqual({ lines: ['x', 'x'], live: '' })
+  })
+
+  it('compares only rows still on the screen, counting scrolls and wrapped lines', () => {
+    // Three rows: after 1–4 the screen holds 3, 4 and the cursor's empty row.
+    expect(onScreen(3, ['1\r\n2\r\n3\r\n4\r\n', '\x1b[1;1H3\r\n1\r\n'])).toEqual({ lines: ['1', '2', '3', '4', '1'], live: '' })
+    // A 100-column line on an 80-column screen takes two rows, so the next line is on row 2.
+    const long = 'y'.repeat(100)
+    expect(onScreen(5, [`${long}\r\nz\r\n`, '\x1b[3;1Hz\r\n', '\x1b[2;1Hz\r\n'])).toEqual({ lines: [long, 'z', 'z'], live: '' })
+  })
+
+  it('counts rows on the new screen after a resize', () => {
+    const sanitizer = new TerminalSanitizer({ rows: 10, cols: 80 })
+    sanitizer.write(raw('a\r\nb\r\n'))
+    sanitizer.resize(20, 80)
+    // What rows held before the resize is forgotten, so a redraw there is new output.
+    expect(sanitizer.write(raw('\x1b[1;1Ha\r\n')).lines).toEqual(['a'])
+  })
+
+  it('ignores row moves drawn on the alternate screen', () => {
+    expect(render([raw('a\r\nb\r\n\x1b[?1049h\x1b[1;1Hx\r\n\x1b[?1049la\r\n')]).text).toBe('a\nb\na\n')
+  })
+})
