@@ -1,6 +1,11 @@
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { TerminalSanitizer } from '../src/output'
 import { raw, render } from './helpers'
+import { installed } from './support/programs'
 
 /** Completed lines and the live line of `chunks` fed to one sanitizer of a `rows`-row screen. */
 function onScreen(rows: number, chunks: string[]): { lines: string[]; live: string } {
@@ -46,5 +51,42 @@ describe('the line view of rows redrawn in place (no alternate screen)', () => {
 
   it('ignores row moves drawn on the alternate screen', () => {
     expect(render([raw('a\r\nb\r\n\x1b[?1049h\x1b[1;1Hx\r\n\x1b[?1049la\r\n')]).text).toBe('a\nb\na\n')
+  })
+})
+
+/** Line edits compared with what tmux shows for the same bytes (each case one line, then a newline). */
+const EDITS: readonly string[] = [
+  'abcdef\b\b\b',
+  'dsh> echo hello world\b\b\b\b\b',
+  'dsh> echo abc\b \b\b \b',
+  'dsh> echo hello world\b\b\b\b\b\b\x1b[1Pworld\b\b\b\b\b\b',
+  'dsh> echo ab world\b\b\b\b\b\x1b[1@X',
+  '10%\r20%\r100%',
+  'abcdef\r\x1b[Kxy',
+  'abcdef\x1b[3G\x1b[1K',
+  'abcdef\x1b[2Kxy',
+  'abcdef\x1b[3G\x1b[2X',
+  'abcdef\x1b[2G\x1b[3P',
+  'ab\x1b[5Gc\x1b[2Cd\x1b[3De',
+  'abc\x1b[9CX',
+]
+
+describe.skipIf(!installed('tmux'))('line edits as a terminal shows them (tmux)', () => {
+  it('renders every case as tmux does, trailing blanks aside', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'dsh-edits-')), 'edits')
+    writeFileSync(file, EDITS.map((edit) => `${edit}\n`).join(''), 'latin1')
+    const name = `dsh-edits-${process.pid}`
+    execFileSync('tmux', ['new-session', '-d', '-s', name, '-x', '160', '-y', '40', `cat ${file}; sleep 60`])
+    try {
+      let shown: string[] = []
+      for (let attempt = 0; attempt < 250 && shown.length < EDITS.length; attempt++) {
+        execFileSync('sleep', ['0.02'])
+        shown = execFileSync('tmux', ['capture-pane', '-p', '-t', name], { encoding: 'utf8' }).trimEnd().split('\n')
+      }
+      const rendered = EDITS.map((edit) => render([raw(`${edit}\n`)]).text.split('\n')[0]?.trimEnd())
+      expect(rendered).toEqual(shown.map((line) => line.trimEnd()))
+    } finally {
+      execFileSync('tmux', ['kill-session', '-t', name])
+    }
   })
 })
