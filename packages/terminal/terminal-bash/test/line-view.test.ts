@@ -83,7 +83,11 @@ describe.skipIf(!installed('tmux'))('line edits as a terminal shows them (tmux)'
         execFileSync('sleep', ['0.02'])
         shown = execFileSync('tmux', ['capture-pane', '-p', '-t', name], { encoding: 'utf8' }).trimEnd().split('\n')
       }
-      const rendered = EDITS.map((edit) => render([raw(`${edit}\n`)]).text.split('\n')[0]?.trimEnd())
+      const firstLine = (edit: string) =>
+        render([raw(`${edit}\n`)])
+          .text.split('\n')[0]
+          ?.trimEnd()
+      const rendered = EDITS.map(firstLine)
       expect(rendered).toEqual(shown.map((line) => line.trimEnd()))
     } finally {
       execFileSync('tmux', ['kill-session', '-t', name])
