@@ -79,6 +79,8 @@ describe.skipIf(!installed('vim'))('vim, whose queries used to go unanswered', (
     expect(after.viewport.split('\n')).toEqual(expect.arrayContaining(['AFTER', 'hello']))
     expect(after).toMatchObject({ waitReason: 'stdin_read', exitCode: 0, input: { kind: 'prompt' } })
     expect(after.screen).toBeUndefined()
+    // The emulator left the alternate screen with the sanitizer (which the input state reads).
+    expect((await stack.terminals.screen(stack.agent, id))?.alternateScreen).toBe(false)
     expect(readFileSync(file, 'utf8')).toBe('hello\n')
   })
 })
