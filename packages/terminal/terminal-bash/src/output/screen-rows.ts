@@ -66,10 +66,9 @@ export class ScreenRows {
     const last = this.#rows - 1
     if (row === last && length <= this.#cols) {
       // Nearly every line of a flood: it completes on the bottom row and the screen scrolls by one.
-      const texts = this.#texts
+      // The row entering at the bottom keeps a stale text: the bottom row is never compared.
       const top = this.#top
-      texts[top === 0 ? last : top - 1] = text
-      texts[top] = undefined
+      this.#texts[top === 0 ? last : top - 1] = text
       this.#top = top === last ? 0 : top + 1
       this.#bottom = last
       return true
