@@ -36,6 +36,8 @@ describe('the line view of rows redrawn in place (no alternate screen)', () => {
   it('compares only rows still on the screen, counting scrolls and wrapped lines', () => {
     // Three rows: after 1–4 the screen holds 3, 4 and the cursor's empty row.
     expect(onScreen(3, ['1\r\n2\r\n3\r\n4\r\n', '\x1b[1;1H3\r\n1\r\n'])).toEqual({ lines: ['1', '2', '3', '4', '1'], live: '' })
+    // The row that entered at the bottom is blank, whatever scrolled off the top before.
+    expect(onScreen(3, ['1\r\n2\r\n3\r\n4\r\n', '\x1b[3;1H2\r\n'])).toEqual({ lines: ['1', '2', '3', '4', '2'], live: '' })
     // A 100-column line on an 80-column screen takes two rows, so the next line is on row 2.
     const long = 'y'.repeat(100)
     expect(onScreen(5, [`${long}\r\nz\r\n`, '\x1b[3;1Hz\r\n', '\x1b[2;1Hz\r\n'])).toEqual({ lines: [long, 'z', 'z'], live: '' })
