@@ -86,3 +86,19 @@ describe.skipIf(!installed('python3'))('a running full-screen program', () => {
     expect((await send({ text: 'stty size' })).viewport).toBe('stty size\n20 70\ndsh> ')
   })
 })
+
+describe.skipIf(!installed('less'))('the line view at the session size', () => {
+  it('counts screen rows of the size the session opened with (less -X redraws in place, nothing repeats)', async () => {
+    const small = (await stack.terminals.spawn(stack.agent, { type: 'shell', cwd: work, size: { rows: 10, cols: 80 } })).sessionId
+    const run = async (text: string, submit: boolean) => {
+      const handle = stack.terminals.startSend(stack.agent, small, { text, submit })
+      const result = await handle.done
+      await handle.released
+      return result
+    }
+    expect(await run('seq 1 200 | less -X', true)).toMatchObject({ waitReason: 'stdin_read', input: { kind: 'keys' } })
+    const searched = await run('/150\r', false)
+    expect(searched.viewport).toBe(['...skipping...', ...Array.from({ length: 9 }, (_, index) => String(150 + index)), ':'].join('\n'))
+    expect(await run('q', false)).toMatchObject({ waitReason: 'stdin_read', input: { kind: 'prompt' } })
+  })
+})

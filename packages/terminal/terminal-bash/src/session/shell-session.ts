@@ -70,6 +70,7 @@ export class ShellSession implements TerminalBackendSession {
     this.#screen = new ScreenModel({ size, reply: (data) => this.#reply(data) })
     this.#stream = new TerminalStream({
       screen: this.#screen,
+      size,
       scrollbackLines: config.scrollbackLines,
       scrollbackMaxBytes: config.scrollbackMaxBytes,
       prompt: SHELL_PROMPT,
@@ -217,7 +218,7 @@ export class ShellSession implements TerminalBackendSession {
       ...this.#host,
       write: (data) => {
         this.#handle.resize(size.rows, size.cols)
-        this.#screen.resize(size)
+        this.#stream.resize(size)
         return data === '' ? Promise.resolve() : this.#handle.write(data)
       },
     }

@@ -1,3 +1,4 @@
+import type { TerminalSize } from 'dsh-terminal'
 import { type PartialLine, PromptTracker, type SanitizedChunk, ScrollbackRing, TerminalSanitizer } from '../output/index'
 import { decodeMarkerStatus } from '../prompt-protocol'
 import { now } from '../readiness/timers'
@@ -22,6 +23,8 @@ export interface TerminalStreamOptions {
   readonly replNonce?: number
   /** The session's emulator: it takes every raw chunk before the sanitizer does. */
   readonly screen?: ScreenModel
+  /** The window size the session starts with (the line view counts screen rows on it); default 40 × 160. */
+  readonly size?: TerminalSize
 }
 
 /**
@@ -30,7 +33,7 @@ export interface TerminalStreamOptions {
  * reached us, never the time some consumer got around to reading it. O(chunk) per chunk.
  */
 export class TerminalStream {
-  readonly #sanitizer = new TerminalSanitizer()
+  readonly #sanitizer: TerminalSanitizer
   readonly #scrollback: ScrollbackRing
   readonly #prompt: PromptTracker
   readonly #nonce: number
@@ -45,6 +48,7 @@ export class TerminalStream {
 
   /** Creates an empty stream at the start of a session. */
   constructor(options: TerminalStreamOptions) {
+    this.#sanitizer = new TerminalSanitizer(options.size ? { rows: options.size.rows, cols: options.size.cols } : {})
     this.#scrollback = new ScrollbackRing({ maxLines: options.scrollbackLines, maxBytes: options.scrollbackMaxBytes })
     this.#prompt = new PromptTracker(options.prompt, options.continuationPrompt)
     this.#nonce = options.nonce
@@ -141,6 +145,15 @@ export class TerminalStream {
   /** Route chunks to `sink` (the active send) until it is replaced or cleared. */
   attach(sink: ChunkSink | undefined): void {
     this.#sink = sink
+  }
+
+  /**
+   * The PTY was resized: output from here on is laid out for `size`, in the line view and on the
+   * screen alike (each changes size at this point of the byte stream).
+   */
+  resize(size: TerminalSize): void {
+    this.#sanitizer.resize(size.rows, size.cols)
+    this.#screen?.resize(size)
   }
 
   /** Take one chunk of raw output. */
