@@ -1,5 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { cellWidth } from '../src/output/width'
 import { clean, raw, render, utf8 } from './helpers'
 
 /** One edit of a terminal row, as bytes for the sanitizer and as an operation on a naive row. */
@@ -8,30 +9,47 @@ interface Edit {
   readonly apply: (row: NaiveRow) => void
 }
 
+/** The cell right of a wide character. */
+const TAIL = Symbol('tail')
+
 /**
- * A terminal row done the obvious way: an array of cells (a hole is a blank), a cursor that never
- * wraps. The sanitizer's two representations, its offsets and its bounds must render the same.
+ * A terminal row done the obvious way: an array of cells (a hole is a blank, a wide character is
+ * followed by a tail cell), a cursor that never wraps, and after every edit any half of a wide
+ * character that lost its other half becomes a blank. The sanitizer's two representations, its
+ * offsets and its bounds must render the same.
  */
 class NaiveRow {
-  cells: (string | undefined)[] = []
+  cells: (string | typeof TAIL | undefined)[] = []
   cursor = 0
 
   print(character: string): void {
+    const wide = cellWidth(character.codePointAt(0) as number) === 2
     this.cells[this.cursor] = character
-    this.cursor += 1
+    if (wide) this.cells[this.cursor + 1] = TAIL
+    this.cursor += wide ? 2 : 1
   }
 
   blank(from: number, to: number): void {
     for (let column = from; column < Math.min(to, this.cells.length); column++) this.cells[column] = ' '
   }
 
+  /** Blank every half of a wide character whose other half is gone. */
+  repair(): void {
+    const isHead = (cell: string | typeof TAIL | undefined) => typeof cell === 'string' && cellWidth(cell.codePointAt(0) as number) === 2
+    for (let column = 0; column < this.cells.length; column++) {
+      const cell = this.cells[column]
+      if (cell === TAIL && !isHead(this.cells[column - 1])) this.cells[column] = ' '
+      else if (isHead(cell) && this.cells[column + 1] !== TAIL) this.cells[column] = ' '
+    }
+  }
+
   text(): string {
-    return Array.from(this.cells, (cell) => cell ?? ' ').join('')
+    return Array.from(this.cells, (cell) => (cell === TAIL ? '' : (cell ?? ' '))).join('')
   }
 }
 
 const count = fc.integer({ min: 0, max: 6 })
-const character = fc.constantFrom('a', 'b', 'z', ' ', '0', 'é', '漢', '😀')
+const character = fc.constantFrom('a', 'b', 'z', ' ', '0', 'é', '漢', '😀', '字')
 const edit: fc.Arbitrary<Edit> = fc.oneof(
   { weight: 8, arbitrary: character.map((value) => ({ bytes: value, apply: (row: NaiveRow) => row.print(value) })) },
   { weight: 2, arbitrary: fc.constant({ bytes: '\r', apply: (row: NaiveRow) => void (row.cursor = 0) }) },
@@ -82,7 +100,10 @@ describe('the line view against a naive terminal row', () => {
     fc.assert(
       fc.property(fc.array(edit, { maxLength: 40 }), (edits) => {
         const row = new NaiveRow()
-        for (const one of edits) one.apply(row)
+        for (const one of edits) {
+          one.apply(row)
+          row.repair()
+        }
         const bytes = edits.map((one) => one.bytes).join('')
         // The live line, and the same line completed.
         expect(render([utf8(bytes)]).text.trimEnd()).toBe(row.text().trimEnd())

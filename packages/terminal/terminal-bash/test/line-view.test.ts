@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { TerminalSanitizer } from '../src/output'
-import { raw, render } from './helpers'
+import { raw, render, utf8 } from './helpers'
 import { installed } from './support/programs'
 
 /** Completed lines and the live line of `chunks` fed to one sanitizer of a `rows`-row screen. */
@@ -71,12 +71,40 @@ const EDITS: readonly string[] = [
   'abcdef\x1b[2G\x1b[3P',
   'ab\x1b[5Gc\x1b[2Cd\x1b[3De',
   'abc\x1b[9CX',
+  // Wide characters take two columns: readline moves over them with two backspaces.
+  'dsh> echo 一二三 😀 end\b\b\b\b\b\b\b\x1b[1@X',
+  'dsh> echo 漢字 ab\b\b\b\b\b\b\x1b[2P',
+  '漢字\rX',
+  'ab\r漢',
+  '😀😀x\x1b[1GZZZ',
 ]
+
+describe('wide characters', () => {
+  it('take two columns, so moves, inserts and deletes land where a terminal puts them', () => {
+    expect(render([utf8('dsh> echo 一二三 😀 end\b\b\b\b\b\b\b\x1b[1@X\r\n')]).text).toBe('dsh> echo 一二三X 😀 end\n')
+    expect(render([utf8('漢字\rX\n')]).text).toBe('X 字\n')
+    expect(render([utf8('ab\r漢\n')]).text).toBe('漢\n')
+  })
+
+  it('leave a blank where an edit cuts one in half (as xterm does)', () => {
+    expect(render([utf8('ab漢字\x1b[3G\x1b[1P\n')]).text).toBe('ab 字\n')
+    expect(render([utf8('漢字ab\x1b[2G\x1b[1@\n')]).text).toBe('   字ab\n')
+    expect(render([utf8('漢字ab\x1b[2GX\n')]).text).toBe(' X字ab\n')
+    expect(render([utf8('漢字ab\x1b[2G\x1b[1X\n')]).text).toBe('  字ab\n')
+    expect(render([utf8('漢字\x1b[2G\x1b[K\n')]).text.trimEnd()).toBe('')
+  })
+
+  it('count as two columns in the live line', () => {
+    const sanitizer = new TerminalSanitizer()
+    const line = sanitizer.write(utf8('a漢😀')).line
+    expect({ length: line.length, cursor: line.cursor, tail: line.tail(2) }).toEqual({ length: 5, cursor: 5, tail: '😀' })
+  })
+})
 
 describe.skipIf(!installed('tmux'))('line edits as a terminal shows them (tmux)', () => {
   it('renders every case as tmux does, trailing blanks aside', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'dsh-edits-')), 'edits')
-    writeFileSync(file, EDITS.map((edit) => `${edit}\n`).join(''), 'latin1')
+    writeFileSync(file, EDITS.map((edit) => `${edit}\n`).join(''), 'utf8')
     const name = `dsh-edits-${process.pid}`
     execFileSync('tmux', ['new-session', '-d', '-s', name, '-x', '160', '-y', '40', `cat ${file}; sleep 60`])
     try {
@@ -86,7 +114,7 @@ describe.skipIf(!installed('tmux'))('line edits as a terminal shows them (tmux)'
         shown = execFileSync('tmux', ['capture-pane', '-p', '-t', name], { encoding: 'utf8' }).trimEnd().split('\n')
       }
       const firstLine = (edit: string) =>
-        render([raw(`${edit}\n`)])
+        render([utf8(`${edit}\n`)])
           .text.split('\n')[0]
           ?.trimEnd()
       const rendered = EDITS.map(firstLine)

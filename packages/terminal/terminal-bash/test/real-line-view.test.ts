@@ -61,8 +61,15 @@ describe('backspace and readline cursor moves', () => {
       await keys('X')
       const inserted = await stack.run(id, '')
       expect(historyFrom(inserted.firstLine).slice(0, 2)).toEqual(['dsh> echo ab Xcd', 'ab Xcd'])
+      // Wide characters: readline moves over each with two columns' worth of cursor moves.
+      await stack.run(id, 'export LC_ALL=C.UTF-8')
+      await keys('echo 一二三 😀 end')
+      await keys('\x1b[D'.repeat(6))
+      await keys('X')
+      const wide = await stack.run(id, '')
+      expect(historyFrom(wide.firstLine).slice(0, 2)).toEqual(['dsh> echo 一二三X 😀 end', '一二三X 😀 end'])
     } finally {
-      await stack.run(id, 'export TERM=dumb')
+      await stack.run(id, 'export TERM=dumb; unset LC_ALL')
     }
   })
 })

@@ -68,8 +68,9 @@ describe('TerminalSanitizer: backspace and line editing', () => {
     expect(clean('abcd\rxy\bZ\n')).toBe('xZcd\n')
   })
 
-  it('overwrites a surrogate pair as one character', () => {
-    expect(render([utf8('a😀'), raw('\b!')]).text).toBe('a!')
+  it('overwrites a surrogate pair as one character; an emoji takes two columns', () => {
+    expect(render([utf8('a😀'), raw('\b\b!')]).text).toBe('a!')
+    expect(render([utf8('aé'), raw('\b!')]).text).toBe('a!')
   })
 
   it('applies CSI K (erase to end and whole line)', () => {

@@ -1,34 +1,48 @@
+import { cellWidth, WIDE_TAIL } from './width'
+
 const DECODE_BATCH = 8192
 
-/** The first `count` code points of `text` (a surrogate pair is one). */
-export function takeCodePoints(text: string, count: number): string {
-  return text.slice(0, codePointOffset(text, count))
-}
-
-/** `text` without its first `count` code points (a surrogate pair is one). */
-export function dropCodePoints(text: string, count: number): string {
-  return text.slice(codePointOffset(text, count))
-}
-
-/** The UTF-16 index where code point `count` of `text` starts. */
-function codePointOffset(text: string, count: number): number {
+/**
+ * The first `count` columns of `text`. A wide character the cut would halve is replaced by a
+ * blank, as a terminal blanks what is left of a wide character, so the result is exactly `count`
+ * columns (or all of `text` when it is narrower).
+ */
+export function takeCells(text: string, count: number): string {
   let index = 0
-  while (count > 0 && index < text.length) {
-    index += isHighSurrogate(text.charCodeAt(index)) && isLowSurrogate(text.charCodeAt(index + 1)) ? 2 : 1
-    count -= 1
+  let columns = 0
+  while (index < text.length) {
+    const point = text.codePointAt(index) as number
+    const width = cellWidth(point)
+    if (columns + width > count) return text.slice(0, index) + ' '.repeat(count - columns)
+    columns += width
+    index += point > 0xffff ? 2 : 1
   }
-  return index
+  return text
+}
+
+/** `text` without its first `count` columns; the half a cut leaves of a wide character becomes a blank. */
+export function dropCells(text: string, count: number): string {
+  let index = 0
+  let columns = 0
+  while (columns < count && index < text.length) {
+    const point = text.codePointAt(index) as number
+    columns += cellWidth(point)
+    index += point > 0xffff ? 2 : 1
+  }
+  return columns > count ? ` ${text.slice(index)}` : text.slice(index)
 }
 
 /**
- * The string of the code points `cells[from..to)`, built through `scratch` (UTF-16 units, at least
- * twice `to - from` long) and decoded in native batches rather than one character at a time.
+ * The string of the cells `cells[from..to)` (the column right of a wide character holds
+ * {@link WIDE_TAIL} and adds nothing), built through `scratch` (UTF-16 units, at least twice
+ * `to - from` long) and decoded in native batches rather than one character at a time.
  */
 export function decodeCells(cells: Uint32Array, from: number, to: number, scratch: Uint16Array): string {
   let size = 0
   for (let index = from; index < to; index++) {
     const point = cells[index] as number
     if (point > 0xffff) {
+      if (point === WIDE_TAIL) continue
       scratch[size++] = 0xd800 + ((point - 0x10000) >> 10)
       scratch[size++] = 0xdc00 + ((point - 0x10000) & 0x3ff)
     } else scratch[size++] = point
@@ -39,12 +53,4 @@ export function decodeCells(cells: Uint32Array, from: number, to: number, scratc
     text += String.fromCharCode.apply(null, batch as unknown as number[])
   }
   return text
-}
-
-function isHighSurrogate(unit: number): boolean {
-  return unit >= 0xd800 && unit <= 0xdbff
-}
-
-function isLowSurrogate(unit: number): boolean {
-  return unit >= 0xdc00 && unit <= 0xdfff
 }

@@ -1,11 +1,12 @@
-import { dropCodePoints, takeCodePoints } from './code-points'
+import { dropCells, takeCells } from './code-points'
+import { cellWidth, WIDE_TAIL } from './width'
 
 /** Single characters merge into the last piece while it is shorter than this (UTF-16 units). */
 const MERGE_LIMIT = 256
 
 /**
- * The text of a line that was only ever appended to, kept as string pieces with their code-point
- * counts: an append costs O(1) and the pieces are joined once, when the text is read. This is the
+ * The text of a line that was only ever appended to, kept as string pieces with their widths in
+ * columns (a wide character takes two): an append costs O(1) and the pieces are joined once, when the text is read. This is the
  * representation nearly all output lines live and die in, so it stays small and allocation-free.
  */
 export class LinePieces {
@@ -14,20 +15,20 @@ export class LinePieces {
   // Pieces before this index were dropped from the head.
   #head = 0
 
-  /** Append `text` of `codePoints` code points. */
-  push(text: string, codePoints: number): void {
+  /** Append `text`, `columns` wide. */
+  push(text: string, columns: number): void {
     const last = this.#pieces.length - 1
-    if (codePoints === 1 && last >= this.#head && (this.#pieces[last] as string).length < MERGE_LIMIT) {
+    if (columns === 1 && last >= this.#head && (this.#pieces[last] as string).length < MERGE_LIMIT) {
       // Single characters from the slow path merge into the last piece instead of each taking a slot.
       this.#pieces[last] += text
       this.#lengths[last] = (this.#lengths[last] as number) + 1
     } else {
       this.#pieces.push(text)
-      this.#lengths.push(codePoints)
+      this.#lengths.push(columns)
     }
   }
 
-  /** Drop the first `count` code points. */
+  /** Drop the first `count` columns (half a wide character left becomes a blank). */
   dropHead(count: number): void {
     while (count > 0 && this.#head < this.#pieces.length) {
       const size = this.#lengths[this.#head] as number
@@ -35,7 +36,7 @@ export class LinePieces {
         count -= size
         this.#head += 1
       } else {
-        this.#pieces[this.#head] = dropCodePoints(this.#pieces[this.#head] as string, count)
+        this.#pieces[this.#head] = dropCells(this.#pieces[this.#head] as string, count)
         this.#lengths[this.#head] = size - count
         count = 0
       }
@@ -47,7 +48,7 @@ export class LinePieces {
     }
   }
 
-  /** Cut the text from `size` code points back to `keep`, walking from the end so the cost is what is removed. */
+  /** Cut the text from `size` columns back to `keep`, walking from the end so the cost is what is removed. */
   truncate(size: number, keep: number): void {
     while (this.#pieces.length > this.#head && size > keep) {
       const last = this.#pieces.length - 1
@@ -58,14 +59,14 @@ export class LinePieces {
         size -= pieceSize
       } else {
         const kept = pieceSize - (size - keep)
-        this.#pieces[last] = takeCodePoints(this.#pieces[last] as string, kept)
+        this.#pieces[last] = takeCells(this.#pieces[last] as string, kept)
         this.#lengths[last] = kept
         size = keep
       }
     }
   }
 
-  /** The whole text (`size` code points); several pieces are joined and then kept as one. */
+  /** The whole text (`size` columns); several pieces are joined and then kept as one. */
   join(size: number): string {
     const live = this.#pieces.length - this.#head
     if (live === 0) return ''
@@ -77,7 +78,7 @@ export class LinePieces {
     return text
   }
 
-  /** The last `count` code points (fewer when the text is shorter). */
+  /** The last `count` columns (fewer when the text is narrower). */
   tail(count: number): string {
     let out = ''
     for (let index = this.#pieces.length - 1; index >= this.#head && count > 0; index--) {
@@ -87,24 +88,30 @@ export class LinePieces {
         out = piece + out
         count -= size
       } else {
-        out = dropCodePoints(piece, size - count) + out
+        out = dropCells(piece, size - count) + out
         count = 0
       }
     }
     return out
   }
 
-  /** Write the text's code points into `cells` from index 0 on. */
-  copyInto(cells: Uint32Array): void {
+  /** Write the text into `cells` from index 0 on, one code point per column ({@link WIDE_TAIL} right of a wide one); true when a wide one was among them. */
+  copyInto(cells: Uint32Array): boolean {
     let slot = 0
+    let wide = false
     for (let index = this.#head; index < this.#pieces.length; index++) {
       const piece = this.#pieces[index] as string
       for (let unit = 0; unit < piece.length; unit++) {
         const point = piece.codePointAt(unit) as number
         if (point > 0xffff) unit++
         cells[slot++] = point
+        if (point >= 0x1100 && cellWidth(point) === 2) {
+          cells[slot++] = WIDE_TAIL
+          wide = true
+        }
       }
     }
+    return wide
   }
 
   /** Forget all text. */

@@ -1,10 +1,10 @@
-import { decodeCells, dropCodePoints } from './code-points'
+import { dropCells } from './code-points'
+import { LineCells } from './line-cells'
 import { LinePieces } from './line-pieces'
 import type { PartialLine } from './types'
 import { utf8Length } from './utf8'
+import { cellWidth, WIDE_TAIL } from './width'
 
-const MIN_CELLS = 64
-const RETAINED_CELLS = 65536
 const BLANK = 0x20
 /**
  * Widest row a terminal is taken to have: how far the cursor may move past the end of the line, and
@@ -22,7 +22,8 @@ export const ROW_CELLS = 512
  * Two representations keep every edit O(edit size): while text is only appended (nearly all
  * output, including the CR of every CRLF, since moving the cursor changes nothing yet) the line is
  * a list of string pieces; the first write behind the end converts it once into a code-point cell
- * buffer that stays until the line completes. Columns are absolute code points; when the line
+ * buffer that stays until the line completes. Columns are absolute terminal columns (a wide
+ * character takes two, see {@link cellWidth}); when the line
  * outgrows `maxLength`, its head is dropped and `base` records how much. While the line is
  * {@link TerminalLine.hidden} (a program draws on the alternate screen) nothing edits it.
  */
@@ -37,20 +38,20 @@ export class TerminalLine implements PartialLine {
   #bytes = 0
   // Append mode: the pieces hold columns [base, length).
   readonly #pieces = new LinePieces()
-  // Edit mode: cells[column - shift] holds the code point of each column in [base, length).
+  // Edit mode: the cells hold the code point of each column in [base, length).
   #editing = false
-  #cells: Uint32Array = new Uint32Array(0)
-  #shift = 0
-  // Scratch for turning cells back into a string.
-  #units: Uint16Array = new Uint16Array(0)
+  readonly #store: LineCells
   #hidden = false
+  // The cells hold a wide character: writes must check for halves they cut (else they need not).
+  #wide = false
   // Lowest column where an edit left a blank (a space written over a cell, an erase, a pad).
   #blankedFrom = Number.POSITIVE_INFINITY
 
-  /** @param maxLength - code points retained per line; a longer line keeps its tail. */
+  /** @param maxLength - columns retained per line; a longer line keeps its tail. */
   constructor(maxLength: number) {
     if (!Number.isSafeInteger(maxLength) || maxLength < 1) throw new RangeError('maxLength must be a positive integer')
     this.#maxLength = maxLength
+    this.#store = new LineCells(maxLength)
   }
 
   /** Absolute number of this line: the count of lines completed before it. */
@@ -58,17 +59,17 @@ export class TerminalLine implements PartialLine {
     return this.#number
   }
 
-  /** Length in code points, including a dropped head. */
+  /** Length in columns, including a dropped head. */
   get length(): number {
     return this.#length
   }
 
-  /** Cursor column in code points. */
+  /** Cursor column. */
   get cursor(): number {
     return this.#cursor
   }
 
-  /** Leading code points dropped by the line cap. */
+  /** Leading columns dropped by the line cap. */
   get base(): number {
     return this.#base
   }
@@ -85,16 +86,16 @@ export class TerminalLine implements PartialLine {
     this.#hidden = hidden
   }
 
-  /** Print `text` (`codePoints` code points, `bytes` UTF-8 bytes, no controls) at the cursor. */
-  write(text: string, codePoints: number, bytes: number): void {
-    if (codePoints === 0 || this.#hidden) return
+  /** Print `text` (`columns` wide, `bytes` UTF-8 bytes, no controls) at the cursor. */
+  write(text: string, columns: number, bytes: number): void {
+    if (columns === 0 || this.#hidden) return
     this.#cache = undefined
     if (!this.#editing) {
       if (this.#cursor >= this.#length) {
         // Past the end the cells in between are blank.
         const gap = this.#cursor - this.#length
         if (gap > 0) this.#append(' '.repeat(gap), gap, gap)
-        this.#append(text, codePoints, bytes)
+        this.#append(text, columns, bytes)
         return
       }
       this.#enterEdit()
@@ -109,8 +110,10 @@ export class TerminalLine implements PartialLine {
           index++
         }
       }
-      this.#put(point)
+      this.#put(point, point >= 0x1100 ? cellWidth(point) : 1)
     }
+    // Writing over the left half of a wide character at the end leaves a blank past the cursor.
+    this.#dropBlanksPastCursor()
   }
 
   /** Carriage return: the cursor goes to column 0 and later text overwrites the line from there. */
@@ -144,13 +147,16 @@ export class TerminalLine implements PartialLine {
     }
     this.#length = this.#cursor
     this.#clampBase()
+    if (this.#editing) this.#repair(this.#length)
   }
 
   /** Erase from the start of the row to the cursor, inclusive (EL 1): those cells become blanks. */
   eraseToStart(): void {
     if (this.#hidden) return
     const to = Math.min(this.#length, this.#cursor + 1)
-    this.#blank(Math.max(this.#base, to - ROW_CELLS), to)
+    const from = Math.max(this.#base, to - ROW_CELLS)
+    this.#blank(from, to)
+    this.#repairRange(from, to)
     this.#dropBlanksPastCursor()
   }
 
@@ -168,7 +174,10 @@ export class TerminalLine implements PartialLine {
     const from = Math.max(this.#cursor, this.#base)
     const to = from + Math.min(count, ROW_CELLS)
     if (to >= this.#length) this.eraseToEnd()
-    else this.#blank(from, to)
+    else {
+      this.#blank(from, to)
+      this.#repairRange(from, to)
+    }
   }
 
   /** Delete `count` cells at the cursor (DCH): the rest of the row moves left, blanks enter at its end. */
@@ -178,11 +187,13 @@ export class TerminalLine implements PartialLine {
     const from = Math.max(this.#cursor, this.#base)
     const rowEnd = Math.min(this.#length, from + ROW_CELLS)
     const deleted = Math.min(count, rowEnd - from)
-    const shift = this.#shift
-    this.#cells.copyWithin(from - shift, from + deleted - shift, rowEnd - shift)
+    const shift = this.#store.shift
+    this.#store.cells.copyWithin(from - shift, from + deleted - shift, rowEnd - shift)
     // The row's last cells: gone when the row ends the line (blanks there are invisible), else blanks.
     if (rowEnd === this.#length) this.#length -= deleted
     else this.#blank(rowEnd - deleted, rowEnd)
+    this.#repairRange(from, rowEnd - deleted)
+    this.#repair(rowEnd)
   }
 
   /** Insert `count` blanks at the cursor (ICH): the rest of the row moves right; what passes its end is lost. */
@@ -194,14 +205,16 @@ export class TerminalLine implements PartialLine {
     const rowEnd = Math.min(this.#length, margin)
     const inserted = Math.min(count, ROW_CELLS)
     const grown = Math.min(rowEnd + inserted, margin)
-    this.#reserve(grown)
-    const shift = this.#shift
-    this.#cells.copyWithin(from + inserted - shift, from - shift, grown - inserted - shift)
+    this.#store.reserve(grown, this.#base, this.#length)
+    const shift = this.#store.shift
+    this.#store.cells.copyWithin(from + inserted - shift, from - shift, grown - inserted - shift)
     this.#blank(from, from + inserted)
     if (rowEnd === this.#length) {
       this.#length = grown
       if (this.#length - this.#base > this.#maxLength) this.#base = this.#length - this.#maxLength
     }
+    this.#repairRange(from, from + inserted)
+    this.#repair(grown)
   }
 
   /**
@@ -240,34 +253,34 @@ export class TerminalLine implements PartialLine {
     if (!this.#editing) {
       text = this.#pieces.join(this.#length - this.#base)
     } else {
-      text = this.#decodeCells(this.#base, this.#length)
+      text = this.#store.decode(this.#base, this.#length)
     }
     this.#cache = text
     return text
   }
 
-  /** The last `count` code points of the retained content. */
+  /** The last `count` columns of the retained content. */
   tail(count: number): string {
     const from = Math.max(this.#base, this.#length - count)
     if (from >= this.#length) return ''
-    if (this.#editing) return this.#decodeCells(from, this.#length)
+    if (this.#editing) return this.#store.decode(from, this.#length)
     return this.#pieces.tail(this.#length - from)
   }
 
-  #append(text: string, codePoints: number, bytes: number): void {
+  #append(text: string, columns: number, bytes: number): void {
     if (this.#bytes >= 0) this.#bytes += bytes
-    if (codePoints > this.#maxLength) {
+    if (columns > this.#maxLength) {
       // Only the tail of an oversized run can survive, so skip its head without storing it.
-      const skipped = codePoints - this.#maxLength
-      text = dropCodePoints(text, skipped)
+      const skipped = columns - this.#maxLength
+      text = dropCells(text, skipped)
       this.#length += skipped
       this.#base = this.#length
       this.#bytes = -1
       this.#pieces.clear()
-      codePoints = this.#maxLength
+      columns = this.#maxLength
     }
-    this.#pieces.push(text, codePoints)
-    this.#length += codePoints
+    this.#pieces.push(text, columns)
+    this.#length += columns
     this.#cursor = this.#length
     const excess = this.#length - this.#base - this.#maxLength
     if (excess > 0) {
@@ -281,57 +294,64 @@ export class TerminalLine implements PartialLine {
   #clampBase(): void {
     if (this.#base <= this.#length) return
     this.#base = this.#length
-    this.#shift = this.#length
+    this.#store.shift = this.#length
   }
 
-  #put(point: number): void {
+  #put(point: number, width = 1): void {
     const column = this.#cursor
-    this.#cursor += 1
+    this.#cursor = column + width
     if (column < this.#base) return
     if (point === BLANK && column < this.#blankedFrom) this.#blankedFrom = column
-    let slot = column - this.#shift
-    if (slot >= this.#cells.length) {
-      this.#compact()
-      slot = column - this.#shift
-      if (slot >= this.#cells.length) this.#grow(slot + 1)
+    const store = this.#store
+    if (column + width - store.shift > store.cells.length) store.reserve(column + width, this.#base, this.#length)
+    if (this.#wide && column < this.#length) this.#cutWide(column, column + width)
+    store.cells[column - store.shift] = point
+    if (width === 2) this.#putTail(column + 1)
+    if (this.#cursor > this.#length) this.#extend()
+  }
+
+  /** A write over `[column, end)` cuts the wide characters it overlaps in part: their other halves become blanks. */
+  #cutWide(column: number, end: number): void {
+    this.#blanked(this.#store.cutWide(column, end, this.#base, this.#length))
+  }
+
+  #putTail(column: number): void {
+    this.#store.cells[column - this.#store.shift] = WIDE_TAIL
+    this.#wide = true
+  }
+
+  /** The cursor passed the end: the line grows to it, keeping at most `maxLength` columns. */
+  #extend(): void {
+    this.#length = this.#cursor
+    if (this.#length - this.#base > this.#maxLength) {
+      this.#base = this.#length - this.#maxLength
+      if (this.#base - this.#store.shift > this.#store.cells.length >>> 1) this.#store.compact(this.#base, this.#length)
     }
-    this.#cells[slot] = point
-    if (this.#cursor > this.#length) {
-      this.#length = this.#cursor
-      if (this.#length - this.#base > this.#maxLength) {
-        this.#base = this.#length - this.#maxLength
-        if (this.#base - this.#shift > this.#cells.length >>> 1) this.#compact()
-      }
-    }
+  }
+
+  /** {@link TerminalLine.#repair} at both ends of an edited range. */
+  #repairRange(from: number, to: number): void {
+    if (!this.#editing || !this.#wide) return
+    this.#repair(from)
+    this.#repair(to)
+  }
+
+  /** After cells moved or were erased at `column`: a wide character cut there loses its other half too. */
+  #repair(column: number): void {
+    if (this.#wide) this.#blanked(this.#store.repair(column, this.#base, this.#length))
   }
 
   #enterEdit(): void {
     this.#bytes = -1
     const size = this.#length - this.#base
-    const wanted = Math.max(MIN_CELLS, Math.min(size * 2, this.#maxLength + MIN_CELLS))
-    if (this.#cells.length < Math.max(size, MIN_CELLS)) this.#cells = new Uint32Array(wanted)
-    this.#pieces.copyInto(this.#cells)
-    this.#shift = this.#base
+    this.#wide = this.#store.load(this.#pieces, this.#base, size)
     this.#pieces.clear()
     this.#editing = true
   }
 
-  #compact(): void {
-    const offset = this.#base - this.#shift
-    if (offset <= 0) return
-    this.#cells.copyWithin(0, offset, this.#length - this.#shift)
-    this.#shift = this.#base
-  }
-
-  #grow(minimum: number): void {
-    const next = new Uint32Array(Math.max(minimum, Math.min(this.#cells.length * 2, this.#maxLength + MIN_CELLS)))
-    next.set(this.#cells.subarray(0, this.#length - this.#shift))
-    this.#cells = next
-  }
-
-  #decodeCells(from: number, to: number): string {
-    if (this.#units.length < (to - from) * 2) this.#units = new Uint16Array((to - from) * 2)
-    return decodeCells(this.#cells, from - this.#shift, to - this.#shift, this.#units)
+  /** The lowest column an edit of the cells left blank (or -1: none). */
+  #blanked(column: number): void {
+    if (column >= 0 && column < this.#blankedFrom) this.#blankedFrom = column
   }
 
   /** Before an edit of the cells: they exist and the cached text is stale. */
@@ -345,7 +365,7 @@ export class TerminalLine implements PartialLine {
     if (to <= from) return
     this.#edit()
     if (from < this.#blankedFrom) this.#blankedFrom = from
-    this.#cells.fill(BLANK, from - this.#shift, to - this.#shift)
+    this.#store.cells.fill(BLANK, from - this.#store.shift, to - this.#store.shift)
   }
 
   /** The cursor is past the end: the cells up to it become blanks, as on a terminal's row. */
@@ -364,17 +384,11 @@ export class TerminalLine implements PartialLine {
   #trimBlanks(floor: number): void {
     const bottom = Math.max(floor, this.#base)
     let end = this.#length
-    while (end > bottom && this.#cells[end - 1 - this.#shift] === BLANK) end -= 1
+    const { cells, shift } = this.#store
+    while (end > bottom && cells[end - 1 - shift] === BLANK) end -= 1
     if (end === this.#length) return
     this.#cache = undefined
     this.#length = end
-  }
-
-  /** Room in the cells for columns up to `end` (exclusive). */
-  #reserve(end: number): void {
-    if (end - this.#shift <= this.#cells.length) return
-    this.#compact()
-    if (end - this.#shift > this.#cells.length) this.#grow(end - this.#shift)
   }
 
   #reset(): void {
@@ -384,11 +398,9 @@ export class TerminalLine implements PartialLine {
     this.#cursor = 0
     this.#blankedFrom = Number.POSITIVE_INFINITY
     this.#base = 0
-    this.#shift = 0
     this.#editing = false
+    this.#wide = false
     this.#pieces.clear()
-    // Buffers are reused from line to line, but one huge edited line should not pin its memory.
-    if (this.#cells.length > RETAINED_CELLS) this.#cells = new Uint32Array(0)
-    if (this.#units.length > RETAINED_CELLS * 2) this.#units = new Uint16Array(0)
+    this.#store.release()
   }
 }

@@ -5,9 +5,10 @@ import { TerminalLine } from './line'
 import { OscPayload } from './osc-payload'
 import { DEFAULT_SCREEN, ScreenRows } from './screen-rows'
 import { TextBatch } from './text-batch'
+import { sequenceWidth } from './width'
 import type { PartialLine, PromptMarker, SanitizedChunk, TerminalSanitizerOptions } from './types'
 
-/** Default code points retained of one unterminated line (its tail survives when it grows longer). */
+/** Default columns retained of one unterminated line (its tail survives when it grows longer). */
 export const DEFAULT_MAX_LINE_LENGTH = 1_048_576
 
 /** Parser states (plain numbers: the hot loop compares them on every byte). */
@@ -111,6 +112,8 @@ export class TerminalSanitizer {
           } else if (byte >= 0xc2 && byte <= 0xf4) {
             const length = sequenceLength(bytes, index, size)
             if (length <= 0 || (byte === 0xc2 && (bytes[index + 1] as number) < 0xa0)) break
+            // Wide characters take two columns (none starts below U+1100, lead byte 0xE1).
+            if (byte >= 0xe1) points += sequenceWidth(bytes, index, length) - 1
             index += length
             multibyte = true
           } else break

@@ -1,5 +1,6 @@
 import { Buffer } from 'node:buffer'
 import type { TerminalLine } from './line'
+import { cellWidth } from './width'
 
 const CAPACITY = 4096
 
@@ -39,10 +40,10 @@ export class TextBatch {
       out[at++] = 0x80 | (point & 0x3f)
     }
     this.#length = at
-    this.#points += 1
+    this.#points += point < 0x1100 ? 1 : cellWidth(point)
   }
 
-  /** Queue `bytes[start..end)`: valid printable UTF-8 of `points` code points, a few dozen bytes. */
+  /** Queue `bytes[start..end)`: valid printable UTF-8 `points` columns wide, a few dozen bytes. */
   bytes(bytes: Uint8Array, start: number, end: number, points: number): void {
     if (this.#length + (end - start) > CAPACITY) this.flush()
     const out = this.#bytes

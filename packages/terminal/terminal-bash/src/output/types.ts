@@ -5,7 +5,7 @@
 export interface PromptMarker {
   /** Absolute number of the line the marker landed on (0 = the first line of the session). */
   readonly line: number
-  /** Cursor column, in code points, where the marker landed on that line. */
+  /** Cursor column (a wide character takes two) where the marker landed on that line. */
   readonly column: number
   /** Exit status carried by the marker (the shell's `$?`), or null when absent or not a number; a continuation marker's nonce. */
   readonly status: number | null
@@ -22,17 +22,17 @@ export interface PromptMarker {
 export interface PartialLine {
   /** Absolute number of this line: the count of lines completed before it. */
   readonly number: number
-  /** Length in code points, including any head that was dropped by the line cap. */
+  /** Length in columns (a wide character takes two), including any head that was dropped by the line cap. */
   readonly length: number
-  /** Cursor column in code points. */
+  /** Cursor column; it may be past the end after a cursor move. */
   readonly cursor: number
-  /** Leading code points dropped because the line outgrew the cap; the retained text starts here. */
+  /** Leading columns dropped because the line outgrew the cap; the retained text starts here. */
   readonly base: number
   /** Retained content of the line. Cached until the next edit, so repeated calls are cheap. */
   text(): string
   /** UTF-8 bytes of the retained content. */
   utf8Length(): number
-  /** The last `count` code points of the retained content (fewer when it is shorter). */
+  /** The last `count` columns of the retained content (fewer when it is narrower). */
   tail(count: number): string
 }
 
@@ -58,7 +58,7 @@ export interface SanitizedChunk {
 
 /** Options of `TerminalSanitizer`. */
 export interface TerminalSanitizerOptions {
-  /** Code points retained per line; a longer line keeps its tail. Default `DEFAULT_MAX_LINE_LENGTH` (1 Mi). */
+  /** Columns retained per line; a longer line keeps its tail. Default `DEFAULT_MAX_LINE_LENGTH` (1 Mi). */
   maxLineLength?: number
   /** Screen height of the terminal, for the rows a redraw may repeat; default 40. */
   rows?: number
