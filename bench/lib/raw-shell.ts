@@ -11,7 +11,7 @@ export const MARKER_PROMPT = /\x1b\]133;D;\d+\x07dsh> $/
  */
 export const RAW_ENV = {
   ...process.env,
-  TERM: 'dumb',
+  TERM: 'xterm-256color',
   HISTFILE: '',
   PS1: 'dsh> ',
   PROMPT_COMMAND: `printf '\\033]133;D;%s\\007' "$?"`,
