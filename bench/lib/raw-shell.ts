@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { pty, type RawPty } from './raw-pty'
 
 /** The marker the floor's PROMPT_COMMAND prints, then its prompt: the end of every command's output. */
-export const MARKER_PROMPT = /\x1b\]133;D;\d+\x07dsh> $/
+export const MARKER_PROMPT = /\x1b\]133;D;\d+\x07(?:\x1b\[\?2004h)?dsh> (?:\x1b\[\?2004h)?$/
 /**
  * The floor's environment: the host's, as node-pty passes it by default and as the provider passes it
  * to a session (minus credential-shaped names), plus the marker prompt. Variables change how programs
