@@ -1,4 +1,5 @@
 export { eventually, type Probe } from './eventually'
+export { installed } from './programs'
 export {
   children,
   commandLine,

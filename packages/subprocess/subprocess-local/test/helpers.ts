@@ -63,13 +63,3 @@ export async function pidFrom(out: ReturnType<typeof capture>, name: string, fro
 
 /** The real python3 binary (version managers put slow shell shims on PATH). */
 export const PYTHON = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim()
-
-/** Whether `program` is on this machine's PATH, so a test of it can be skipped where it is not. */
-export function installed(program: string): boolean {
-  try {
-    execFileSync('sh', ['-c', `command -v ${program}`], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-}

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process'
+import { installed } from 'dsh-testkit'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
@@ -19,15 +19,6 @@ afterEach(async () => {
   if (scratch) rmSync(scratch, { recursive: true, force: true })
   scratch = undefined
 })
-
-const installed = (program: string) => {
-  try {
-    execFileSync('sh', ['-c', `command -v ${program}`], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-}
 
 async function shellWith(command: string, term = 'dumb') {
   env = await mountRuntime()

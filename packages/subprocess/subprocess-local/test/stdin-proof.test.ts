@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { type ForegroundFacts, isNewWait, type SubprocessTerminalHandle } from 'dsh-subprocess'
 import { eventually } from 'dsh-testkit'
-import { BASH, BASH_ENV, capture, installed, mountRuntime, PYTHON } from './helpers'
+import { installed } from 'dsh-testkit'
+import { BASH, BASH_ENV, capture, mountRuntime, PYTHON } from './helpers'
 
 let env: Awaited<ReturnType<typeof mountRuntime>> | undefined
 

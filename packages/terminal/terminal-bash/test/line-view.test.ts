@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { TerminalSanitizer } from '../src/output'
 import { raw, render, utf8 } from './helpers'
-import { installed } from './support/programs'
+import { installed } from 'dsh-testkit'
 
 /** Completed lines and the live line of `chunks` fed to one sanitizer of a `rows`-row screen. */
 function onScreen(rows: number, chunks: string[]): { lines: string[]; live: string } {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TerminalSendResult, TerminalSessionId } from 'dsh-terminal'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { installed } from './support/programs'
+import { installed } from 'dsh-testkit'
 import { startStack, type Stack } from './support/stack'
 
 // Full-screen, key-reading programs must settle exactly: the send that starts one, every key sent

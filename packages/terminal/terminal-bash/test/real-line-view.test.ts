@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TerminalSessionId } from 'dsh-terminal'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { installed } from './support/programs'
+import { installed } from 'dsh-testkit'
 import { PATIENT, type Stack, startStack } from './support/stack'
 
 // The line view (scrollback and send viewports) of real interactive and full-screen programs,

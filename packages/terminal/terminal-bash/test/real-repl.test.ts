@@ -1,6 +1,6 @@
 import type { TerminalSessionId } from 'dsh-terminal'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { installed } from './support/programs'
+import { installed } from 'dsh-testkit'
 import { startStack, type Stack } from './support/stack'
 
 // Programs that wait for input without the shell's marker must settle as exact stdin_read.

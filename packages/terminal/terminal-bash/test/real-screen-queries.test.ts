@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TerminalSendResult, TerminalSessionId } from 'dsh-terminal'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { installed } from './support/programs'
+import { installed } from 'dsh-testkit'
 import { startStack, type Stack } from './support/stack'
 
 // Real bash in a real PTY: programs that ask the terminal a question get the screen model's answer.

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TerminalSendRequest, TerminalSendResult, TerminalSessionId, TerminalSize } from 'dsh-terminal'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { installed } from './support/programs'
+import { installed } from 'dsh-testkit'
 import { startStack, type Stack } from './support/stack'
 
 // Real bash in a real PTY: a size at open and a send that resizes reach the PTY (SIGWINCH) and the screen.
