@@ -3,22 +3,21 @@ import { z } from 'zod'
 
 /** The `rows` parameter of terminal_open and terminal_send: a height in character rows, within the registry's bounds. */
 export function rowsParam(description: string) {
-  return z
-    .number()
-    .int('rows must be a whole number of rows')
-    .min(1, 'rows must be at least 1')
-    .max(MAX_TERMINAL_ROWS, `rows must be at most ${MAX_TERMINAL_ROWS}`)
-    .optional()
-    .describe(description)
+  return extentParam('rows', 'rows', MAX_TERMINAL_ROWS, description)
 }
 
 /** The `cols` parameter of terminal_open and terminal_send: a width in character columns, within the registry's bounds. */
 export function colsParam(description: string) {
+  return extentParam('cols', 'columns', MAX_TERMINAL_COLS, description)
+}
+
+/** One side of a window size: a whole number from 1 to `max`, with messages that name it. */
+function extentParam(name: string, unit: string, max: number, description: string) {
   return z
     .number()
-    .int('cols must be a whole number of columns')
-    .min(1, 'cols must be at least 1')
-    .max(MAX_TERMINAL_COLS, `cols must be at most ${MAX_TERMINAL_COLS}`)
+    .int(`${name} must be a whole number of ${unit}`)
+    .min(1, `${name} must be at least 1`)
+    .max(max, `${name} must be at most ${max}`)
     .optional()
     .describe(description)
 }
