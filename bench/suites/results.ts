@@ -31,45 +31,43 @@ export async function results(): Promise<BenchRow[]> {
     const sessionId = (await call('terminal_open', { type: 'shell' })).meta.sessionId as string
     const send = (text: string) => call('terminal_send', { sessionId, text, timeoutMs: 120_000 })
 
-    const seq = await collect(
-      3,
-      async () => {
-        const { text } = await send(SEQ)
+    // Two rows per command: the output's own size (the floor) and the result a model receives,
+    // checked every sample by `check` (which throws when the result lost its shape).
+    const sized = async (command: string, outputBytes: number, name: string, check: (text: string) => void, note: string) => {
+      const samples = await collect(
+        3,
+        async () => {
+          const { text } = await send(command)
+          check(text)
+          return utf8ByteLength(text) / KiB
+        },
+        1,
+      )
+      rows.push({ figure: `output: ${name}`, unit: 'KiB', samples: [outputBytes / KiB] })
+      rows.push({ figure: `result: ${name}, default composition`, unit: 'KiB', floor: `output: ${name}`, note, samples })
+    }
+    await sized(
+      SEQ,
+      SEQ_BYTES,
+      '`seq 1 300000`',
+      (text) => {
         const body = text.slice(0, text.indexOf('\n[wait: stdin_read]'))
         // The tail must be intact: the last numbers and the prompt; the head begins with the command.
         if (!body.endsWith('299999\n300000\ndsh> ') || !body.startsWith(`${SEQ}\n1\n2\n`) || !/\n\[… \d+ lines .* terminal_read \{/.test(body)) {
           throw new Error(`bench: ${SEQ} result is not head + way back + tail:\n${text.slice(0, 300)}\n…\n${text.slice(-300)}`)
         }
-        return utf8ByteLength(text) / KiB
       },
-      1,
+      'head (the command and 1, 2, …), one line naming the terminal_read call for the middle, tail (…, 300000, the prompt) and the status lines; checked every sample',
     )
-    rows.push({ figure: 'output: `seq 1 300000`', unit: 'KiB', samples: [SEQ_BYTES / KiB] })
-    rows.push({
-      figure: 'result: `seq 1 300000`, default composition',
-      unit: 'KiB',
-      floor: 'output: `seq 1 300000`',
-      note: 'head (the command and 1, 2, …), one line naming the terminal_read call for the middle, tail (…, 300000, the prompt) and the status lines; checked every sample',
-      samples: seq,
-    })
-
-    const flood = await collect(
-      3,
-      async () => {
-        const { text } = await send(FLOOD)
+    await sized(
+      FLOOD,
+      FLOOD_BYTES,
+      '27 MB flood',
+      (text) => {
         if (!text.includes('\ndsh> \n[wait: stdin_read]')) throw new Error(`bench: flood did not settle at the prompt:\n${text.slice(-300)}`)
-        return utf8ByteLength(text) / KiB
       },
-      1,
+      'base64 lines end with the prompt; the middle is named by line numbers (most of it already left the scrollback)',
     )
-    rows.push({ figure: 'output: 27 MB flood', unit: 'KiB', samples: [FLOOD_BYTES / KiB] })
-    rows.push({
-      figure: 'result: 27 MB flood, default composition',
-      unit: 'KiB',
-      floor: 'output: 27 MB flood',
-      note: 'base64 lines end with the prompt; the middle is named by line numbers (most of it already left the scrollback)',
-      samples: flood,
-    })
   } finally {
     await agent.dispose()
     await composition.dispose()
