@@ -109,4 +109,17 @@ describe('sendInput', () => {
     expect(sendInput({ text: '', submit: false, keys: ['Up', 'Enter'] }, { ...PLAIN, applicationCursorKeys: true })).toBe('\x1bOA\r')
     expect(sendInput({ text: '', submit: false, keys: ['C-r'] }, PASTING)).toBe('\x12')
   })
+  it('reads live modes only when the bytes depend on them: keys, or text a paste would change', () => {
+    let reads = 0
+    const live = () => {
+      reads++
+      return PASTING
+    }
+    expect(sendInput({ text: 'echo hi', submit: true }, live)).toBe('echo hi\r')
+    expect(sendInput({ text: 'echo one\necho two', submit: true }, live)).toBe('echo one\necho two\r')
+    expect(reads).toBe(0)
+    expect(sendInput({ text: '', submit: false, keys: ['Up'] }, live)).toBe('\x1b[A')
+    expect(sendInput({ text: BLOCK, submit: true }, live)).toBe(sendInput({ text: BLOCK, submit: true }, PASTING))
+    expect(reads).toBe(2)
+  })
 })

@@ -26,12 +26,15 @@ export const DEFAULT_KEY_MODES: KeyModes = { applicationCursorKeys: false, appli
  * without submit, which only waits). `keys` (already checked by the registry) are encoded for
  * `modes`. Text is typed as it is, then Enter when `submit`; multi-line text that typing would
  * alter goes as one bracketed paste when the program asked for pastes (see `pastesText`), then
- * Enter when `submit` or when the text ended with a line break.
+ * Enter when `submit` or when the text ended with a line break. Given as a function, `modes` is
+ * read only when the bytes depend on it (keys, or text that a paste would change): reading a
+ * session's live modes first parses the emulator's backlog.
  */
-export function sendInput(request: Pick<TerminalSendRequest, 'text' | 'submit' | 'keys'>, modes: KeyModes): string | undefined {
-  if (request.keys !== undefined && request.keys.length > 0) return encodeKeys(request.keys, modes)
+export function sendInput(request: Pick<TerminalSendRequest, 'text' | 'submit' | 'keys'>, modes: KeyModes | (() => KeyModes)): string | undefined {
+  const current = () => (typeof modes === 'function' ? modes() : modes)
+  if (request.keys !== undefined && request.keys.length > 0) return encodeKeys(request.keys, current())
   if (request.text === '' && !request.submit) return undefined
-  if (pastesText(request.text, modes.bracketedPaste)) {
+  if (pastesText(request.text, true) && current().bracketedPaste) {
     const enter = request.submit || endsWithLineBreak(request.text)
     return bracketPaste(request.text, enter) + (enter ? ENTER : '')
   }
