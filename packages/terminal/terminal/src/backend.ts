@@ -48,6 +48,21 @@ export interface TerminalBackendSession {
   inputState?(): Promise<TerminalInputState | undefined>
   /** What the terminal shows now, every byte that arrived before the call rendered. Optional: a backend without an emulator has none. */
   screen?(): Promise<TerminalScreen>
+  /**
+   * Let a person watch: the screen so far, then every later byte of raw output, with nothing lost or
+   * repeated between them. Optional: a session without it cannot be watched.
+   */
+  tap?(onOutput: (bytes: Uint8Array) => void, onEnd: (reason: string) => void): TerminalBackendTap
+  /** Write what a person typed, as it is (no readiness, no result); the next send reads the output. Optional with {@link TerminalBackendSession.tap}. */
+  writeAsHuman?(data: string): Promise<void>
   /** Idempotently close the whole process tree and await quiescence; a rejection may be retried. */
   close(reason: string): Promise<void>
+}
+
+/** A person's tap on a session's output (see {@link TerminalBackendSession.tap}). */
+export interface TerminalBackendTap {
+  /** The screen when the tap opened, as output that redraws it on a cleared terminal of the session's size. */
+  readonly screen: Promise<string>
+  /** Stop delivering output; `onEnd` is not called. Idempotent. */
+  close(): void
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { DEFAULT_HUMAN_ACTIVE_MS } from './human'
 
 /** Default `maxSessionsPerAgent`: each session costs a PTY and a few processes, and one agent rarely needs more. */
 export const DEFAULT_MAX_SESSIONS_PER_AGENT = 16
@@ -21,6 +22,15 @@ export const Config = z
       .min(1, 'maxTextBytes must be at least 1 byte')
       .default(DEFAULT_MAX_TEXT_BYTES)
       .describe('UTF-8 bytes of `text` one send may carry; a larger send is refused with TEXT_TOO_LARGE before anything is written.'),
+    humanActiveMs: z
+      .number()
+      .int('humanActiveMs must be an integer number of milliseconds')
+      .min(0, 'humanActiveMs must be at least 0')
+      .max(3_600_000, 'humanActiveMs must be at most 3600000 (an hour)')
+      .default(DEFAULT_HUMAN_ACTIVE_MS)
+      .describe(
+        'After a person attached to a session (dsh-terminal attach, the web view) typed into it, agent sends are refused with HUMAN_ACTIVE for this long; 0 never refuses.',
+      ),
   })
   .prefault({})
 

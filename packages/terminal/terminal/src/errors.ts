@@ -13,6 +13,9 @@ export const TERMINAL_ERROR_CODES = [
   'INVALID_REQUEST',
   'SESSION_LIMIT',
   'TEXT_TOO_LARGE',
+  'HUMAN_ACTIVE',
+  'HUMAN_WRITER_TAKEN',
+  'NOT_WATCHABLE',
 ] as const
 
 /** Stable code of a registry refusal; route on this, never on the message. */
@@ -79,6 +82,16 @@ export const refuse = {
         'Write large content to a file in pieces (several sends, each appending one part under the limit, e.g. a heredoc ' +
         'appended with >> file), then use the file',
     ),
+  humanActive: (id: string, waitMs: number) =>
+    new TerminalError(
+      'HUMAN_ACTIVE',
+      `a person is typing in PTY session ${id} (attached with dsh-terminal attach); your send was not written. ` +
+        `Wait about ${Math.max(1, Math.ceil(waitMs / 1000))} s and send again, or read the session first (terminal_read): ` +
+        'what they typed and what it printed is there',
+    ),
+  writerTaken: (id: string) =>
+    new TerminalError('HUMAN_WRITER_TAKEN', `someone else is already typing in PTY session ${id}; one writer at a time (watch read-only, or ask them to detach)`),
+  notWatchable: (id: string) => new TerminalError('NOT_WATCHABLE', `PTY session ${id} cannot be watched: its backend keeps no screen to attach to`),
 }
 
 /** One failure as itself, several as an AggregateError: callers see the simplest faithful report. */

@@ -3,7 +3,7 @@ import type { z } from 'zod'
 import { Config } from './config'
 import { TerminalSessionService } from './service'
 
-export type { TerminalBackend, TerminalBackendSession } from './backend'
+export type { TerminalBackend, TerminalBackendSession, TerminalBackendTap } from './backend'
 export { Config, DEFAULT_MAX_SESSIONS_PER_AGENT, DEFAULT_MAX_TEXT_BYTES, type TerminalConfig } from './config'
 export { MAX_SESSION_NAME_CODE_POINTS } from './names'
 export {
@@ -13,6 +13,12 @@ export {
   type TerminalErrorCode,
 } from './errors'
 export { TerminalSessionService } from './service'
+export {
+  DEFAULT_HUMAN_ACTIVE_MS,
+  type TerminalHumanObserver,
+  type TerminalHumanPresence,
+  type TerminalHumanView,
+} from './human'
 export {
   TERMINAL_INPUT_KINDS,
   type TerminalInputKind,

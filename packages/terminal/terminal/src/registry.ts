@@ -4,6 +4,7 @@ import type { TerminalBackend, TerminalBackendSession } from './backend'
 import { BackendRegistry } from './backends'
 import type { TerminalInputState } from './input-state'
 import { DEFAULT_MAX_SESSIONS_PER_AGENT, DEFAULT_MAX_TEXT_BYTES } from './config'
+import type { TerminalHumanObserver, TerminalHumanView } from './human'
 import { combineFailures, refuse } from './errors'
 import { sessionNameProblem } from './names'
 import { keyNameProblem, MAX_TERMINAL_COLS, MAX_TERMINAL_KEYS, MAX_TERMINAL_ROWS, type TerminalScreen, type TerminalSize } from './screen'
@@ -42,6 +43,8 @@ export interface RegistryOptions {
   maxSessionsPerAgent?: number
   /** UTF-8 bytes of `text` one send may carry. */
   maxTextBytes?: number
+  /** How long after a person's keystroke agent sends are refused with `HUMAN_ACTIVE` (0: never). */
+  humanActiveMs?: number
 }
 
 /**
@@ -55,6 +58,7 @@ export class TerminalRegistry {
   readonly #isLive: (owner: Agent) => boolean
   readonly #maxSessions: number
   readonly #maxTextBytes: number
+  readonly #humanActiveMs: number
   #counter = 0
   #disposing = false
   #disposal: Promise<void> | undefined
@@ -63,6 +67,7 @@ export class TerminalRegistry {
     this.#isLive = options.isLive
     this.#maxSessions = options.maxSessionsPerAgent ?? DEFAULT_MAX_SESSIONS_PER_AGENT
     this.#maxTextBytes = options.maxTextBytes ?? DEFAULT_MAX_TEXT_BYTES
+    this.#humanActiveMs = options.humanActiveMs ?? 0
   }
 
   /** Register a backend; see `TerminalSessionService.registerBackend`. */
@@ -158,6 +163,15 @@ export class TerminalRegistry {
     const record = this.#resolve(owner, id)
     if (record.closing || !record.session.inputState) return undefined
     return await record.session.inputState()
+  }
+
+  /** Open a person's view of an owned session, for the host acting for its owner. */
+  async observeAsHuman(owner: Agent, id: TerminalSessionId, observer: TerminalHumanObserver): Promise<TerminalHumanView> {
+    const record = this.#resolve(owner, id)
+    if (!observer || typeof observer.onOutput !== 'function' || typeof observer.onEnd !== 'function') {
+      throw refuse.invalid('a human observer needs onOutput and onEnd functions')
+    }
+    return await record.observe(observer)
   }
 
   /** Deliver an allowed signal through an owned session that is not closing. */
@@ -271,7 +285,7 @@ export class TerminalRegistry {
 
   #publish(pending: PendingSpawn, type: string, session: TerminalBackendSession): TerminalSpawnResult {
     const identity = { id: pending.id, owner: pending.owner, name: pending.name, type }
-    const record = new SessionRecord(identity, session, (closed) => this.#remove(closed))
+    const record = new SessionRecord(identity, session, (closed) => this.#remove(closed), this.#humanActiveMs)
     this.#sessions.set(record.id, record)
     this.#owners.get(pending.owner)?.records.set(record.id, record)
     return { ...record.snapshot(), motd: session.motd }

@@ -2,6 +2,7 @@ import { type Context, Service } from '@deepseek-ai/cordis'
 import type { Agent } from 'dsh-agent'
 import type { TerminalBackend } from './backend'
 import { Config, type TerminalConfig } from './config'
+import type { TerminalHumanObserver, TerminalHumanView } from './human'
 import type { TerminalInputState } from './input-state'
 import type { TerminalScreen } from './screen'
 import { TerminalRegistry } from './registry'
@@ -40,8 +41,8 @@ export class TerminalSessionService extends Service {
   constructor(ctx: Context, config: Partial<TerminalConfig> = {}) {
     super(ctx, 'terminals')
     const agents = ctx.agents
-    const { maxSessionsPerAgent, maxTextBytes } = Config.parse(config)
-    this.registry = new TerminalRegistry({ isLive: (owner) => agents.isLive(owner), maxSessionsPerAgent, maxTextBytes })
+    const { maxSessionsPerAgent, maxTextBytes, humanActiveMs } = Config.parse(config)
+    this.registry = new TerminalRegistry({ isLive: (owner) => agents.isLive(owner), maxSessionsPerAgent, maxTextBytes, humanActiveMs })
     ctx.effect(() => () => this.registry.dispose(), 'terminals: close every session')
   }
 
@@ -102,6 +103,15 @@ export class TerminalSessionService extends Service {
    */
   inputState(owner: Agent, id: TerminalSessionId): Promise<TerminalInputState | undefined> {
     return this.registry.inputState(owner, id)
+  }
+
+  /**
+   * Let a person watch an owned session, for a host acting for its owner (`dsh-terminal attach`, the
+   * web view): the rendered screen, then its live output; typing needs the view's writer role and
+   * holds the agent's sends off for `humanActiveMs`. `NOT_WATCHABLE` when the backend has no tap.
+   */
+  observeAsHuman(owner: Agent, id: TerminalSessionId, observer: TerminalHumanObserver): Promise<TerminalHumanView> {
+    return this.registry.observeAsHuman(owner, id, observer)
   }
 
   /** Deliver an allowed signal to the session's foreground process group. */

@@ -1,6 +1,8 @@
 import type { Agent } from 'dsh-agent'
 import type { TerminalBackendSession } from './backend'
 import { refuse } from './errors'
+import { HumanPresence, type TerminalHumanObserver, type TerminalHumanView } from './human'
+import { HumanView } from './human-view'
 import type { TerminalSendHandle, TerminalSendOperation, TerminalSendRequest, TerminalSessionId, TerminalSessionSnapshot } from './types'
 
 /** One close attempt; the fence names it so an older failure can never clear a newer attempt. */
@@ -29,6 +31,9 @@ export class SessionRecord implements SessionIdentity {
   readonly owner: Agent
   readonly name?: string
   readonly type: string
+  /** People attached to the session, and when one last typed. */
+  readonly human: HumanPresence
+  readonly #views = new Set<HumanView>()
   #fence: CloseAttempt | undefined
   #send: object | undefined
 
@@ -38,11 +43,14 @@ export class SessionRecord implements SessionIdentity {
     readonly session: TerminalBackendSession,
     /** Called synchronously once a close succeeded, before any awaiter of that close resumes. */
     private readonly onClosed: (record: SessionRecord) => void,
+    /** How long a person's keystroke holds agent sends off (`humanActiveMs`). */
+    humanActiveMs = 0,
   ) {
     this.id = identity.id
     this.owner = identity.owner
     this.name = identity.name
     this.type = identity.type
+    this.human = new HumanPresence(humanActiveMs)
   }
 
   /** True while a close attempt is in flight. */
@@ -61,7 +69,17 @@ export class SessionRecord implements SessionIdentity {
     if (this.name !== undefined) snapshot.name = this.name
     if (this.session.pid !== undefined) snapshot.pid = this.session.pid
     if (this.session.size !== undefined) snapshot.size = { rows: this.session.size.rows, cols: this.session.size.cols }
+    const human = this.human.presence
+    if (human !== undefined) snapshot.human = human
     return snapshot
+  }
+
+  /** Open a person's view of this session (see `TerminalSessionService.observeAsHuman`). */
+  async observe(observer: TerminalHumanObserver): Promise<TerminalHumanView> {
+    if (this.#fence) throw refuse.closing(this.id)
+    const view = await HumanView.open(this.id, this.session, this.human, observer, (ended) => this.#views.delete(ended))
+    this.#views.add(view)
+    return view
   }
 
   /**
@@ -71,6 +89,8 @@ export class SessionRecord implements SessionIdentity {
   startSend(request: TerminalSendRequest): TerminalSendHandle {
     if (this.#fence) throw refuse.closing(this.id)
     if (this.#send) throw refuse.sendActive(this.id)
+    const typing = this.human.typingFor()
+    if (typing > 0) throw refuse.humanActive(this.id, typing)
     const reservation = {}
     this.#send = reservation
     let op: TerminalSendOperation
@@ -85,7 +105,10 @@ export class SessionRecord implements SessionIdentity {
     })
     return {
       // Settle only once the reservation is gone, so a caller that awaited `done` may send again at once.
-      done: released.then(() => op.done),
+      done: released.then(() => op.done).then((result) => {
+        const human = this.human.presence
+        return human === undefined ? result : { ...result, human }
+      }),
       readOutput: () => op.readOutput(),
       cancel: () => op.cancel(),
       released,
@@ -111,6 +134,8 @@ export class SessionRecord implements SessionIdentity {
       if (this.#fence === attempt) this.#fence = undefined
       throw error
     }
+    // The backend's tap normally ends its views first; any left hear it here.
+    for (const view of [...this.#views]) view.endedBySession(`the session closed: ${reason}`)
     this.onClosed(this)
   }
 }

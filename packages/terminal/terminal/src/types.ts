@@ -1,4 +1,5 @@
 import type { Agent } from 'dsh-agent'
+import type { TerminalHumanPresence } from './human'
 import type { TerminalInputState, TerminalOutputMatch } from './input-state'
 import type { TerminalScreen, TerminalSize } from './screen'
 
@@ -176,6 +177,8 @@ export interface TerminalSendResult {
    * screen is what a person would see. `viewport` keeps the line view all the same.
    */
   screen?: TerminalScreen
+  /** A person attached to the session when the send settled (set by the registry, not the backend). */
+  human?: TerminalHumanPresence
 }
 
 /**
@@ -264,6 +267,8 @@ export interface TerminalSessionSnapshot {
   status: TerminalSessionStatus
   /** Window size now, when the backend has a terminal. */
   size?: TerminalSize
+  /** A person attached to the session (`dsh-terminal attach`, the web view): watching, or typing lately. */
+  human?: TerminalHumanPresence
 }
 
 /** What `spawn` resolves with: the snapshot plus the startup output shown to the model. */

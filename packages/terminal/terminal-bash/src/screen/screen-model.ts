@@ -1,3 +1,4 @@
+import serialize from '@xterm/addon-serialize'
 import xterm from '@xterm/headless'
 import type { TerminalScreen, TerminalSize } from 'dsh-terminal'
 import type { KeyModes } from '../input/send-input'
@@ -44,6 +45,8 @@ export class ScreenModel {
   readonly #reply: (data: string) => void
   #size: TerminalSize
   #title: string | undefined
+  /** Loaded the first time a person attaches: most sessions are never watched. */
+  #serializer: InstanceType<typeof serialize.SerializeAddon> | undefined
   /** Bytes handed to the emulator whose write callback has not run yet. */
   #unparsedBytes = 0
   /** Writes (chunks, resizes, snapshot marks) handed over and not yet reached by the parser. */
@@ -147,6 +150,25 @@ export class ScreenModel {
   snapshot(): Promise<TerminalScreen> {
     if (this.#disposed) return Promise.reject(new Error('the screen model is disposed'))
     return new Promise((resolve) => this.#afterParsed(() => resolve(renderScreen(this.#terminal, this.#title))))
+  }
+
+  /**
+   * The screen once every byte handed over before this call is parsed, as terminal output that
+   * redraws it on a cleared terminal of {@link ScreenModel.size}: text, colours, the alternate
+   * screen, the cursor and the input modes. What a person attaching sees first.
+   */
+  replay(): Promise<string> {
+    if (this.#disposed) return Promise.reject(new Error('the screen model is disposed'))
+    return new Promise((resolve) =>
+      this.#afterParsed(() => {
+        if (!this.#serializer) {
+          this.#serializer = new serialize.SerializeAddon()
+          // The addon is typed against the browser build; the headless terminal has the same API.
+          this.#terminal.loadAddon(this.#serializer as unknown as Parameters<InstanceType<typeof Terminal>['loadAddon']>[0])
+        }
+        resolve(this.#serializer.serialize({ scrollback: 0 }))
+      }),
+    )
   }
 
   /** Stop answering queries and free the emulator (once what it was handed is parsed, so pending snapshots still settle). */

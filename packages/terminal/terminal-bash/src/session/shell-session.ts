@@ -1,6 +1,7 @@
 import type { ForegroundFacts, SubprocessTerminalHandle } from 'dsh-subprocess'
 import {
   type TerminalBackendSession,
+  type TerminalBackendTap,
   TerminalError,
   type TerminalInputState,
   type TerminalReadRequest,
@@ -23,6 +24,7 @@ import { SHELL_CONTINUATION_PROMPT, SHELL_PROMPT } from '../prompt-protocol'
 import { SendOutputBuffer } from '../output/index'
 import { ScreenModel } from '../screen/screen-model'
 import { showingScreen } from '../screen/screen-send'
+import { HumanTaps } from './human-taps'
 import { TerminalStream } from './terminal-stream'
 
 /** Lines a read returns when the caller gives no `count` (the same default as `terminal_read`). */
@@ -40,6 +42,7 @@ export class ShellSession implements TerminalBackendSession {
   readonly #config: ShellBackendConfig
   readonly #stream: TerminalStream
   readonly #screen: ScreenModel
+  readonly #taps: HumanTaps
   readonly #timing: SendTiming
   readonly #host: SendHost
   #active: SendOperation | undefined
@@ -68,6 +71,7 @@ export class ShellSession implements TerminalBackendSession {
     this.#handle = handle
     this.#config = config
     this.#screen = new ScreenModel({ size, reply: (data) => this.#reply(data) })
+    this.#taps = new HumanTaps(this.#screen)
     this.#stream = new TerminalStream({
       screen: this.#screen,
       size,
@@ -127,7 +131,10 @@ export class ShellSession implements TerminalBackendSession {
     signal.throwIfAborted()
     const operation = this.#begin(undefined, true)
     // Subscribing replays what arrived before, synchronously, into the startup send.
-    this.#unsubscribe = this.#handle.onOutput((chunk) => this.#stream.write(chunk))
+    this.#unsubscribe = this.#handle.onOutput((chunk) => {
+      this.#stream.write(chunk)
+      this.#taps.deliver(chunk)
+    })
     let detach: (() => void) | undefined
     const aborted = new Promise<never>((_, reject) => {
       const onAbort = () => reject(signal.reason)
@@ -294,6 +301,22 @@ export class ShellSession implements TerminalBackendSession {
     }
   }
 
+  /** Let a person watch: the rendered screen, then every raw chunk (see {@link HumanTaps}). */
+  tap(onOutput: (bytes: Uint8Array) => void, onEnd: (reason: string) => void): TerminalBackendTap {
+    if (this.#closeStarted) throw shellFailure.closed()
+    return this.#taps.open(onOutput, onEnd)
+  }
+
+  /**
+   * Write what a person typed, as it is. It is not a send: nothing waits, and what it prints reaches
+   * the agent as earlier output. The shell may no longer be idle where the last send left it.
+   */
+  writeAsHuman(data: string): Promise<void> {
+    if (this.#closeStarted) return Promise.reject(shellFailure.closed())
+    this.#idle = undefined
+    return this.#handle.write(data)
+  }
+
   /** Deliver `signal` to the foreground group resolved now; the provider's refusals surface unchanged. */
   async signal(signal: TerminalSignal): Promise<TerminalSignalResult> {
     if (this.#closeStarted) throw shellFailure.closed()
@@ -332,6 +355,7 @@ export class ShellSession implements TerminalBackendSession {
     if (this.#closing) return this.#closing
     this.#closeStarted = true
     this.#active?.abandon()
+    this.#taps.end('the session was closed')
     const attempt = this.#handle.terminate().then(
       () => {
         this.#unsubscribe?.()
@@ -376,5 +400,7 @@ export class ShellSession implements TerminalBackendSession {
     this.#exited = true
     this.#stream.end()
     this.#active?.onExit()
+    const exit = this.#handle.exit
+    this.#taps.end(exit?.signal ? `the shell was killed by ${exit.signal}` : `the shell exited with status ${exit?.exitCode ?? 'unknown'}`)
   }
 }

@@ -1,0 +1,108 @@
+import type { TerminalSize } from './screen'
+import type { TerminalSessionId } from './types'
+
+/**
+ * A person beside the agent, as results and lists tell it: `watching` while someone is attached,
+ * `typing` while someone attached typed within the last `humanActiveMs`.
+ */
+export type TerminalHumanPresence = 'watching' | 'typing'
+
+/** Default `humanActiveMs`: how long after a person's last keystroke an agent's send is refused. */
+export const DEFAULT_HUMAN_ACTIVE_MS = 5_000
+
+/** Where a person's view of a session gets the terminal's output. */
+export interface TerminalHumanObserver {
+  /** Raw PTY output in arrival order, starting exactly after {@link TerminalHumanView.screen}. */
+  onOutput(bytes: Uint8Array): void
+  /** The view ended: the session closed or exited, or the view was closed. Called once. */
+  onEnd(reason: string): void
+}
+
+/**
+ * One person's view of one session, opened through `ctx.terminals.observeAsHuman` by a host acting
+ * for the session's owner. It watches from the rendered screen on; it types only as the session's
+ * one writer, and typing makes the agent's sends wait (`HUMAN_ACTIVE`).
+ */
+export interface TerminalHumanView {
+  /** The session watched. */
+  readonly sessionId: TerminalSessionId
+  /**
+   * The screen when the view opened, as terminal output that redraws it on a cleared terminal of
+   * {@link TerminalHumanView.size} (text, colours, cursor); the observer's output continues from it.
+   */
+  readonly screen: string
+  /** The session's window size when the view opened. */
+  readonly size: TerminalSize | undefined
+  /** True while this view is the session's writer. */
+  readonly writing: boolean
+  /** Become the session's one writer; `HUMAN_WRITER_TAKEN` while another view is. */
+  takeWrite(): void
+  /** Give the writer role back (a no-op for a view that does not hold it). */
+  releaseWrite(): void
+  /** Type `data` into the terminal as the person; needs the writer role. Never part of a result. */
+  write(data: string): Promise<void>
+  /** Stop watching (and writing). Idempotent; the observer's `onEnd` is not called for it. */
+  close(): void
+}
+
+/**
+ * The people attached to one session and when one last typed. Presence is derived on every read
+ * from the attached views and the clock, so nothing has to expire it.
+ */
+export class HumanPresence {
+  readonly #views = new Set<object>()
+  #writer: object | undefined
+  #lastTypedAt = Number.NEGATIVE_INFINITY
+
+  constructor(
+    /** Milliseconds after a keystroke during which the person counts as typing. */
+    readonly activeMs: number,
+    /** The clock (monotonic milliseconds). */
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** `typing`, `watching` or (nobody attached) `undefined`. */
+  get presence(): TerminalHumanPresence | undefined {
+    if (this.#views.size === 0) return undefined
+    return this.typingFor() > 0 ? 'typing' : 'watching'
+  }
+
+  /** Milliseconds until the latest keystroke stops counting as typing; 0 when it no longer does. */
+  typingFor(): number {
+    if (this.#views.size === 0) return 0
+    return Math.max(0, this.#lastTypedAt + this.activeMs - this.now())
+  }
+
+  /** Count a view as attached. */
+  join(view: object): void {
+    this.#views.add(view)
+  }
+
+  /** Forget a view (and its writer role). */
+  leave(view: object): void {
+    this.#views.delete(view)
+    if (this.#writer === view) this.#writer = undefined
+  }
+
+  /** The view holding the writer role, if any. */
+  get writer(): object | undefined {
+    return this.#writer
+  }
+
+  /** Give `view` the writer role; false when another view holds it. */
+  claimWrite(view: object): boolean {
+    if (this.#writer !== undefined && this.#writer !== view) return false
+    this.#writer = view
+    return true
+  }
+
+  /** Drop `view`'s writer role, if it holds it. */
+  releaseWrite(view: object): void {
+    if (this.#writer === view) this.#writer = undefined
+  }
+
+  /** A keystroke from the writer: the agent's sends wait from now for `activeMs`. */
+  typed(): void {
+    this.#lastTypedAt = this.now()
+  }
+}
