@@ -1,0 +1,102 @@
+import type { Context } from '@deepseek-ai/cordis'
+import type { Agent } from 'dsh-agent'
+import type {
+  TerminalHumanObserver,
+  TerminalHumanPresence,
+  TerminalHumanView,
+  TerminalInputState,
+  TerminalSessionId,
+  TerminalSessionStatus,
+  TerminalSize,
+} from 'dsh-terminal'
+
+/** One session as a person choosing what to attach to sees it. */
+export interface HumanSessionEntry {
+  /** The id to attach with. */
+  readonly sessionId: TerminalSessionId
+  /** Its display name, when the agent gave one. */
+  readonly name?: string
+  /** The agent that owns it (one per MCP client). */
+  readonly ownerId: string
+  /** Backend type (`shell`). */
+  readonly type: string
+  /** Whether the shell still runs. */
+  readonly status: TerminalSessionStatus
+  /** Window size, when it has a terminal. */
+  readonly size?: TerminalSize
+  /** Someone already attached: watching, or typing lately. */
+  readonly human?: TerminalHumanPresence
+  /** What the terminal waits for now (prompt, password, program …), when it can be told. */
+  readonly input?: TerminalInputState
+}
+
+/** A session the gateway cannot find among its agents' sessions. */
+export class HumanGatewayError extends Error {
+  constructor(
+    /** `NO_SESSION`: no live agent of this host owns it; `NO_TERMINALS`: the composition has no dsh-terminal. */
+    readonly code: 'NO_SESSION' | 'NO_TERMINALS',
+    message: string,
+  ) {
+    super(message)
+    this.name = 'HumanGatewayError'
+  }
+}
+
+/**
+ * The host's door for a person: it lists every session of every agent this host created, and opens
+ * a view of one as its owner (through `ctx.terminals.observeAsHuman`). Attach servers (the Unix
+ * socket, the web view) talk to this, never to the registry, so no lower layer knows about them.
+ */
+export class HumanGateway {
+  constructor(private readonly root: Context) {}
+
+  /** Every live session, in agent then publication order, with its input state (inspected now). */
+  async sessions(): Promise<HumanSessionEntry[]> {
+    const terminals = this.#terminals()
+    if (!terminals) return []
+    const entries: HumanSessionEntry[] = []
+    for (const agent of this.#agents()) {
+      let snapshots
+      try {
+        snapshots = terminals.list(agent)
+      } catch {
+        continue // the agent ended meanwhile
+      }
+      for (const snapshot of snapshots) {
+        const input = await terminals.inputState(agent, snapshot.sessionId).catch(() => undefined)
+        const entry: HumanSessionEntry = { ...snapshot, ownerId: agent.id, ...(input ? { input } : {}) }
+        entries.push(entry)
+      }
+    }
+    return entries
+  }
+
+  /** Open a person's view of `sessionId` for the agent that owns it; `NO_SESSION` when none of this host's agents does. */
+  async attach(sessionId: string, observer: TerminalHumanObserver): Promise<TerminalHumanView> {
+    const terminals = this.#terminals()
+    if (!terminals) throw new HumanGatewayError('NO_TERMINALS', 'this host serves no terminal sessions (its composition has no dsh-terminal)')
+    const owner = this.#ownerOf(sessionId)
+    if (!owner) throw new HumanGatewayError('NO_SESSION', `no session ${sessionId} on this host; run \`dsh-terminal attach\` to list them`)
+    return await terminals.observeAsHuman(owner, sessionId as TerminalSessionId, observer)
+  }
+
+  #ownerOf(sessionId: string): Agent | undefined {
+    const terminals = this.#terminals()
+    for (const agent of this.#agents()) {
+      try {
+        if (terminals?.list(agent).some((snapshot) => snapshot.sessionId === sessionId)) return agent
+      } catch {
+        // An agent that ended meanwhile owns nothing.
+      }
+    }
+    return undefined
+  }
+
+  #agents(): Agent[] {
+    return (this.root.get('agents') as { list(): Agent[] } | undefined)?.list() ?? []
+  }
+
+  #terminals(): Context['terminals'] | undefined {
+    return this.root.get('terminals') as Context['terminals'] | undefined
+  }
+}
