@@ -90,7 +90,10 @@ export const refuse = {
         'what they typed and what it printed is there',
     ),
   writerTaken: (id: string) =>
-    new TerminalError('HUMAN_WRITER_TAKEN', `someone else is already typing in PTY session ${id}; one writer at a time (watch read-only, or ask them to detach)`),
+    new TerminalError(
+      'HUMAN_WRITER_TAKEN',
+      `someone else is already typing in PTY session ${id}; one writer at a time (watch read-only, or ask them to detach)`,
+    ),
   notWatchable: (id: string) => new TerminalError('NOT_WATCHABLE', `PTY session ${id} cannot be watched: its backend keeps no screen to attach to`),
 }
 

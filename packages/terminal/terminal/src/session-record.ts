@@ -105,10 +105,12 @@ export class SessionRecord implements SessionIdentity {
     })
     return {
       // Settle only once the reservation is gone, so a caller that awaited `done` may send again at once.
-      done: released.then(() => op.done).then((result) => {
-        const human = this.human.presence
-        return human === undefined ? result : { ...result, human }
-      }),
+      done: released
+        .then(() => op.done)
+        .then((result) => {
+          const human = this.human.presence
+          return human === undefined ? result : { ...result, human }
+        }),
       readOutput: () => op.readOutput(),
       cancel: () => op.cancel(),
       released,

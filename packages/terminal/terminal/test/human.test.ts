@@ -1,0 +1,193 @@
+import type { TerminalBackendSpawnSpec, TerminalBackendTap, TerminalHumanObserver } from 'dsh-terminal'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { Deferred, flush, outcome, setup, StubBackend, StubSession, summary, type TerminalConfigInput, thrown } from './helpers'
+
+/** A stub session a person can watch: the test feeds output and ends taps; writes are recorded. */
+class WatchableSession extends StubSession {
+  readonly typed: string[] = []
+  readonly taps = new Set<{ onOutput: (bytes: Uint8Array) => void; onEnd: (reason: string) => void }>()
+  replay = new Deferred<string>()
+  tap(onOutput: (bytes: Uint8Array) => void, onEnd: (reason: string) => void): TerminalBackendTap {
+    const tap = { onOutput, onEnd }
+    this.taps.add(tap)
+    return { screen: this.replay.promise, close: () => this.taps.delete(tap) }
+  }
+  async writeAsHuman(data: string): Promise<void> {
+    this.typed.push(data)
+  }
+  print(text: string): void {
+    for (const tap of this.taps) tap.onOutput(new TextEncoder().encode(text))
+  }
+}
+
+class WatchableBackend extends StubBackend {
+  override spawn(spec: TerminalBackendSpawnSpec) {
+    const session = new WatchableSession(spec)
+    this.sessions.push(session)
+    return Promise.resolve(session)
+  }
+}
+
+/** An observer that records what it is told. */
+function recorder() {
+  const seen = { output: '', ended: [] as string[] }
+  const observer: TerminalHumanObserver = {
+    onOutput: (bytes) => (seen.output += new TextDecoder().decode(bytes)),
+    onEnd: (reason) => seen.ended.push(reason),
+  }
+  return { seen, observer }
+}
+
+async function watchable(config?: TerminalConfigInput) {
+  const h = await setup(config)
+  const backend = new WatchableBackend()
+  h.terminals.registerBackend(backend)
+  const alice = await h.agent('alice')
+  const { sessionId } = await h.terminals.spawn(alice, { type: 'shell' })
+  const session = backend.sessions[0] as WatchableSession
+  return { h, alice, sessionId, session }
+}
+
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+describe('a person watching a session', () => {
+  it('sees the replayed screen, then live output, and shows as watching on the list and on results', async () => {
+    const { h, alice, sessionId, session } = await watchable()
+    expect(h.terminals.list(alice)[0]?.human).toBeUndefined()
+    const { seen, observer } = recorder()
+    const opening = h.terminals.observeAsHuman(alice, sessionId, observer)
+    await flush()
+    // Counted as attached from the moment the tap opened, before the screen is rendered.
+    expect(h.terminals.list(alice)[0]?.human).toBe('watching')
+    session.replay.resolve('\x1b[Hdsh> ')
+    const view = await opening
+    expect(view).toMatchObject({ sessionId, screen: '\x1b[Hdsh> ', writing: false })
+    session.print('hello\r\n')
+    expect(seen.output).toBe('hello\r\n')
+
+    const send = h.terminals.startSend(alice, sessionId, { text: 'true', submit: true })
+    session.sends[0]?.finish()
+    expect((await send.done).human).toBe('watching')
+
+    view.close()
+    view.close()
+    expect(h.terminals.list(alice)[0]?.human).toBeUndefined()
+    session.print('after\r\n')
+    expect(seen.output).toBe('hello\r\n')
+    expect(seen.ended).toEqual([])
+    const later = h.terminals.startSend(alice, sessionId, { text: 'true', submit: true })
+    session.sends[1]?.finish()
+    expect((await later.done).human).toBeUndefined()
+  })
+
+  it('types only as the one writer; a second writer is refused until the first releases', async () => {
+    const { h, alice, sessionId, session } = await watchable()
+    session.replay.resolve('')
+    const first = await h.terminals.observeAsHuman(alice, sessionId, recorder().observer)
+    const second = await h.terminals.observeAsHuman(alice, sessionId, recorder().observer)
+    expect(summary((await outcome(first.write('x'))).ok ? undefined : (await outcome(first.write('x'))).error)).toMatchObject({
+      code: 'INVALID_REQUEST',
+    })
+    first.takeWrite()
+    expect(first.writing).toBe(true)
+    expect(thrown(() => second.takeWrite())).toMatchObject({ code: 'HUMAN_WRITER_TAKEN' })
+    await first.write('echo hi\r')
+    expect(session.typed).toEqual(['echo hi\r'])
+    first.releaseWrite()
+    second.takeWrite()
+    expect([first.writing, second.writing]).toEqual([false, true])
+    // Closing the writer frees the role.
+    second.close()
+    first.takeWrite()
+    expect(first.writing).toBe(true)
+  })
+
+  it('refuses agent sends with HUMAN_ACTIVE while the person typed lately, and takes them again after humanActiveMs', async () => {
+    vi.useFakeTimers({ toFake: ['performance', 'setTimeout', 'clearTimeout', 'Date'] })
+    const { h, alice, sessionId, session } = await watchable({ humanActiveMs: 5_000 })
+    session.replay.resolve('')
+    const view = await h.terminals.observeAsHuman(alice, sessionId, recorder().observer)
+    view.takeWrite()
+    await view.write('s')
+    expect(h.terminals.list(alice)[0]?.human).toBe('typing')
+    const refused = thrown(() => h.terminals.startSend(alice, sessionId, { text: 'ls', submit: true }))
+    expect(refused).toMatchObject({ code: 'HUMAN_ACTIVE' })
+    expect((refused as { message: string }).message).toMatch(/Wait about 5 s and send again, or read the session first \(terminal_read\)/)
+    expect(session.sends).toHaveLength(0)
+
+    vi.advanceTimersByTime(4_000)
+    expect(thrown(() => h.terminals.startSend(alice, sessionId, { text: 'ls', submit: true }))).toMatchObject({
+      code: 'HUMAN_ACTIVE',
+      message: expect.stringContaining('Wait about 1 s'),
+    })
+    vi.advanceTimersByTime(1_000)
+    expect(h.terminals.list(alice)[0]?.human).toBe('watching')
+    const send = h.terminals.startSend(alice, sessionId, { text: 'ls', submit: true })
+    session.sends[0]?.finish()
+    expect((await send.done).human).toBe('watching')
+  })
+
+  it('with humanActiveMs 0 a person typing never holds the agent off', async () => {
+    const { h, alice, sessionId, session } = await watchable({ humanActiveMs: 0 })
+    session.replay.resolve('')
+    const view = await h.terminals.observeAsHuman(alice, sessionId, recorder().observer)
+    view.takeWrite()
+    await view.write('x')
+    expect(h.terminals.list(alice)[0]?.human).toBe('watching')
+    expect(thrown(() => h.terminals.startSend(alice, sessionId, { text: 'ls', submit: true }))).toBe('allowed')
+  })
+
+  it('ends every view once when the session closes, and refuses new views of a closing session', async () => {
+    const { h, alice, sessionId, session } = await watchable()
+    session.replay.resolve('')
+    const { seen, observer } = recorder()
+    const view = await h.terminals.observeAsHuman(alice, sessionId, observer)
+    view.takeWrite()
+    await h.terminals.kill(alice, sessionId)
+    expect(seen.ended).toEqual(['the session closed: model request'])
+    expect(view.writing).toBe(false)
+    expect(summary((await outcome(view.write('late'))).ok ? undefined : (await outcome(view.write('late'))).error)).toMatchObject({
+      code: 'NO_SESSION',
+    })
+    expect(session.typed).toEqual([])
+  })
+
+  it('hears the backend end a tap (the shell exited) once, and stops counting the person', async () => {
+    const { h, alice, sessionId, session } = await watchable()
+    session.replay.resolve('')
+    const { seen, observer } = recorder()
+    await h.terminals.observeAsHuman(alice, sessionId, observer)
+    for (const tap of [...session.taps]) tap.onEnd('the shell exited with status 0')
+    for (const tap of [...session.taps]) tap.onEnd('again')
+    expect(seen.ended).toEqual(['the shell exited with status 0'])
+    expect(h.terminals.list(alice)[0]?.human).toBeUndefined()
+  })
+
+  it('refuses a session of another agent, a session without a tap, and a malformed observer', async () => {
+    const { h, alice, sessionId } = await watchable()
+    const bob = await h.agent('bob')
+    expect(summary((await outcome(h.terminals.observeAsHuman(bob, sessionId, recorder().observer))).error)).toMatchObject({
+      code: 'FOREIGN_SESSION',
+    })
+    expect(summary((await outcome(h.terminals.observeAsHuman(alice, sessionId, {} as TerminalHumanObserver))).error)).toMatchObject({
+      code: 'INVALID_REQUEST',
+    })
+    const plain = new StubBackend('plain')
+    h.terminals.registerBackend(plain)
+    const other = await h.terminals.spawn(alice, { type: 'plain' })
+    expect(summary((await outcome(h.terminals.observeAsHuman(alice, other.sessionId, recorder().observer))).error)).toMatchObject({
+      code: 'NOT_WATCHABLE',
+    })
+    expect(h.terminals.list(alice).map((snapshot) => snapshot.human)).toEqual([undefined, undefined])
+  })
+
+  it('a screen that cannot be rendered leaves nobody counted as attached', async () => {
+    const { h, alice, sessionId, session } = await watchable()
+    session.replay.reject(new Error('the screen model is disposed'))
+    expect((await outcome(h.terminals.observeAsHuman(alice, sessionId, recorder().observer))).ok).toBe(false)
+    expect(session.taps.size).toBe(0)
+    expect(h.terminals.list(alice)[0]?.human).toBeUndefined()
+  })
+})
