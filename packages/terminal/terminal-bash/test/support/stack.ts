@@ -22,7 +22,7 @@ export interface StackSandbox {
   /** `dsh-sandbox-local` config, or omitted to mount no `ctx.sandbox`. */
   readonly sandbox?: { bwrapPath?: string; legacyTiocsti?: 'warn' | 'refuse' }
   /** `dsh-terminal` config (its per-agent bounds); defaults when omitted. */
-  readonly terminals?: { maxSessionsPerAgent?: number; maxTextBytes?: number }
+  readonly terminals?: { maxSessionsPerAgent?: number; maxTextBytes?: number; humanActiveMs?: number }
 }
 
 /** The real composition (agents, node-pty provider, sandbox policy and provider, registry, this backend) and one agent. */
