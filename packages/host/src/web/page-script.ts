@@ -1,0 +1,162 @@
+/**
+ * The page's own script (plain browser JavaScript, no framework), inlined into the page. It lists
+ * sessions every 2 s, streams the selected one into xterm.js, and types only while this view writes.
+ */
+export const PAGE_SCRIPT = `
+'use strict';
+const token = new URLSearchParams(location.search).get('token') || '';
+const listEl = document.getElementById('sessions');
+const emptyEl = document.getElementById('empty');
+const titleEl = document.getElementById('title');
+const statusEl = document.getElementById('status');
+const button = document.getElementById('takeover');
+const terminal = new Terminal({ rows: 24, cols: 80, scrollback: 2000, convertEol: false });
+terminal.open(document.getElementById('terminal'));
+
+/** The stream on screen: { sessionId, source, viewId, writing, ended } or null. */
+let current = null;
+/** Keystrokes not yet sent, and whether a POST is in flight (keys go out in order, one POST at a time). */
+let pendingKeys = '';
+let sending = false;
+
+function showStatus(text, isError) {
+  statusEl.textContent = text;
+  statusEl.className = isError ? 'error' : '';
+}
+
+async function post(sessionId, action, body) {
+  const response = await fetch('/sessions/' + encodeURIComponent(sessionId) + '/' + action, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer ' + token },
+    body: JSON.stringify(body),
+  });
+  const answer = await response.json().catch(() => ({ code: 'HTTP_' + response.status, message: response.statusText }));
+  if (!response.ok) throw Object.assign(new Error(answer.message || 'refused'), { code: answer.code });
+  return answer;
+}
+
+function describeInput(input) {
+  if (!input) return '';
+  const program = input.program && input.program.name ? ' (' + input.program.name + ')' : '';
+  return input.kind + program;
+}
+
+function renderList(sessions) {
+  listEl.replaceChildren();
+  emptyEl.hidden = sessions.length > 0;
+  for (const entry of sessions) {
+    const item = document.createElement('li');
+    item.dataset.sessionId = entry.sessionId;
+    if (current && current.sessionId === entry.sessionId) item.className = 'selected';
+    const name = document.createElement('div');
+    name.textContent = entry.sessionId + (entry.name ? ' · ' + entry.name : '');
+    const meta = document.createElement('div');
+    meta.className = 'meta';
+    const parts = ['agent ' + entry.ownerId, entry.status && entry.status.kind ? entry.status.kind : String(entry.status)];
+    const input = describeInput(entry.input);
+    if (input) parts.push('waits: ' + input);
+    if (entry.human) parts.push('person ' + entry.human);
+    meta.textContent = parts.join(' · ');
+    item.append(name, meta);
+    item.addEventListener('click', () => select(entry.sessionId));
+    listEl.append(item);
+  }
+}
+
+async function refreshList() {
+  try {
+    const response = await fetch('/sessions?token=' + encodeURIComponent(token));
+    if (!response.ok) throw new Error('listing sessions failed: HTTP ' + response.status);
+    renderList((await response.json()).sessions);
+  } catch (error) {
+    showStatus(String(error.message || error), true);
+  }
+}
+
+function setWriting(writing) {
+  if (!current) return;
+  current.writing = writing;
+  button.textContent = writing ? 'Release' : 'Take over';
+  button.disabled = current.ended || !current.viewId;
+  if (!current.ended) showStatus(writing ? 'you are typing (the agent waits while you type)' : 'read-only', false);
+  if (writing) terminal.focus();
+}
+
+function select(sessionId) {
+  if (current) current.source.close();
+  pendingKeys = '';
+  terminal.reset();
+  titleEl.textContent = sessionId;
+  showStatus('connecting…', false);
+  const source = new EventSource('/sessions/' + encodeURIComponent(sessionId) + '/events?token=' + encodeURIComponent(token));
+  const stream = { sessionId, source, viewId: '', writing: false, ended: false };
+  current = stream;
+  button.disabled = true;
+  source.addEventListener('screen', (event) => {
+    if (current !== stream) return;
+    const first = JSON.parse(event.data);
+    stream.viewId = first.viewId;
+    terminal.reset();
+    terminal.resize(first.cols, first.rows);
+    terminal.write(first.screen);
+    setWriting(first.writing);
+  });
+  source.addEventListener('output', (event) => {
+    if (current !== stream) return;
+    const text = atob(event.data);
+    const bytes = new Uint8Array(text.length);
+    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+    terminal.write(bytes);
+  });
+  source.addEventListener('end', (event) => {
+    source.close();
+    if (current !== stream) return;
+    stream.ended = true;
+    setWriting(false);
+    showStatus('session ended: ' + JSON.parse(event.data).reason, false);
+    refreshList();
+  });
+  source.addEventListener('error', () => {
+    if (current === stream && !stream.ended) showStatus('connection lost; reconnecting…', true);
+  });
+  refreshList();
+}
+
+async function flushKeys() {
+  if (sending) return;
+  sending = true;
+  try {
+    while (pendingKeys && current && current.writing) {
+      const data = pendingKeys;
+      pendingKeys = '';
+      await post(current.sessionId, 'input', { viewId: current.viewId, data });
+    }
+  } catch (error) {
+    showStatus(error.message, true);
+    if (error.code === 'NOT_WRITER' || error.code === 'NO_VIEW') setWriting(false);
+  } finally {
+    sending = false;
+  }
+}
+
+terminal.onData((data) => {
+  if (!current || !current.writing) return;
+  pendingKeys += data;
+  flushKeys();
+});
+
+button.addEventListener('click', async () => {
+  if (!current || !current.viewId) return;
+  const stream = current;
+  try {
+    const answer = await post(stream.sessionId, stream.writing ? 'release' : 'takeover', { viewId: stream.viewId });
+    if (current === stream) setWriting(answer.writing);
+  } catch (error) {
+    if (current === stream) showStatus(error.message, true);
+  }
+  refreshList();
+});
+
+refreshList();
+setInterval(refreshList, 2000);
+`

@@ -1,0 +1,75 @@
+import { randomBytes } from 'node:crypto'
+import { PAGE_SCRIPT } from './page-script'
+
+/** The page as served: its HTML and the Content-Security-Policy that lets only its own script run. */
+export interface RenderedPage {
+  readonly html: string
+  readonly csp: string
+}
+
+const STYLE = `
+  body { margin: 0; font: 14px/1.4 system-ui, sans-serif; background: #f4f4f4; color: #222; display: flex; height: 100vh; }
+  #sidebar { width: 20rem; overflow: auto; border-right: 1px solid #ccc; background: #fff; }
+  #sidebar h1 { font-size: 1rem; margin: 0; padding: .75rem; border-bottom: 1px solid #ddd; }
+  #sessions { list-style: none; margin: 0; padding: 0; }
+  #sessions li { padding: .5rem .75rem; border-bottom: 1px solid #eee; cursor: pointer; }
+  #sessions li.selected { background: #e3ecfa; }
+  #sessions .meta { color: #666; font-size: 12px; }
+  #empty { padding: .75rem; color: #666; }
+  #main { flex: 1; display: flex; flex-direction: column; min-width: 0; }
+  #bar { display: flex; gap: .75rem; align-items: center; padding: .5rem .75rem; border-bottom: 1px solid #ccc; background: #fff; }
+  #title { font-weight: 600; }
+  #status { color: #666; flex: 1; }
+  #status.error { color: #b00020; }
+  #terminal { padding: .75rem; overflow: auto; }
+  button { font: inherit; padding: .25rem .75rem; }
+`
+
+/**
+ * The one HTML page of the web view. The token is written into the asset URLs (it is 64 hex
+ * digits, so it needs no escaping); the script reads it from the page's own URL for API calls.
+ */
+export function renderPage(token: string): RenderedPage {
+  if (!/^[0-9a-f]+$/.test(token)) throw new Error('the web view token must be hex')
+  const nonce = randomBytes(16).toString('base64')
+  const csp = [
+    "default-src 'none'",
+    `script-src 'self' 'nonce-${nonce}'`,
+    "style-src 'self' 'unsafe-inline'",
+    "connect-src 'self'",
+    "img-src 'self' data:",
+    "font-src 'self' data:",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+  ].join('; ')
+  const html = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>dsh-terminal sessions</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/assets/xterm.css?token=${token}">
+<style>${STYLE}</style>
+</head>
+<body>
+<nav id="sidebar">
+  <h1>dsh-terminal sessions</h1>
+  <ul id="sessions"></ul>
+  <div id="empty">No sessions yet. They appear here as the agent opens them.</div>
+</nav>
+<main id="main">
+  <div id="bar">
+    <span id="title">Pick a session</span>
+    <span id="status">read-only</span>
+    <button id="takeover" type="button" disabled>Take over</button>
+  </div>
+  <div id="terminal"></div>
+</main>
+<script src="/assets/xterm.js?token=${token}"></script>
+<script nonce="${nonce}">${PAGE_SCRIPT}</script>
+</body>
+</html>
+`
+  return { html, csp }
+}

@@ -1,0 +1,114 @@
+import { randomUUID } from 'node:crypto'
+import type { ServerResponse } from 'node:http'
+import type { TerminalHumanView } from 'dsh-terminal'
+import type { HumanGateway } from '../human/gateway'
+import { WebRequestError } from './http-io'
+
+/** A viewer that lets this much output pile up unread is cut off (its view closes; the page reconnects). */
+export const MAX_BUFFERED_BYTES = 8 * 1024 * 1024
+
+/** What the first event of a stream tells the page: its view id, the screen to draw and who writes. */
+export interface ScreenEvent {
+  readonly viewId: string
+  readonly sessionId: string
+  /** ANSI that redraws the current screen on a cleared terminal of rows×cols. */
+  readonly screen: string
+  readonly rows: number
+  readonly cols: number
+  readonly writing: boolean
+}
+
+/** Size used when a session reports none (it has no terminal window). */
+const FALLBACK_SIZE = { rows: 24, cols: 80 }
+
+interface OpenStream {
+  readonly sessionId: string
+  readonly view: TerminalHumanView
+}
+
+/**
+ * The open Server-Sent-Events streams, one per person's view: the first event redraws the screen,
+ * then raw output follows in order (base64), then one `end`. A closed connection closes its view,
+ * so nobody keeps counting as attached or keeps the writer role after leaving.
+ */
+export class SessionStreams {
+  readonly #streams = new Map<string, OpenStream>()
+  readonly #responses = new Set<ServerResponse>()
+
+  constructor(
+    private readonly gateway: HumanGateway,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  /** Attach to `sessionId` and stream it on `res`; rejects (before any byte is written) when the session cannot be watched. */
+  async open(sessionId: string, res: ServerResponse): Promise<void> {
+    const viewId = randomUUID()
+    const early: Uint8Array[] = []
+    let live = false
+    let endedEarly: string | undefined
+    const send = (event: string, data: string): void => {
+      if (res.writableEnded || res.destroyed) return
+      res.write(`event: ${event}\ndata: ${data}\n\n`)
+      if (res.writableLength > MAX_BUFFERED_BYTES) {
+        this.log(`web view: viewer of ${sessionId} fell ${res.writableLength} bytes behind; closing its stream`)
+        res.destroy()
+      }
+    }
+    const finish = (reason: string): void => {
+      send('end', JSON.stringify({ reason }))
+      res.end()
+    }
+    const view = await this.gateway.attach(sessionId, {
+      onOutput: (bytes) => {
+        if (live) send('output', Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64'))
+        else early.push(bytes.slice())
+      },
+      onEnd: (reason) => {
+        if (live) finish(reason)
+        else endedEarly = reason
+      },
+    })
+    if (res.destroyed) {
+      view.close()
+      return
+    }
+    this.#streams.set(viewId, { sessionId, view })
+    this.#responses.add(res)
+    res.on('close', () => {
+      this.#streams.delete(viewId)
+      this.#responses.delete(res)
+      view.close()
+    })
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+      connection: 'keep-alive',
+    })
+    const size = view.size ?? FALLBACK_SIZE
+    const first: ScreenEvent = { viewId, sessionId, screen: view.screen, rows: size.rows, cols: size.cols, writing: view.writing }
+    send('screen', JSON.stringify(first))
+    live = true
+    for (const bytes of early) send('output', Buffer.from(bytes).toString('base64'))
+    early.length = 0
+    if (endedEarly !== undefined) finish(endedEarly)
+  }
+
+  /** The view `viewId` of `sessionId`; `NO_VIEW` (404) when that stream is not open. */
+  view(sessionId: string, viewId: unknown): TerminalHumanView {
+    const stream = typeof viewId === 'string' ? this.#streams.get(viewId) : undefined
+    if (!stream || stream.sessionId !== sessionId) {
+      throw new WebRequestError(404, 'NO_VIEW', `no open view ${String(viewId)} of session ${sessionId}; reload the session`)
+    }
+    return stream.view
+  }
+
+  /** End every stream (closing their views): the server is going away. */
+  closeAll(): void {
+    for (const res of [...this.#responses]) res.end()
+    for (const { view } of this.#streams.values()) view.close()
+    this.#streams.clear()
+    this.#responses.clear()
+  }
+}
