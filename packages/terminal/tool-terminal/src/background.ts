@@ -54,7 +54,7 @@ export function startBackgroundSend(options: BackgroundSendOptions): string {
         ...(request.waitFor === undefined ? {} : { waitFor: request.waitFor }),
       })
       settled = send.released
-      return sendAsJob(send, job)
+      return sendAsJob(send, job, sessionId)
     },
   })
   if (settled) options.holders.hold(sessionId, jobId, settled)
@@ -68,7 +68,7 @@ export function startBackgroundSend(options: BackgroundSendOptions): string {
  * before `done` resolves, and its loss, too, reaches the status detail. Earlier output (printed
  * between the previous result and this send) is known only then: it is written first, under its marker.
  */
-function sendAsJob(send: TerminalSendHandle, job: JobContext): JobHandle {
+function sendAsJob(send: TerminalSendHandle, job: JobContext, sessionId: TerminalSessionId): JobHandle {
   let lostBytes = false
   let interrupted = false
   const readOutput = () => {
@@ -82,7 +82,7 @@ function sendAsJob(send: TerminalSendHandle, job: JobContext): JobHandle {
     if (earlier) job.write(`\n${EARLIER_MARKER}\n${earlier.endsWith('\n') ? earlier : `${earlier}\n`}`)
     job.write(result.viewport)
     if (result.truncated || result.earlierTruncated) lostBytes = true
-    const facts = backgroundDetail(result, lostBytes)
+    const facts = backgroundDetail(result, lostBytes, sessionId)
     return { detail: interrupted ? `interrupted with SIGINT; ${facts}` : facts }
   })
   return {

@@ -6,7 +6,8 @@ export const GUIDANCE_ID = 'terminal'
 /**
  * The system-prompt section for the six tools: when a terminal is worth it, how to keep track of
  * sessions, what a wait reason does and does not prove, what the input states ask of the model,
- * how to wait for long work, and how to see and drive a full-screen program. Background advice only when enabled.
+ * how to handle a password and a person attached to the session, how to wait for long work, and
+ * how to see and drive a full-screen program. Background advice only when enabled.
  */
 export function terminalGuidance(enableRunInBackground: boolean): GuidanceSection {
   const lines = [
@@ -18,6 +19,8 @@ export function terminalGuidance(enableRunInBackground: boolean): GuidanceSectio
     "- A session runs one send at a time. Output a result did not show is kept: read it with terminal_read. Output printed after a result starts the next send's result, under [earlier output, printed after the previous result].",
     '- Long output comes back as its head and tail; the line between them ([… N lines … left out; terminal_read {…} returns them]) is the exact call that returns the middle, and [… N more identical lines] stands for repeats. maxBytes asks for a larger or smaller result.',
     '- [input: …] says what the terminal waits for: prompt (the shell), continuation (the command is unfinished: send the rest, or "\\u0003" to abandon it), password (a secret: ask the user for it, never invent one), program (a REPL or question reads lines), keys (a full-screen program such as vim or less), none (busy).',
+    '- When a program asks for a password ([input: password …], followed by [secret: …]), ask the user: they can type it themselves with dsh-terminal attach <session id> (the secret then never passes through you), or give it to you. Never guess a password, and never type one you were not given.',
+    '- A person may attach to your session (dsh-terminal attach <session id>, or a web view) to watch or type: results then end with [human: watching] or [human: typing], and terminal_list shows human=…. What they type runs in the same shell, so read before assuming its state. While they type, your sends are refused with HUMAN_ACTIVE: wait a few seconds or terminal_read what they did, then send again; do not race them for the terminal.',
     `- To wait for long-running work, give terminal_send waitFor, a regular expression for the line you expect (a server's "ready", a test summary): it returns as soon as a new line matches, with [wait: output_match]${
       enableRunInBackground ? '; a background job ends there, and job_output takes waitFor too' : ''
     }. timeoutMs bounds the wait.`,

@@ -208,8 +208,8 @@ describe('config', () => {
     expect(terminalGuidance(false).text).not.toContain('run_in_background')
     expect(terminalGuidance(true).text).toContain('a background job ends there, and job_output takes waitFor too')
     expect(terminalGuidance(false).text).not.toContain('job_output')
-    // The input states and waitFor took two lines, shaped results one, full-screen programs one, no more.
-    expect(terminalGuidance(false).text.split('\n').length).toBe(10)
+    // The input states and waitFor took two lines, shaped results one, full-screen programs one, a password and an attached person one each, no more.
+    expect(terminalGuidance(false).text.split('\n').length).toBe(12)
     expect(terminalGuidance(false).text).toContain('is the exact call that returns the middle')
   })
 

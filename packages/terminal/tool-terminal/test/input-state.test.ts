@@ -1,6 +1,15 @@
 import type { TerminalInputState } from 'dsh-terminal'
 import { asTerminalSessionId } from 'dsh-terminal'
-import { backgroundDetail, formatDuration, inputBrief, inputLine, inputStateOf, MAX_PROGRAM_NAME_BYTES, TRUNCATION_MARKER } from 'dsh-tool-terminal'
+import {
+  backgroundDetail,
+  formatDuration,
+  inputBrief,
+  inputLine,
+  inputStateOf,
+  MAX_PROGRAM_NAME_BYTES,
+  secretLine,
+  TRUNCATION_MARKER,
+} from 'dsh-tool-terminal'
 import { utf8ByteLength } from 'dsh-tools'
 import { afterEach, describe, expect, it } from 'vitest'
 import { disposeAll, setup } from './harness'
@@ -118,7 +127,7 @@ describe('results carry the input state as a line and as meta', () => {
     session.input = { kind: 'password', program: { name: 'sudo', pid: 4711, elapsedMs: 20 } }
     const result = await h.call('terminal_send', { sessionId: 'pty-1', text: 'sudo true' })
     expect(h.text(result)).toBe(
-      'out:sudo true\n[wait: stdin_read]\n[input: password (sudo, pid 4711): a secret is asked for; get it from the user, never invent one]\n[exit: 0]\n[session: running]',
+      `out:sudo true\n[wait: stdin_read]\n[input: password (sudo, pid 4711): a secret is asked for; get it from the user, never invent one]\n${secretLine('pty-1')}\n[exit: 0]\n[session: running]`,
     )
     expect(result.meta?.input).toEqual({ kind: 'password', program: { name: 'sudo', pid: 4711, elapsedMs: 20 } })
     // A plain copy: the backend's object is not handed to the host.
@@ -227,21 +236,26 @@ describe('results carry the input state as a line and as meta', () => {
     h.backend.session('pty-1').input = { kind: 'password', program: { name: 'sudo', pid: 1 } }
     await h.call('terminal_send', { sessionId: 'pty-1', text: 'sudo make install', run_in_background: true })
     expect(h.text(await h.call('job_output', { jobId: 'pty-send-1', wait: true }))).toBe(
-      'out:sudo make install\n[status: completed, wait: stdin_read, input: password (sudo, pid 1), exit: 0, session: running]',
+      'out:sudo make install\n[status: completed, wait: stdin_read, input: password (sudo, pid 1), exit: 0, session: running; ' +
+        'secret: pty-1 waits for a password or other secret. Ask the user: they can type it themselves with dsh-terminal attach pty-1 (from another terminal), ' +
+        'or give it to you. Never guess one or type a password you were not given]',
     )
   })
 })
 
 describe('the input line under the byte cap', () => {
   it('stays while the output gives up bytes; goes with the other optional lines before the required ones are cut', async () => {
-    const h = await setup({ config: { maxResultBytes: 256 } })
+    // 512 bytes: room for the input line and the password's secret line after it.
+    const h = await setup({ config: { maxResultBytes: 512 } })
     await h.call('terminal_open', { type: 'shell' })
     const session = h.backend.session('pty-1')
     session.input = { kind: 'password', program: sudo }
     session.replies.push({ viewport: 'x'.repeat(1000), exitCode: 1 })
     const sent = h.text(await h.call('terminal_send', { sessionId: 'pty-1', text: 'sudo -k ls' }))
-    expect(utf8ByteLength(sent)).toBe(256)
-    expect(sent.endsWith(`\n[wait: stdin_read]\n${inputLine(session.input)}\n[exit: 1]\n[session: running]\n${TRUNCATION_MARKER}`)).toBe(true)
+    expect(utf8ByteLength(sent)).toBe(512)
+    expect(
+      sent.endsWith(`\n[wait: stdin_read]\n${inputLine(session.input)}\n${secretLine('pty-1')}\n[exit: 1]\n[session: running]\n${TRUNCATION_MARKER}`),
+    ).toBe(true)
 
     const tiny = await setup({ config: { maxResultBytes: 80 } })
     await tiny.call('terminal_open', { type: 'shell' })
@@ -253,7 +267,7 @@ describe('the input line under the byte cap', () => {
     session.lines = Array.from({ length: 100 }, (_, i) => `line ${i + 1}`)
     session.input = { kind: 'keys', program: { name: 'less', pid: 4711 }, alternateScreen: false }
     const read = h.text(await h.call('terminal_read', { sessionId: 'pty-1' }))
-    expect(utf8ByteLength(read)).toBeLessThanOrEqual(256)
+    expect(utf8ByteLength(read)).toBeLessThanOrEqual(512)
     expect(read.endsWith(`line 100\n[lines: 1-100 of 100]\n[input: keys (less, pid 4711)]\n${TRUNCATION_MARKER}`)).toBe(true)
   })
 

@@ -173,7 +173,7 @@ describe('dsh-tool-terminal on a real bash', () => {
 
     const asked = await call('terminal_send', { sessionId: 'pty-1', text: "read -rs -p 'Secret: ' secret" })
     expect(text(asked)).toMatch(
-      /\nSecret: \n\[wait: stdin_read\]\n\[input: password \(bash, pid \d+\): a secret is asked for; get it from the user, never invent one\]\n\[session: running\]$/,
+      /\nSecret: \n\[wait: stdin_read\]\n\[input: password \(bash, pid \d+\): a secret is asked for; get it from the user, never invent one\]\n\[secret: pty-1 waits for a password or other secret\. Ask the user: they can type it themselves with dsh-terminal attach pty-1 .*\]\n\[session: running\]$/,
     )
     const answered = await call('terminal_send', { sessionId: 'pty-1', text: 'hunter2' })
     expect(answered.meta).toMatchObject({ waitReason: 'stdin_read', input: { kind: 'prompt' } })

@@ -1,4 +1,5 @@
 import type {
+  TerminalHumanPresence,
   TerminalInputState,
   TerminalOutputMatch,
   TerminalProgram,
@@ -117,6 +118,22 @@ export function inputLine(input: TerminalInputState): string {
       return `[input: none; busy${facts.length ? `: ${facts.join(', ')}` : ''}]`
     }
   }
+}
+
+/**
+ * `[secret: pty-1 waits for a password …]`: what a model must do when a session asks for a secret,
+ * naming the command with which the user types it in that very session, out of the model's sight.
+ */
+export function secretLine(sessionId: string): string {
+  return (
+    `[secret: ${sessionId} waits for a password or other secret. Ask the user: they can type it themselves with ` +
+    `dsh-terminal attach ${sessionId} (from another terminal), or give it to you. Never guess one or type a password you were not given]`
+  )
+}
+
+/** `[human: watching]` or `[human: typing]`: a person is attached to the session and sees what the model does. */
+export function humanLine(human: TerminalHumanPresence): string {
+  return `[human: ${human}]`
 }
 
 /** `[match: <the matched line>]`, one line of at most {@link MAX_MATCH_LINE_BYTES} bytes of it. */
@@ -243,18 +260,20 @@ function readCallFor(back: ReadBack): (fromLine: number, count: number, bytes: n
  * Earlier output first, under `[earlier output, printed after the previous result]` (what the
  * session printed between the previous result and this send), then `<viewport or (no new output)>`,
  * `[wait: <reason>]`, `[match: <line>]` when `waitFor` matched, `[input: …]` when the backend
- * said what the terminal waits for, `[exit: <n>]` when the backend saw this send's command end
- * (never an earlier one's), `[session: <status>]`, and the truncation marker when this result lost
- * bytes. Match, input and exit lines are optional: a tiny cap drops them before cutting the rest.
+ * said what the terminal waits for (then, for a password, the {@link secretLine} of `sessionId`),
+ * `[exit: <n>]` when the backend saw this send's command end (never an earlier one's),
+ * `[session: <status>]`, `[human: …]` while a person is attached, and the truncation marker when
+ * this result lost bytes. All but the wait and session lines are optional: a tiny cap drops them first.
  * With `back` and the backend's `firstLine`, an elided middle names the terminal_read call for it.
  * When a full-screen program holds the terminal (`result.screen`), its screen replaces the viewport.
  */
-export function sendLayout(result: TerminalSendResult, back?: ReadBack): ResultLayout {
+export function sendLayout(result: TerminalSendResult, back?: ReadBack, sessionId = back?.sessionId): ResultLayout {
   const trailer: MetaLine[] = [{ text: `[wait: ${result.waitReason}]` }]
   if (result.match) trailer.push({ text: matchLine(result.match), optional: true })
-  if (result.input) trailer.push({ text: inputLine(result.input), optional: true })
+  if (result.input) trailer.push(...inputLines(result.input, sessionId))
   if (typeof result.exitCode === 'number') trailer.push({ text: `[exit: ${result.exitCode}]`, optional: true })
   trailer.push({ text: `[session: ${statusText(result.sessionStatus)}]` })
+  if (result.human) trailer.push({ text: humanLine(result.human), optional: true })
   // A screen replaces the viewport, whose redraw fragments (and what they lost) are not shown.
   const layout: ResultLayout = result.screen ? { ...screenBody(result.screen), trailer } : viewportLayout(result, trailer, back)
   if (result.earlierOutput) {
@@ -262,6 +281,13 @@ export function sendLayout(result: TerminalSendResult, back?: ReadBack): ResultL
     if (result.earlierTruncated) layout.truncated = true
   }
   return layout
+}
+
+/** The input line, and for a password asked in a known session the {@link secretLine}; both optional under a tiny cap. */
+function inputLines(input: TerminalInputState, sessionId: string | undefined): MetaLine[] {
+  const lines: MetaLine[] = [{ text: inputLine(input), optional: true }]
+  if (input.kind === 'password' && sessionId !== undefined) lines.push({ text: secretLine(sessionId), optional: true })
+  return lines
 }
 
 /** The send's viewport as a body (led by the output's head the backend kept apart), numbered when it can be. */
@@ -287,13 +313,13 @@ function viewportLayout(result: TerminalSendResult, trailer: MetaLine[], back: R
 /**
  * `<page text or (no output)>` then `[lines: <begin>-<end> of <total>]` (absolute line numbers,
  * plus `, lines before <n> are no longer kept` once the scrollback dropped some), then `[input: …]`
- * when known (optional under a tiny cap), and the marker when the page lost bytes. With `back` an
+ * when known (and for a password, with `back`, the secret line; optional under a tiny cap), and the marker when the page lost bytes. With `back` an
  * elided middle names the terminal_read call that returns it.
  */
 export function readLayout(page: TerminalReadResult, input?: TerminalInputState, back?: ReadBack): ResultLayout {
   const gone = page.oldestLine > 1 ? `, lines before ${page.oldestLine} are no longer kept` : ''
   const trailer: MetaLine[] = [{ text: `[lines: ${page.lineBegin}-${page.lineEnd} of ${page.totalLines}${gone}]` }]
-  if (input) trailer.push({ text: inputLine(input), optional: true })
+  if (input) trailer.push(...inputLines(input, back?.sessionId))
   const layout: ResultLayout = { body: page.text, emptyBody: NO_OUTPUT, trailer, truncated: page.truncated }
   if (back && page.text !== '') {
     layout.bodyFirstLine = page.lineBegin
@@ -313,14 +339,15 @@ export function closeText(sessionId: string, closedNow: boolean): string {
 }
 
 /**
- * `pty-1 (main) [shell] running pid=4242 size=40x160`, plus ` [input: prompt]` when the input state
- * is known; pid and size only when the backend has them.
+ * `pty-1 (main) [shell] running pid=4242 size=40x160 human=watching`, plus ` [input: prompt]` when the
+ * input state is known; pid and size only when the backend has them, human only while a person is attached.
  */
 export function listLine(snapshot: TerminalSessionSnapshot, input?: TerminalInputState): string {
   const pid = snapshot.pid === undefined ? '' : ` pid=${snapshot.pid}`
   const size = snapshot.size === undefined ? '' : ` size=${sizeText(snapshot.size)}`
+  const human = snapshot.human === undefined ? '' : ` human=${snapshot.human}`
   const state = input ? ` ${inputLine(input)}` : ''
-  return `${sessionLabel(snapshot)} [${snapshot.type}] ${statusText(snapshot.status)}${pid}${size}${state}`
+  return `${sessionLabel(snapshot)} [${snapshot.type}] ${statusText(snapshot.status)}${pid}${size}${human}${state}`
 }
 
 /**
@@ -339,13 +366,16 @@ export function backgroundText(jobId: string): string {
 /**
  * The facts of a settled background send for its job's status detail:
  * `wait: stdin_read, input: password (sudo, pid 1), exit: 0, session: running`, plus
- * `, output truncated` when the job's output (its deltas or the final viewport) lost bytes.
+ * `, human: watching` while a person is attached and `, output truncated` when the job's output (its
+ * deltas or the final viewport) lost bytes. A password asked in a known session adds the {@link secretLine}'s advice.
  */
-export function backgroundDetail(result: TerminalSendResult, truncated: boolean): string {
+export function backgroundDetail(result: TerminalSendResult, truncated: boolean, sessionId?: string): string {
   const facts = [`wait: ${result.waitReason}`]
   if (result.input) facts.push(inputBrief(result.input))
   if (typeof result.exitCode === 'number') facts.push(`exit: ${result.exitCode}`)
   facts.push(`session: ${statusText(result.sessionStatus)}`)
+  if (result.human) facts.push(`human: ${result.human}`)
   if (truncated) facts.push('output truncated')
-  return facts.join(', ')
+  const detail = facts.join(', ')
+  return result.input?.kind === 'password' && sessionId !== undefined ? `${detail}; ${secretLine(sessionId).slice(1, -1)}` : detail
 }
