@@ -2,6 +2,7 @@ import type {
   TerminalBackend,
   TerminalBackendSession,
   TerminalBackendSpawnSpec,
+  TerminalBackendTap,
   TerminalInputState,
   TerminalReadRequest,
   TerminalReadResult,
@@ -139,6 +140,10 @@ export class StubSession implements TerminalBackendSession {
   shownScreen: TerminalScreen | undefined
   /** How often `screen` was asked. */
   screenCalls = 0
+  /** What people typed through `writeAsHuman`, in order. */
+  readonly humanWrites: string[] = []
+  /** False removes `tap` and `writeAsHuman`, like a backend a person cannot watch. */
+  watchable = true
 
   /** `input` when it is a state (not a scripted failure or hang). */
   get knownInput(): TerminalInputState | undefined {
@@ -162,6 +167,20 @@ export class StubSession implements TerminalBackendSession {
     return async () => {
       this.screenCalls++
       return shown
+    }
+  }
+
+  /** Present while `watchable`: a tap whose screen is empty and whose output nobody feeds. */
+  get tap(): ((onOutput: (bytes: Uint8Array) => void, onEnd: (reason: string) => void) => TerminalBackendTap) | undefined {
+    if (!this.watchable) return undefined
+    return () => ({ screen: Promise.resolve(''), close: () => {} })
+  }
+
+  /** Present while `watchable`: records what a person typed. */
+  get writeAsHuman(): ((data: string) => Promise<void>) | undefined {
+    if (!this.watchable) return undefined
+    return async (data) => {
+      this.humanWrites.push(data)
     }
   }
 
