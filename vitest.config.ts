@@ -31,14 +31,20 @@ export default defineConfig({
   ssr: { resolve: { conditions: ['dsh-source'], externalConditions: ['dsh-source'] } },
   test: {
     server: { deps: { inline: [/@deepseek-ai\/cordis-plugin-(loader|include)/] } },
-    projects: selectedDirs().map((dir) => ({
-      extends: true,
-      test: {
-        name: relative('packages', dir),
-        include: [`${dir}/test/**/*.test.ts`],
-        testTimeout: 30_000,
-        hookTimeout: 30_000,
-      },
-    })),
+    projects: [
+      ...selectedDirs().map((dir) => ({
+        extends: true as const,
+        test: {
+          name: relative('packages', dir),
+          include: [`${dir}/test/**/*.test.ts`],
+          testTimeout: 30_000,
+          hookTimeout: 30_000,
+        },
+      })),
+      // The repository's own checks (docs:check rules), tested with planted violations; only from the root.
+      ...(relative(ROOT, process.cwd()) === ''
+        ? [{ extends: true as const, test: { name: 'scripts', include: ['scripts/test/**/*.test.ts'], testTimeout: 60_000 } }]
+        : []),
+    ],
   },
 })

@@ -13,6 +13,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createDocsProgram, type PackageApi, packageApi } from './docs/api-catalog'
+import { checkCompositionConfig } from './docs/composition-check'
 import { checkReadmeConfigs } from './docs/config-check'
 import { describeDiff } from './docs/diff'
 import { checkDeclaredImports } from './docs/imports'
@@ -101,7 +102,9 @@ export async function runDocs(root: string): Promise<DocsRun> {
   }
 
   const exportingConfig = new Set([...apis.values()].filter((api) => api.symbols.some((symbol) => symbol.name === 'Config')).map((api) => api.name))
-  failures.push(...(await checkReadmeConfigs(root, packages, exportingConfig)))
+  const fieldsByPackage = new Map<string, string[]>()
+  failures.push(...(await checkReadmeConfigs(root, packages, exportingConfig, fieldsByPackage)))
+  failures.push(...checkCompositionConfig('cordis.yml', readFileSync(join(root, 'cordis.yml'), 'utf8'), (name) => fieldsByPackage.get(name)))
   return { pages: results, failures }
 }
 

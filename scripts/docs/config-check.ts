@@ -53,9 +53,15 @@ export function readmeConfigKeys(readme: string): { found: boolean; keys: Set<st
 /**
  * For every package whose entry exports `Config`, import the entry (this process must run under
  * tsx with `--conditions=dsh-source`), read the schema's fields and require each in the README's config
- * table. Returns one message per package that misses something (or cannot be checked).
+ * table. Returns one message per package that misses something (or cannot be checked); the fields
+ * read are left in `fieldsByPackage` for the composition check.
  */
-export async function checkReadmeConfigs(root: string, packages: readonly WorkspacePackage[], exporting: ReadonlySet<string>): Promise<string[]> {
+export async function checkReadmeConfigs(
+  root: string,
+  packages: readonly WorkspacePackage[],
+  exporting: ReadonlySet<string>,
+  fieldsByPackage = new Map<string, string[]>(),
+): Promise<string[]> {
   const failures: string[] = []
   for (const pkg of packages) {
     if (!exporting.has(pkg.name) || !pkg.entry) continue
@@ -67,6 +73,7 @@ export async function checkReadmeConfigs(root: string, packages: readonly Worksp
       failures.push(`${pkg.entry}: cannot read Config: ${error instanceof Error ? error.message : String(error)}`)
       continue
     }
+    fieldsByPackage.set(pkg.name, fields)
     if (fields.length === 0) continue
     if (!pkg.readme) {
       failures.push(`${pkg.dir}/README.md: missing; ${pkg.name} has config fields ${fields.map((f) => `\`${f}\``).join(', ')}`)

@@ -28,6 +28,12 @@ class WatchableBackend extends StubBackend {
   }
 }
 
+/** What a promise rejected with, summarized; 'resolved' when it did not. */
+async function failure(promise: Promise<unknown>) {
+  const result = await outcome(promise)
+  return result.ok ? 'resolved' : summary(result.error)
+}
+
 /** An observer that records what it is told. */
 function recorder() {
   const seen = { output: '', ended: [] as string[] }
@@ -87,7 +93,7 @@ describe('a person watching a session', () => {
     session.replay.resolve('')
     const first = await h.terminals.observeAsHuman(alice, sessionId, recorder().observer)
     const second = await h.terminals.observeAsHuman(alice, sessionId, recorder().observer)
-    expect(summary((await outcome(first.write('x'))).ok ? undefined : (await outcome(first.write('x'))).error)).toMatchObject({
+    expect(await failure(first.write('x'))).toMatchObject({
       code: 'INVALID_REQUEST',
     })
     first.takeWrite()
@@ -148,7 +154,7 @@ describe('a person watching a session', () => {
     await h.terminals.kill(alice, sessionId)
     expect(seen.ended).toEqual(['the session closed: model request'])
     expect(view.writing).toBe(false)
-    expect(summary((await outcome(view.write('late'))).ok ? undefined : (await outcome(view.write('late'))).error)).toMatchObject({
+    expect(await failure(view.write('late'))).toMatchObject({
       code: 'NO_SESSION',
     })
     expect(session.typed).toEqual([])
@@ -168,16 +174,16 @@ describe('a person watching a session', () => {
   it('refuses a session of another agent, a session without a tap, and a malformed observer', async () => {
     const { h, alice, sessionId } = await watchable()
     const bob = await h.agent('bob')
-    expect(summary((await outcome(h.terminals.observeAsHuman(bob, sessionId, recorder().observer))).error)).toMatchObject({
+    expect(await failure(h.terminals.observeAsHuman(bob, sessionId, recorder().observer))).toMatchObject({
       code: 'FOREIGN_SESSION',
     })
-    expect(summary((await outcome(h.terminals.observeAsHuman(alice, sessionId, {} as TerminalHumanObserver))).error)).toMatchObject({
+    expect(await failure(h.terminals.observeAsHuman(alice, sessionId, {} as TerminalHumanObserver))).toMatchObject({
       code: 'INVALID_REQUEST',
     })
     const plain = new StubBackend('plain')
     h.terminals.registerBackend(plain)
     const other = await h.terminals.spawn(alice, { type: 'plain' })
-    expect(summary((await outcome(h.terminals.observeAsHuman(alice, other.sessionId, recorder().observer))).error)).toMatchObject({
+    expect(await failure(h.terminals.observeAsHuman(alice, other.sessionId, recorder().observer))).toMatchObject({
       code: 'NOT_WATCHABLE',
     })
     expect(h.terminals.list(alice).map((snapshot) => snapshot.human)).toEqual([undefined, undefined])
