@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { pathToFileURL } from 'node:url'
 import { realpathSync } from 'node:fs'
+import { runAttach } from './attach/command'
 import { parseCliArgs, USAGE } from './cli/args'
 import { presetPath, resolveConfigPath } from './compose/config-path'
 import { runHeadlessStdio } from './headless/stdio'
@@ -28,6 +29,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`dsh-terminal: ${request.message}\n\n${USAGE}`)
     return 2
   }
+  if (request.kind === 'attach') return runAttach(request)
   let configPath: string
   try {
     configPath = request.preset ? presetPath(request.preset) : resolveConfigPath(request.config)
@@ -36,8 +38,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`dsh-terminal ${request.command}: ${error instanceof Error ? error.message : String(error)}\n`)
     return 1
   }
-  if (request.http) return runMcpHttp({ configPath, address: request.http, idleTimeoutMs: request.idleTimeoutMs })
-  return request.command === 'mcp' ? runMcpStdio({ configPath }) : runHeadlessStdio({ configPath })
+  const web = request.web !== undefined ? { web: request.web } : {}
+  if (request.http) return runMcpHttp({ configPath, address: request.http, idleTimeoutMs: request.idleTimeoutMs, ...web })
+  return request.command === 'mcp' ? runMcpStdio({ configPath, ...web }) : runHeadlessStdio({ configPath })
 }
 
 /** True when this module is the program being run (not imported by a test or another host). */

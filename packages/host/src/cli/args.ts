@@ -5,9 +5,13 @@ import { type ListenAddress, parseHttpFlags } from '../mcp/http-address'
 /** The two ways to serve a composition; `mcp` when the command line names none. */
 export type Command = 'mcp' | 'headless'
 
+/** The web view's port when `--web` comes without one: the kernel picks a free port. */
+export const DEFAULT_WEB_PORT = 0
+
 /** What the command line asked for. */
 export type CliRequest =
-  | { kind: 'run'; command: Command; config?: string; preset?: PresetName; cwd?: string; http?: ListenAddress; idleTimeoutMs?: number }
+  | { kind: 'run'; command: Command; config?: string; preset?: PresetName; cwd?: string; http?: ListenAddress; idleTimeoutMs?: number; web?: number }
+  | { kind: 'attach'; sessionId?: string; readOnly: boolean }
   | { kind: 'help' }
   | { kind: 'version' }
   | { kind: 'usage-error'; message: string }
@@ -17,6 +21,7 @@ export const USAGE = `Usage:
   dsh-terminal-mcp [mcp]    [--config <cordis.yml> | --preset <name>] [--cwd <dir>]   MCP server on stdin/stdout
   dsh-terminal-mcp headless [--config <cordis.yml> | --preset <name>] [--cwd <dir>]   JSON lines on stdin/stdout
   dsh-terminal-mcp [mcp] --http [host:]port [--idle-timeout 30m] [--config … | --preset …] [--cwd …]   MCP over Streamable HTTP
+  dsh-terminal-mcp attach [<session>] [--read-only]   list the running hosts' sessions, or watch and type into one
   dsh-terminal-mcp --help | --version
   (dsh-terminal is the same command; with no command, both serve MCP on stdin/stdout)
 
@@ -35,6 +40,14 @@ export const USAGE = `Usage:
             startup, or the value of DSH_TERMINAL_TOKEN when set. Each MCP session is one agent.
   --idle-timeout  with --http: close a session (its terminals and jobs) after this long without a
             request or open stream (default 30m; e.g. 90s, 1h; 0 = never)
+  --web [port]  with mcp: also serve a browser view of the sessions on 127.0.0.1:port (default: a
+            free port; the URL is printed on stderr)
+
+  attach    from another terminal, as the same user: with no session, a table of every running
+            host's sessions; with one (pty-3, or <host pid>:pty-3), show its screen and forward your
+            keystrokes. Ctrl-] detaches (the session keeps running). --read-only only watches. While
+            someone else attached is typing, you watch read-only. Hosts listen on a private Unix
+            socket in $XDG_RUNTIME_DIR/dsh-terminal (else <tmp>/dsh-terminal-<uid>).
 
 Headless lines: {"id": 1, "tool": "terminal_open", "arguments": {"type": "shell"}}
            -> {"id": 1, "isError": false, "text": "...", "meta": {...}}
@@ -46,8 +59,11 @@ Headless lines: {"id": 1, "tool": "terminal_open", "arguments": {"type": "shell"
  */
 export function parseCliArgs(argv: readonly string[]): CliRequest {
   let parsed: ReturnType<typeof parse>
+  let web: number | undefined
   try {
-    parsed = parse(argv.filter((arg) => arg !== '--'))
+    const withoutWeb = takeWebFlag(argv.filter((arg) => arg !== '--'))
+    web = withoutWeb.web
+    parsed = parse(withoutWeb.rest)
   } catch (error) {
     return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) }
   }
@@ -55,9 +71,12 @@ export function parseCliArgs(argv: readonly string[]): CliRequest {
   if (values.help) return { kind: 'help' }
   if (values.version) return { kind: 'version' }
   const [command = 'mcp', ...extra] = positionals
+  if (command === 'attach') return attachRequest(extra, values, web)
   if (command !== 'mcp' && command !== 'headless') return { kind: 'usage-error', message: `unknown command "${command}"` }
   if (extra.length) return { kind: 'usage-error', message: `unexpected argument "${extra[0]}"` }
-  const request: CliRequest = { kind: 'run', command }
+  if (values['read-only']) return { kind: 'usage-error', message: '--read-only goes with attach' }
+  if (web !== undefined && command !== 'mcp') return { kind: 'usage-error', message: '--web goes with the mcp command' }
+  const request: CliRequest = { kind: 'run', command, ...(web !== undefined ? { web } : {}) }
   if (values.config !== undefined) {
     if (!values.config) return { kind: 'usage-error', message: '--config needs a path' }
     request.config = values.config
@@ -80,6 +99,44 @@ export function parseCliArgs(argv: readonly string[]): CliRequest {
   return request
 }
 
+/** `attach [session] [--read-only]`: serving flags make no sense there. */
+function attachRequest(extra: readonly string[], values: ReturnType<typeof parse>['values'], web: number | undefined): CliRequest {
+  if (extra.length > 1) return { kind: 'usage-error', message: `attach takes one session, got "${extra[1]}" too` }
+  const serving = (['config', 'preset', 'cwd', 'http', 'idle-timeout'] as const).find((name) => values[name] !== undefined)
+  if (serving || web !== undefined) return { kind: 'usage-error', message: `--${serving ?? 'web'} does not go with attach` }
+  return { kind: 'attach', ...(extra[0] ? { sessionId: extra[0] } : {}), readOnly: values['read-only'] === true }
+}
+
+/**
+ * Take `--web [port]` (or `--web=port`) out of argv before the strict parse, which cannot express a
+ * flag whose value is optional. The next argument is its port only when it is all digits.
+ */
+export function takeWebFlag(argv: readonly string[]): { rest: string[]; web?: number } {
+  const rest: string[] = []
+  let web: number | undefined
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index]!
+    let value: string | undefined
+    if (arg === '--web') {
+      const next = argv[index + 1]
+      if (next !== undefined && /^\d+$/.test(next)) {
+        value = next
+        index++
+      }
+    } else if (arg.startsWith('--web=')) {
+      value = arg.slice('--web='.length)
+    } else {
+      rest.push(arg)
+      continue
+    }
+    if (web !== undefined) throw new Error('--web given twice')
+    if (value === undefined) web = DEFAULT_WEB_PORT
+    else if (/^\d{1,5}$/.test(value) && Number(value) <= 65_535) web = Number(value)
+    else throw new Error(`--web wants a port number (0-65535) or nothing, not "${value}"`)
+  }
+  return web === undefined ? { rest } : { rest, web }
+}
+
 function parse(argv: readonly string[]) {
   return parseArgs({
     args: [...argv],
@@ -91,6 +148,7 @@ function parse(argv: readonly string[]) {
       cwd: { type: 'string' },
       http: { type: 'string' },
       'idle-timeout': { type: 'string' },
+      'read-only': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },
     },

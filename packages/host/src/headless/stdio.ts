@@ -1,5 +1,6 @@
 import { reserveStdout, waitForShutdown } from '../cli/lifecycle'
 import { loadComposition } from '../compose/load-config'
+import { startHumanAccess } from '../human/host-access'
 import { runJsonLines } from './runner'
 
 /** Options of {@link runHeadlessStdio}. */
@@ -22,6 +23,7 @@ export async function runHeadlessStdio(options: HeadlessStdioOptions): Promise<n
   if (!composition) return 1
   const stop = new AbortController()
   void waitForShutdown(process.stdout).then(() => stop.abort())
+  const human = await startHumanAccess(composition, 'headless')
   let code = 0
   try {
     const agent = await composition.agents.create()
@@ -34,6 +36,7 @@ export async function runHeadlessStdio(options: HeadlessStdioOptions): Promise<n
       })
     }
   } finally {
+    await human.close()
     await composition.dispose().catch((error: unknown) => {
       code = 1
       process.stderr.write(`dsh-terminal headless: unloading failed: ${error instanceof Error ? error.message : String(error)}\n`)

@@ -1,5 +1,6 @@
 import { reserveStdout, waitForShutdown } from '../cli/lifecycle'
 import { loadComposition } from '../compose/load-config'
+import { startHumanAccess } from '../human/host-access'
 import { DEFAULT_IDLE_TIMEOUT_MS, formatDuration, isLoopbackHost, type ListenAddress } from './http-address'
 import { type BearerToken, resolveToken, TOKEN_ENV } from './http-auth'
 import { McpHttpServer } from './http'
@@ -14,6 +15,8 @@ export interface McpHttpRunOptions {
   idleTimeoutMs?: number
   /** Gap between progress notifications of a long call. */
   progressIntervalMs?: number
+  /** `--web [port]`: also serve the browser view of the sessions (0 = a free port). */
+  web?: number
 }
 
 /** Facts the HTTP startup message shows. */
@@ -53,11 +56,13 @@ export async function runMcpHttp(options: McpHttpRunOptions): Promise<number> {
     return 1
   }
   const shutdown = waitForShutdown(process.stdout)
+  const human = await startHumanAccess(composition, 'mcp', options.web !== undefined ? { web: options.web } : {})
   process.stderr.write(
     httpBanner({ url: server.url, bound: server.address, token, idleTimeoutMs, configPath: composition.configPath, workspace: process.cwd() }),
   )
   await shutdown
   let code = 0
+  await human.close()
   await server.close().catch((error: unknown) => {
     code = 1
     fail(`closing the sessions failed: ${error instanceof Error ? error.message : String(error)}`)

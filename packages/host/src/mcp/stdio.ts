@@ -3,6 +3,7 @@ import { banner } from '../cli/banner'
 import { reserveStdout, waitForShutdown } from '../cli/lifecycle'
 import { repositoryRoot } from '../compose/config-path'
 import { loadComposition } from '../compose/load-config'
+import { startHumanAccess } from '../human/host-access'
 import { connectMcp } from './connection'
 
 /** Options of {@link runMcpStdio}. */
@@ -11,6 +12,8 @@ export interface McpStdioOptions {
   configPath: string
   /** Gap between progress notifications of a long call. */
   progressIntervalMs?: number
+  /** `--web [port]`: also serve the browser view of the sessions (0 = a free port). */
+  web?: number
 }
 
 /**
@@ -28,6 +31,7 @@ export async function runMcpStdio(options: McpStdioOptions): Promise<number> {
   if (process.stdin.isTTY) process.stderr.write(banner({ configPath: composition.configPath, workspace: process.cwd(), repository: repositoryRoot() }))
 
   const shutdown = waitForShutdown(process.stdout, process.stdin)
+  const human = await startHumanAccess(composition, 'mcp', options.web !== undefined ? { web: options.web } : {})
   let code = 0
   try {
     const connection = await connectMcp(composition, new StdioServerTransport(), options)
@@ -37,6 +41,7 @@ export async function runMcpStdio(options: McpStdioOptions): Promise<number> {
       process.stderr.write(`dsh-terminal mcp: closing the client's sessions failed: ${String(error instanceof Error ? error.message : error)}\n`)
     })
   } finally {
+    await human.close()
     await composition.dispose().catch((error: unknown) => {
       code = 1
       process.stderr.write(`dsh-terminal mcp: unloading failed: ${String(error instanceof Error ? error.message : error)}\n`)

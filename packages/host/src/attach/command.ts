@@ -1,0 +1,61 @@
+import { closeHosts, type Discovery, discoverHosts } from './discover'
+import { formatSessionTable } from './table'
+import { runAttachedSession } from './terminal-session'
+
+/** Options of {@link runAttach}. */
+export interface AttachCommandOptions {
+  /** The session to attach to (`pty-3`, or `<host pid>:pty-3` when several hosts have one); without it, list. */
+  sessionId?: string
+  /** Watch only (`--read-only`). */
+  readOnly?: boolean
+}
+
+/**
+ * `dsh-terminal attach [session] [--read-only]`: list the sessions of every running host of this user,
+ * or attach to one. Resolves with the exit code: 0 listed, detached or ended; 1 on any error.
+ */
+export async function runAttach(options: AttachCommandOptions): Promise<number> {
+  let discovery: Discovery
+  try {
+    discovery = await discoverHosts()
+  } catch (error) {
+    return fail(error)
+  }
+  for (const line of discovery.skipped) process.stderr.write(`dsh-terminal attach: ${line}\n`)
+  if (!options.sessionId) {
+    process.stdout.write(formatSessionTable(discovery.hosts))
+    closeHosts(discovery)
+    return 0
+  }
+  const qualified = /^(\d+):(.+)$/.exec(options.sessionId)
+  const sessionId = qualified ? qualified[2]! : options.sessionId
+  const matches = discovery.hosts.filter(
+    ({ host, sessions }) => (!qualified || host.pid === Number(qualified[1])) && sessions.some((session) => session.sessionId === sessionId),
+  )
+  if (matches.length > 1) {
+    closeHosts(discovery)
+    const choices = matches.map(({ host }) => `${host.pid}:${sessionId}`).join(', ')
+    process.stderr.write(`dsh-terminal attach: several hosts have a ${sessionId}; name one as <host pid>:<session>: ${choices} (AMBIGUOUS_SESSION)\n`)
+    return 1
+  }
+  const found = matches[0]
+  closeHosts(discovery, found?.client)
+  if (!found) {
+    const known = discovery.hosts.flatMap(({ sessions }) => sessions.map((session) => session.sessionId))
+    const hint = known.length ? `running sessions: ${known.join(', ')}` : 'no host has any session'
+    process.stderr.write(`dsh-terminal attach: no running host has session ${sessionId} (${hint}) (NO_SESSION)\n`)
+    return 1
+  }
+  try {
+    return await runAttachedSession(found.client, sessionId, options.readOnly === true, process)
+  } catch (error) {
+    found.client.close()
+    return fail(error)
+  }
+}
+
+function fail(error: unknown): number {
+  const code = (error as { code?: string }).code
+  process.stderr.write(`dsh-terminal attach: ${error instanceof Error ? error.message : String(error)}${code ? ` (${code})` : ''}\n`)
+  return 1
+}

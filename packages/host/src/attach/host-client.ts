@@ -1,0 +1,97 @@
+import { readFileSync } from 'node:fs'
+import { connect, type Socket } from 'node:net'
+import { type ClientMessage, encodeLine, LineSplitter, type ServerMessage } from '../human/protocol'
+import { assertOwnedEntry, type HostFiles } from '../human/runtime-dir'
+
+/** A failure talking to a host, with the protocol's (or the client's) stable code. */
+export class AttachError extends Error {
+  constructor(
+    /** Stable code: a protocol error code, `FOREIGN_SOCKET`, `UNSAFE_RUNTIME_DIR`, `HOST_GONE`, `NO_SESSION`. */
+    readonly code: string,
+    message: string,
+  ) {
+    super(message)
+    this.name = 'AttachError'
+  }
+}
+
+/**
+ * One authenticated connection to a host's attach socket. It refuses a socket or token file that is
+ * not ours before connecting, sends the token first, and hands every later message to `onMessage`.
+ */
+export class HostClient {
+  readonly #splitter = new LineSplitter()
+  #waiters: ((message: ServerMessage | undefined) => void)[] = []
+  #listener: ((message: ServerMessage) => void) | undefined
+  #closed = false
+  /** Resolves when the host hung up (or the socket failed). */
+  readonly closed: Promise<void>
+
+  private constructor(
+    private readonly socket: Socket,
+    /** The host's files (its pid names them). */
+    readonly files: HostFiles,
+  ) {
+    this.closed = new Promise((resolve) => {
+      socket.on('close', () => {
+        this.#closed = true
+        for (const waiter of this.#waiters.splice(0)) waiter(undefined)
+        resolve()
+      })
+    })
+    socket.on('error', () => {})
+    socket.on('data', (chunk: Buffer) => {
+      for (const line of this.#splitter.push(chunk)) {
+        const message = JSON.parse(line) as ServerMessage
+        const waiter = this.#waiters.shift()
+        if (waiter) waiter(message)
+        else this.#listener?.(message)
+      }
+    })
+  }
+
+  /** Check ownership of the socket and token, connect, and authenticate; rejects with an {@link AttachError}. */
+  static async open(files: HostFiles): Promise<HostClient> {
+    assertOwnedEntry(files.socketPath, 'socket')
+    assertOwnedEntry(files.tokenPath, 'file')
+    const token = readFileSync(files.tokenPath, 'utf8').trim()
+    const socket = connect(files.socketPath)
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', resolve)
+      socket.once('error', (error) => reject(new AttachError('HOST_GONE', `cannot connect to ${files.socketPath}: ${error.message}`)))
+    })
+    const client = new HostClient(socket, files)
+    const answer = await client.request({ type: 'hello', token })
+    if (answer.type !== 'ok') {
+      client.close()
+      throw new AttachError('UNAUTHORIZED', `host ${files.pid} refused the token`)
+    }
+    return client
+  }
+
+  /** Send one message and wait for the next message from the host; an `error` answer rejects. */
+  async request(message: ClientMessage): Promise<ServerMessage> {
+    const answer = new Promise<ServerMessage | undefined>((resolve) => this.#waiters.push(resolve))
+    this.send(message)
+    const reply = await answer
+    if (!reply) throw new AttachError('HOST_GONE', `host ${this.files.pid} closed the connection`)
+    if (reply.type === 'error') throw new AttachError(reply.code, reply.message)
+    return reply
+  }
+
+  /** Send one message without waiting. */
+  send(message: ClientMessage): void {
+    if (!this.#closed) this.socket.write(encodeLine(message))
+  }
+
+  /** Receive every message no `request` waits for (output, end, errors about input). */
+  onMessage(listener: (message: ServerMessage) => void): void {
+    this.#listener = listener
+  }
+
+  /** Hang up. */
+  close(): void {
+    this.socket.end()
+    this.socket.destroy()
+  }
+}

@@ -1,0 +1,212 @@
+import { timingSafeEqual } from 'node:crypto'
+import type { Socket } from 'node:net'
+import type { TerminalHumanView } from 'dsh-terminal'
+import type { HumanGateway } from './gateway'
+import {
+  type AttachErrorCode,
+  type ClientMessage,
+  encodeLine,
+  fromBase64,
+  type HostInfo,
+  LineSplitter,
+  LineTooLongError,
+  parseClientMessage,
+  type ReadOnlyReason,
+  type ServerMessage,
+  toBase64,
+} from './protocol'
+
+/** Bytes a client may leave unread on its socket before the host drops it instead of buffering on. */
+export const MAX_UNREAD_BYTES = 8 * 1024 * 1024
+
+/** What one connection needs from the server that accepted it. */
+export interface SocketConnectionOptions {
+  gateway: HumanGateway
+  /** The secret of this host's token file. */
+  token: string
+  /** What `list` reports about this host. */
+  host: HostInfo
+  /** Bound of unread output before the client is dropped (default {@link MAX_UNREAD_BYTES}). */
+  maxUnreadBytes?: number
+}
+
+/**
+ * One client of a host's attach socket: it must prove it read the token file, then it may list
+ * sessions and attach to one. Every failure becomes an `error` line; nothing a client sends can throw
+ * out of here, and however the client goes, its view closes (which releases the writer role).
+ */
+export class SocketConnection {
+  readonly #splitter = new LineSplitter()
+  #authenticated = false
+  #view: TerminalHumanView | undefined
+  #attaching = false
+  #readOnlyReason: ReadOnlyReason | undefined
+  #queue: Promise<void> = Promise.resolve()
+  #closed = false
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly options: SocketConnectionOptions,
+  ) {
+    socket.on('data', (chunk: Buffer) => this.#receive(chunk))
+    socket.on('error', () => this.close())
+    socket.on('close', () => this.close())
+  }
+
+  /** Close the view (if any) and the socket; idempotent. */
+  close(): void {
+    if (this.#closed) return
+    this.#closed = true
+    this.#closeView()
+    this.socket.destroy()
+  }
+
+  #receive(chunk: Buffer): void {
+    if (this.#closed) return
+    let lines: string[]
+    try {
+      lines = this.#splitter.push(chunk)
+    } catch (error) {
+      if (error instanceof LineTooLongError) return this.#fail('LINE_TOO_LONG', error.message)
+      throw error
+    }
+    for (const line of lines) {
+      if (line.trim() === '') continue
+      this.#queue = this.#queue.then(() => (this.#closed ? undefined : this.#handle(line))).catch((error: unknown) => this.#fail('BAD_MESSAGE', String(error)))
+    }
+  }
+
+  async #handle(line: string): Promise<void> {
+    const message = parseClientMessage(line)
+    if (typeof message === 'string') {
+      if (!this.#authenticated) return this.#fail('UNAUTHORIZED', `the first line must be {"type":"hello","token":…}; got a malformed line (${message})`)
+      return this.#fail('BAD_MESSAGE', `malformed line: ${message}`)
+    }
+    if (!this.#authenticated) return this.#hello(message)
+    switch (message.type) {
+      case 'hello':
+        return this.#error('BAD_MESSAGE', 'already authenticated')
+      case 'list':
+        return this.#send({ type: 'sessions', host: this.options.host, sessions: await this.options.gateway.sessions() })
+      case 'attach':
+        return this.#attach(message.sessionId, message.readOnly === true)
+      case 'input':
+        return this.#input(message.data)
+      case 'detach':
+        this.#closeView()
+        return this.#send({ type: 'detached' })
+    }
+  }
+
+  #hello(message: ClientMessage): void {
+    if (message.type !== 'hello' || !tokensEqual(message.token, this.options.token)) {
+      return this.#fail('UNAUTHORIZED', 'wrong or missing token: send {"type":"hello","token":<contents of <pid>.token>} first')
+    }
+    this.#authenticated = true
+    this.#send({ type: 'ok', pid: this.options.host.pid })
+  }
+
+  async #attach(sessionId: string, readOnly: boolean): Promise<void> {
+    if (this.#view || this.#attaching) return this.#error('ALREADY_ATTACHED', 'this connection is already attached; detach first')
+    this.#attaching = true
+    // Output can arrive before the screen is sent: hold it so the client sees it after the replay.
+    let held: Uint8Array[] | undefined = []
+    let ended: string | undefined
+    let view: TerminalHumanView
+    try {
+      view = await this.options.gateway.attach(sessionId, {
+        onOutput: (bytes) => (held ? held.push(bytes) : this.#output(bytes)),
+        onEnd: (reason) => {
+          if (held) ended = reason
+          else this.#ended(reason)
+        },
+      })
+    } catch (error) {
+      this.#attaching = false
+      const code = (error as { code?: string }).code
+      return this.#error(code === 'NO_SESSION' || code === 'NO_TERMINALS' ? code : 'ATTACH_FAILED', (error as Error).message ?? String(error))
+    }
+    this.#attaching = false
+    if (this.#closed) return view.close()
+    this.#view = view
+    this.#readOnlyReason = readOnly ? 'READ_ONLY' : undefined
+    if (!readOnly) {
+      try {
+        view.takeWrite()
+      } catch (error) {
+        if ((error as { code?: string }).code !== 'HUMAN_WRITER_TAKEN') throw error
+        this.#readOnlyReason = 'HUMAN_WRITER_TAKEN'
+      }
+    }
+    this.#send({
+      type: 'screen',
+      sessionId: view.sessionId,
+      data: toBase64(view.screen),
+      ...(view.size ? { rows: view.size.rows, cols: view.size.cols } : {}),
+      writer: view.writing,
+      ...(this.#readOnlyReason ? { readOnlyReason: this.#readOnlyReason } : {}),
+    })
+    const pending = held
+    held = undefined
+    for (const bytes of pending) this.#output(bytes)
+    if (ended !== undefined) this.#ended(ended)
+  }
+
+  async #input(data: string): Promise<void> {
+    const view = this.#view
+    if (!view) return this.#error('NOT_ATTACHED', 'attach to a session before sending input')
+    if (!view.writing) {
+      const reason = this.#readOnlyReason ?? 'HUMAN_WRITER_TAKEN'
+      const why = reason === 'READ_ONLY' ? 'this attach is read-only (--read-only)' : 'someone else attached is typing in this session'
+      return this.#error(reason, `input ignored: ${why}`)
+    }
+    try {
+      await view.write(fromBase64(data).toString('utf8'))
+    } catch (error) {
+      const code = (error as { code?: string }).code
+      this.#error(code === 'HUMAN_WRITER_TAKEN' ? code : 'ATTACH_FAILED', (error as Error).message ?? String(error))
+    }
+  }
+
+  #output(bytes: Uint8Array): void {
+    if (this.socket.writableLength > (this.options.maxUnreadBytes ?? MAX_UNREAD_BYTES)) {
+      return this.#fail('SLOW_CONSUMER', 'this client left too much output unread; it was detached (the session keeps running)')
+    }
+    this.#send({ type: 'output', data: toBase64(bytes) })
+  }
+
+  #ended(reason: string): void {
+    this.#view = undefined
+    this.#send({ type: 'end', reason })
+  }
+
+  #closeView(): void {
+    const view = this.#view
+    this.#view = undefined
+    view?.close()
+  }
+
+  #send(message: ServerMessage): void {
+    if (!this.#closed && this.socket.writable) this.socket.write(encodeLine(message))
+  }
+
+  #error(code: AttachErrorCode, message: string): void {
+    this.#send({ type: 'error', code, message })
+  }
+
+  /** Answer with a fatal error, stop watching, and hang up once the line is flushed. */
+  #fail(code: AttachErrorCode, message: string): void {
+    if (this.#closed) return
+    this.#closeView()
+    this.#send({ type: 'error', code, message, fatal: true })
+    this.#closed = true
+    this.socket.end()
+  }
+}
+
+/** Compare secrets in constant time (length leaks, which is public anyway: 64 hex digits). */
+function tokensEqual(given: string, expected: string): boolean {
+  const a = Buffer.from(given)
+  const b = Buffer.from(expected)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
