@@ -38,9 +38,10 @@ afterAll(async () => {
   await fx?.dispose()
 })
 
-/** The text xterm.js shows on the page (its DOM renderer's rows). */
-function screenText(page: Page): Promise<string> {
-  return page.locator('#terminal .xterm-rows').innerText()
+/** The text xterm.js shows on the page: its DOM renderer's rows, one line each. */
+async function screenText(page: Page): Promise<string> {
+  const rows = await page.locator('#terminal .xterm-rows > div').allTextContents()
+  return rows.map((row) => row.replaceAll('\u00a0', ' ').trimEnd()).join('\n')
 }
 
 describe.skipIf(!HAVE_CHROMIUM)(`web view in a real browser (needs ${CHROMIUM})`, () => {
@@ -49,7 +50,7 @@ describe.skipIf(!HAVE_CHROMIUM)(`web view in a real browser (needs ${CHROMIUM})`
     try {
       const response = await page.goto(fx.web.url.replace(/token=\w+/, `token=${'0'.repeat(64)}`))
       expect(response?.status()).toBe(401)
-      expect(await page.locator('body').innerText()).toBe('unauthorized')
+      expect(await page.locator('body').textContent()).toBe('unauthorized')
     } finally {
       await page.close()
     }
@@ -64,18 +65,18 @@ describe.skipIf(!HAVE_CHROMIUM)(`web view in a real browser (needs ${CHROMIUM})`
       await page.goto(fx.web.url)
       const item = page.locator('#sessions li', { hasText: sessionId })
       await item.waitFor()
-      expect(await item.innerText()).toContain('build')
+      expect(await item.textContent()).toContain('build')
       await item.click()
       await eventually(async () => (await screenText(page)).includes('hello-from-agent'), 'the agent output on the page')
       expect(await screenText(page)).toContain('42')
       const button = page.locator('#takeover')
-      await eventually(async () => (await button.isEnabled()) && (await button.innerText()) === 'Take over', 'the Take over button')
+      await eventually(async () => (await button.isEnabled()) && (await button.textContent()) === 'Take over', 'the Take over button')
 
       // Read-only by default: keys typed before taking over go nowhere.
       await page.locator('#terminal').click()
       await page.keyboard.type('echo never-sent')
       await button.click()
-      await eventually(async () => (await button.innerText()) === 'Release', 'the Release button')
+      await eventually(async () => (await button.textContent()) === 'Release', 'the Release button')
       await page.keyboard.type('echo typed-in-browser')
       await page.keyboard.press('Enter')
       await eventually(async () => (await screenText(page)).match(/^typed-in-browser$/m), 'the typed command to run')
@@ -87,12 +88,15 @@ describe.skipIf(!HAVE_CHROMIUM)(`web view in a real browser (needs ${CHROMIUM})`
       }, 'the agent to see the typed command')
       expect(read).toContain('echo typed-in-browser')
 
-      await eventually(async () => (await page.locator('#sessions li', { hasText: sessionId }).innerText()).includes('person typing'), 'the list to show the person typing')
+      await eventually(
+        async () => (await page.locator('#sessions li', { hasText: sessionId }).textContent())?.includes('person typing'),
+        'the list to show the person typing',
+      )
       await mkdir(join(SCREENSHOT, '..'), { recursive: true })
       await page.screenshot({ path: SCREENSHOT })
 
       await button.click()
-      await eventually(async () => (await button.innerText()) === 'Take over', 'the role to be released')
+      await eventually(async () => (await button.textContent()) === 'Take over', 'the role to be released')
       expect(failures).toEqual([])
     } finally {
       await page.close()

@@ -69,6 +69,8 @@ describe('web view over HTTP', () => {
     const events = await fetch(`${fx.origin}/sessions/pty-999/events?token=${fx.token}`)
     expect(events.status).toBe(404)
     expect(((await events.json()) as { code: string }).code).toBe('NO_SESSION')
+    const malformed = await fetch(`${fx.origin}/sessions/%E0%A4%A/events?token=${fx.token}`)
+    expect(malformed.status).toBe(404)
     const takeover = await post(`/sessions/${sessionId}/takeover`, { viewId: 'nope' })
     expect(takeover.status).toBe(404)
     expect(((await takeover.json()) as { code: string }).code).toBe('NO_VIEW')
@@ -129,6 +131,16 @@ describe('web view over HTTP', () => {
       first.close()
       second.close()
     }
+  })
+
+  it('counts an open stream as a person watching, and closing the connection closes the view', async () => {
+    const human = async () => ((await (await fetch(`${fx.origin}/sessions?token=${fx.token}`)).json()) as { sessions: { human?: string }[] }).sessions[0]!.human
+    expect(await human()).toBeUndefined()
+    const client = await openEvents(`${fx.origin}/sessions/${sessionId}/events?token=${fx.token}`)
+    await eventually(() => client.events.length > 0, 'the screen event')
+    expect(await human()).toBe('watching')
+    client.close()
+    await eventually(async () => (await human()) === undefined, 'the view to close with its connection')
   })
 
   it('ends the stream with an end event when the session closes', async () => {

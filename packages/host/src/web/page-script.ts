@@ -117,7 +117,15 @@ function select(sessionId) {
     refreshList();
   });
   source.addEventListener('error', () => {
-    if (current === stream && !stream.ended) showStatus('connection lost; reconnecting…', true);
+    if (current !== stream || stream.ended) return;
+    if (source.readyState === EventSource.CLOSED) {
+      stream.ended = true;
+      setWriting(false);
+      showStatus('cannot watch ' + sessionId + ' (it is gone, or the server stopped)', true);
+      refreshList();
+    } else {
+      showStatus('connection lost; reconnecting…', true);
+    }
   });
   refreshList();
 }

@@ -38,6 +38,15 @@ export class WebViewError extends Error {
 /** `/sessions/<id>/<action>` */
 const SESSION_ROUTE = /^\/sessions\/([^/]+)\/(events|takeover|release|input)$/
 
+/** The session id in a route, percent-decoded; a malformed escape names no session. */
+function sessionIdOf(segment: string): string {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    throw new WebRequestError(404, 'NO_SESSION', 'no such session')
+  }
+}
+
 /**
  * Serve the web view on loopback: a page where the person the agent works for watches every session
  * of this host live and can take one over. Every request needs the URL's token; POSTs also need the
@@ -85,7 +94,7 @@ export async function startWebView(gateway: HumanGateway, options: WebViewOption
       }
       const match = SESSION_ROUTE.exec(path)
       if (match?.[2] === 'events') {
-        await streams.open(decodeURIComponent(match[1]!), res)
+        await streams.open(sessionIdOf(match[1]!), res)
         return
       }
       sendError(res, 404, 'NOT_FOUND', `nothing at ${path}`)
@@ -106,7 +115,7 @@ export async function startWebView(gateway: HumanGateway, options: WebViewOption
       return
     }
     const body = await readJsonObject(req)
-    const view = streams.view(decodeURIComponent(match[1]!), body.viewId)
+    const view = streams.view(sessionIdOf(match[1]!), body.viewId)
     if (match[2] === 'takeover') view.takeWrite()
     else if (match[2] === 'release') view.releaseWrite()
     else {

@@ -58,6 +58,10 @@ export class SessionStreams {
       send('end', JSON.stringify({ reason }))
       res.end()
     }
+    let hungUp = false
+    res.once('close', () => {
+      hungUp = true
+    })
     const view = await this.gateway.attach(sessionId, {
       onOutput: (bytes) => {
         if (live) send('output', Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64'))
@@ -68,8 +72,8 @@ export class SessionStreams {
         else endedEarly = reason
       },
     })
-    if (res.destroyed) {
-      view.close()
+    if (hungUp || res.destroyed) {
+      view.close() // the viewer left while the screen was being rendered
       return
     }
     this.#streams.set(viewId, { sessionId, view })
