@@ -51,6 +51,31 @@ afterEach(async () => {
   await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()))
 })
 
+describe('an entry gets its config from the yml', () => {
+  it('the job limits written in cordis.yml hold, and a job tool call runs through ctx.tools', async () => {
+    const composition = await mount(await writeConfig(SPINE.replace('maxActiveJobsPerOwner: 2', 'maxActiveJobsPerOwner: 1\n    defaultOutputLimitBytes: 4096')))
+    const { root } = composition
+    expect(root.tools.list().map((tool) => tool.name)).toEqual(['job_kill', 'job_list', 'job_output'])
+    const agent = await root.agents.create()
+    let finish!: (outcome: { detail: string }) => void
+    const id = root.jobs.start({
+      kind: 'build',
+      label: 'make',
+      owner: agent,
+      run: (job) => {
+        job.write('built\n')
+        return { cancel: () => finish({ detail: 'cancelled' }), done: new Promise((resolve) => (finish = resolve)) }
+      },
+    })
+    expect(() => root.jobs.start({ kind: 'build', label: 'again', owner: agent, run: () => ({ cancel() {}, done: Promise.resolve() }) })).toThrow(/limit 1/)
+    expect(root.jobs.get(id, agent)?.outputLimitBytes).toBe(4096)
+    const pending = root.tools.execute({ callId: 'c1', name: 'job_output', arguments: { jobId: id, wait: true }, agent })
+    finish({ detail: 'exit 0' })
+    expect((await pending).content).toEqual([{ type: 'text', text: 'built\n[status: completed, exit 0]' }])
+    await agent.dispose()
+  })
+})
+
 describe('the default composition and its overlays', () => {
   it('mounts every entry of cordis.yml: nine tools, workspace-write over the working directory', async () => {
     const composition = await mount(DEFAULT_CONFIG)
