@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { Context } from '@deepseek-ai/cordis'
 import { children, eventually } from 'dsh-testkit'
-import type { SubprocessTerminalHandle, TerminalLimits } from '../../packages/subprocess/subprocess/src/index'
+import { isStdinWaitProven, type SubprocessTerminalHandle, type TerminalLimits } from '../../packages/subprocess/subprocess/src/index'
 import * as local from '../../packages/subprocess/subprocess-local/src/index'
 import { collect, collectInterleaved, timed } from '../lib/measure'
 import { treeReady } from '../lib/process-tree'
@@ -66,7 +66,7 @@ async function inspections(handle: SubprocessTerminalHandle, count: number, prov
     const start = performance.now()
     const facts = await handle.inspectForeground()
     const elapsed = (performance.now() - start) * 1000
-    if (proven && !facts?.stdinWaitProven) throw new Error('bench: expected a proven stdin wait')
+    if (proven && !(facts && isStdinWaitProven(facts))) throw new Error('bench: expected a proven stdin wait')
     if (i >= WARMUP) samples.push(elapsed)
   }
   return samples
@@ -284,7 +284,7 @@ export async function subprocess(): Promise<BenchRow[]> {
     await probe.handle.write(command)
     await eventually(() => probe.text().slice(from).endsWith(ready), label, 15_000)
     let facts = await probe.handle.inspectForeground()
-    for (let i = 0; i < 200 && !(facts?.stdinWaitProven && !facts.isShellGroup); i++) facts = await probe.handle.inspectForeground()
+    for (let i = 0; i < 200 && !(facts && isStdinWaitProven(facts) && !facts.isShellGroup); i++) facts = await probe.handle.inspectForeground()
     const cpuBefore = process.cpuUsage()
     const samples = await inspections(probe.handle, 200, true)
     const cpu = process.cpuUsage(cpuBefore)

@@ -72,8 +72,6 @@ export interface MemberScan {
  * /proc, macOS runs `ps`; tests inject fixtures. Reads never throw: unreadable means absent.
  */
 export interface ProcessInspector {
-  /** True when this platform can prove stdin waits (Linux on x86-64 and arm64). */
-  readonly stdinWaitSupported: boolean
   /** The process's current record if `identity` still holds (zombies included). */
   record(identity: ProcessIdentity): Promise<ProcessRecord | undefined>
   /** The current record of a pid, whatever its identity (used once, right after spawn). */

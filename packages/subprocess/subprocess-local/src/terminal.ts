@@ -4,6 +4,7 @@ import {
   type AppliedTerminalLimits,
   type ForegroundFacts,
   type InspectOptions,
+  isStdinWaitUnproven,
   SubprocessError,
   type SubprocessTerminalHandle,
   type TerminalExit,
@@ -280,7 +281,7 @@ export class LocalTerminal implements SubprocessTerminalHandle {
     const facts = await this.inspectForeground()
     if (!facts) return false
     // The shell in front but not waiting at its prompt: it may be forking (or running a builtin loop).
-    if (facts.isShellGroup) return facts.stdinWaitSupported && !facts.stdinWaitProven
+    if (facts.isShellGroup) return isStdinWaitUnproven(facts)
     return this.#inspector.sameImage(facts.processGroupId, this.#shellGroup ?? this.pid)
   }
 

@@ -45,15 +45,13 @@ describe('DarwinInspector (injected ps output)', () => {
       sequence: 3,
       processGroupId: 200,
       isShellGroup: false,
-      stdinWaitSupported: false,
-      stdinWaitProven: false,
+      stdinWaitProof: 'unprovable',
       complete: false,
       waits: [],
       threads: [],
     })
     expect(remembered).toEqual([201, 202, 200])
     expect(calls).toHaveLength(1)
-    expect(inspector.stdinWaitSupported).toBe(false)
   })
 
   it('walks members children first, counts zombies as gone and keeps reparented tracked processes', async () => {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import type { ForegroundFacts, SubprocessTerminalHandle } from 'dsh-subprocess'
+import { type ForegroundFacts, isStdinWaitProven, type SubprocessTerminalHandle } from 'dsh-subprocess'
 import { eventually } from 'dsh-testkit'
 import { BASH, BASH_ENV, capture, mountRuntime, PYTHON } from './helpers'
 
@@ -71,7 +71,7 @@ const builtinReading = (facts: ForegroundFacts) => facts.isShellGroup && facts.w
 
 /** A proven wait held by `command`, outside the shell's group. */
 const programWaiting = (command: string) => (facts: ForegroundFacts) =>
-  !facts.isShellGroup && facts.stdinWaitProven && facts.program?.command === command && facts.program.role === 'waiting'
+  !facts.isShellGroup && isStdinWaitProven(facts) && facts.program?.command === command && facts.program.role === 'waiting'
 
 /** Every thread of `command`'s group sampled and off-CPU: the group settled into its blocking syscalls. */
 const settled = (command: string, members: number) => (facts: ForegroundFacts) =>
@@ -111,7 +111,7 @@ describe.skipIf(process.platform !== 'linux')('terminal modes of real programs',
     env = await mountRuntime()
     const shell = await env.spawn({ argv: BASH, env: BASH_ENV })
     await capture(shell).waitFor(/PROMPT\$ $/)
-    const facts = await until(shell, 'readline waiting', (sample) => sample.isShellGroup && sample.stdinWaitProven)
+    const facts = await until(shell, 'readline waiting', (sample) => sample.isShellGroup && isStdinWaitProven(sample))
     expect(facts.program).toMatchObject({ pid: shell.pid, role: 'waiting', command: 'bash', argv0: 'bash' })
     expect(await modesDuring(shell, facts)).toEqual({ echo: false, canonical: false })
   })
@@ -144,7 +144,7 @@ describe.skipIf(process.platform !== 'linux')('the program in front of real term
   it('sleep 30: named, blocked in clock_nanosleep, proven not reading the terminal', async () => {
     const { shell } = await shellWith('sleep 30')
     const facts = await until(shell, 'sleep blocked', settled('sleep', 1))
-    expect(facts.stdinWaitProven).toBe(false)
+    expect(isStdinWaitProven(facts)).toBe(false)
     expect(facts.notReadingProven).toBe(true)
     expect(facts.threads).toHaveLength(1)
     expect(['clock_nanosleep', 'nanosleep']).toContain(facts.threads[0]!.syscallName)
@@ -163,7 +163,7 @@ describe.skipIf(process.platform !== 'linux')('the program in front of real term
     const child = facts.threads.find((thread) => thread.pid !== facts.processGroupId)!
     expect(['wait4', 'waitid']).toContain(leader.syscallName)
     expect(['clock_nanosleep', 'nanosleep']).toContain(child.syscallName)
-    expect(facts).toMatchObject({ stdinWaitProven: false, notReadingProven: true })
+    expect(facts).toMatchObject({ stdinWaitProof: 'unproven', notReadingProven: true })
     expect(facts.program).toMatchObject({ role: 'leader', command: 'bash', argv0: 'bash' })
   })
 

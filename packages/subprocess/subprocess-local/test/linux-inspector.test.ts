@@ -33,7 +33,7 @@ describe('LinuxInspector.foreground (fixtures)', () => {
       .thread(200, 200, blocked(0, 0, 0x1000, 4096), 9, 2)
       .fd(200, 0, PTS0)
     const { facts, remembered } = await foreground(proc)
-    expect(facts).toMatchObject({ sequence: 7, processGroupId: 200, isShellGroup: false, stdinWaitProven: true, complete: true })
+    expect(facts).toMatchObject({ sequence: 7, processGroupId: 200, isShellGroup: false, stdinWaitProof: 'proven', complete: true })
     expect(facts!.waits).toEqual([
       {
         pid: 200,
@@ -54,12 +54,12 @@ describe('LinuxInspector.foreground (fixtures)', () => {
     const proc = session(100)
       .thread(100, 100, blocked(270, 1, 0x5000))
       .fd(100, 0, PTS0)
-    expect((await foreground(proc)).facts!.stdinWaitProven).toBe(false)
+    expect((await foreground(proc)).facts!.stdinWaitProof).toBe('unproven')
     expect((await foreground(proc)).facts!.threads[0]).toMatchObject({ state: 'unknown', syscall: 270 })
     expect((await foreground(proc)).facts!.complete).toBe(false)
     proc.mem(100, 0x5000, Buffer.from([0b1]))
     const { facts } = await foreground(proc)
-    expect(facts).toMatchObject({ isShellGroup: true, stdinWaitProven: true, complete: true })
+    expect(facts).toMatchObject({ isShellGroup: true, stdinWaitProof: 'proven', complete: true })
     expect(facts!.waits[0]).toMatchObject({ syscallName: 'pselect6', fd: 0 })
   })
 
@@ -104,7 +104,7 @@ describe('LinuxInspector.foreground (fixtures)', () => {
     const pollout = base()
       .thread(100, 100, blocked(271, 0x6000, 1))
       .mem(100, 0x6000, entry(0, 4))
-    expect((await foreground(pollout)).facts!.stdinWaitProven).toBe(false)
+    expect((await foreground(pollout)).facts!.stdinWaitProof).toBe('unproven')
     const unreadable = base().thread(100, 100, blocked(7, 0x6000, 1))
     expect((await foreground(unreadable)).facts!.threads[0]!.state).toBe('unknown')
   })
@@ -122,7 +122,7 @@ describe('LinuxInspector.foreground (fixtures)', () => {
     const make = (tty: number) =>
       session().process({ pid: 200, ppid: 100, pgid: 200, sid: 100, tty, start: 1100 }).thread(200, 200, blocked(0, 3)).fd(200, 3, DEV_TTY)
     expect((await foreground(make(PTS0))).facts!.waits[0]).toMatchObject({ fd: 3 })
-    expect((await foreground(make(PTS1))).facts!.stdinWaitProven).toBe(false)
+    expect((await foreground(make(PTS1))).facts!.stdinWaitProof).toBe('unproven')
   })
 
   it('samples every thread and proves a wait in a non-leader thread', async () => {
@@ -144,14 +144,13 @@ describe('LinuxInspector.foreground (fixtures)', () => {
   it('reports a zombie-only foreground group without threads or proof', async () => {
     const proc = session().process({ pid: 200, ppid: 100, pgid: 200, sid: 100, state: 'Z', start: 1100 })
     const { facts } = await foreground(proc)
-    expect(facts).toMatchObject({ processGroupId: 200, stdinWaitProven: false, complete: true, threads: [], waits: [] })
+    expect(facts).toMatchObject({ processGroupId: 200, stdinWaitProof: 'unproven', complete: true, threads: [], waits: [] })
   })
 
   it('cannot prove anything on an unsupported architecture but still reports the group', async () => {
     const proc = session(100).thread(100, 100, blocked(0, 0)).fd(100, 0, PTS0)
     const { facts } = await foreground(proc, 'riscv64')
-    expect(facts).toMatchObject({ processGroupId: 100, isShellGroup: true, stdinWaitSupported: false, stdinWaitProven: false, complete: false })
-    expect(inspector(proc, 'riscv64').stdinWaitSupported).toBe(false)
+    expect(facts).toMatchObject({ processGroupId: 100, isShellGroup: true, stdinWaitProof: 'unprovable', complete: false })
   })
 
   it('reports nothing for a recycled pid, a zombie shell, or one that does not own its terminal yet', async () => {
@@ -166,7 +165,7 @@ describe('LinuxInspector.foreground (fixtures)', () => {
     proc.files.set('/proc/100/task/100/syscall', 'garbage\n')
     expect((await foreground(proc)).facts!.threads[0]!.state).toBe('unknown')
     proc.files.delete('/proc/100/task/100/syscall')
-    expect((await foreground(proc)).facts).toMatchObject({ stdinWaitProven: false, complete: false })
+    expect((await foreground(proc)).facts).toMatchObject({ stdinWaitProof: 'unproven', complete: false })
   })
 })
 
@@ -193,7 +192,7 @@ describe('LinuxInspector.foreground: what the group does when it does not read (
       [201, 'blocked', 'clock_nanosleep', true],
       [200, 'blocked', 'wait4', true],
     ])
-    expect(facts).toMatchObject({ stdinWaitProven: false, complete: true, notReadingProven: true })
+    expect(facts).toMatchObject({ stdinWaitProof: 'unproven', complete: true, notReadingProven: true })
     // No counters: these threads cannot hold a stdin wait, so nothing needs to prove they ran.
     expect(facts!.threads[0]!.voluntaryCtxtSwitches).toBeUndefined()
   })

@@ -8,7 +8,6 @@ import { LocalTerminal } from '../src/terminal'
  * members, nobody alive and no dispositions. Subclasses say what the foreground looks like.
  */
 export abstract class ScriptedInspector implements ProcessInspector {
-  readonly stdinWaitSupported = true
   /** Reads of the top-level record (identify, record, and each inspection's own read). */
   reads = 0
   /** Foreground inspections started. */

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { eventually, isAlive } from 'dsh-testkit'
+import { isStdinWaitProven } from 'dsh-subprocess'
 import { BASH, BASH_ENV, capture, mountRuntime } from './helpers'
 
 let env: Awaited<ReturnType<typeof mountRuntime>> | undefined
@@ -24,7 +25,7 @@ async function wrappedShellAtPrompt() {
   // The prompt text arrives a moment before readline blocks: sample until the wait is proven.
   const idle = await eventually(async () => {
     const facts = await shell.inspectForeground()
-    return facts?.stdinWaitProven ? facts : undefined
+    return facts && isStdinWaitProven(facts) ? facts : undefined
   }, 'the wrapped shell blocked reading at its prompt')
   return { shell, out, idle }
 }

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { type ForegroundFacts, isNewWait, type SubprocessTerminalHandle } from 'dsh-subprocess'
+import { type ForegroundFacts, isNewWait, isStdinWaitProven, type SubprocessTerminalHandle } from 'dsh-subprocess'
 import { eventually } from 'dsh-testkit'
 import { installed } from 'dsh-testkit'
 import { BASH, BASH_ENV, capture, mountRuntime, PYTHON } from './helpers'
@@ -16,7 +16,7 @@ function provenWait(handle: SubprocessTerminalHandle, what: string): Promise<For
   return eventually(
     async () => {
       const facts = await handle.inspectForeground()
-      return facts && !facts.isShellGroup && facts.stdinWaitProven ? facts : undefined
+      return facts && !facts.isShellGroup && isStdinWaitProven(facts) ? facts : undefined
     },
     what,
     15_000,
@@ -103,7 +103,7 @@ describe.skipIf(process.platform !== 'linux')('stdin-wait proof on real programs
         ? sample
         : undefined
     }, 'the pipeline blocked')
-    expect(facts.stdinWaitProven).toBe(false)
+    expect(isStdinWaitProven(facts)).toBe(false)
   })
 
   it('reports the timeout of a timed wait (select, poll, epoll) and none for a plain read', async () => {

@@ -29,7 +29,6 @@ const rec = (pid: number, ppid: number, extra: Partial<ProcessRecord> = {}): Pro
 
 /** A process table driven by the signals teardown sends. */
 class FakeWorld implements ProcessInspector {
-  readonly stdinWaitSupported = false
   readonly table = new Map<number, FakeProcess>()
   readonly log: string[] = []
   /** Every scope teardown scanned with. */

@@ -32,7 +32,7 @@ class Shell extends ScriptedInspector {
 
   protected facts(record: ProcessRecord, sequence: number): ForegroundFacts | undefined {
     if (record.tpgid <= 0) return undefined
-    return { sequence, processGroupId: SHELL, isShellGroup: true, stdinWaitSupported: true, stdinWaitProven: true, complete: true, waits: [], threads: [] }
+    return { sequence, processGroupId: SHELL, isShellGroup: true, stdinWaitProof: 'proven', complete: true, waits: [], threads: [] }
   }
 }
 

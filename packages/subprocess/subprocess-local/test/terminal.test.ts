@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { isSubprocessError } from 'dsh-subprocess'
+import { isStdinWaitProven, isSubprocessError } from 'dsh-subprocess'
 import { eventually, isAlive } from 'dsh-testkit'
 import { BASH, BASH_ENV, capture, mountRuntime } from './helpers'
 
@@ -89,7 +89,7 @@ describe('LocalTerminal on a real PTY', () => {
       return facts && !facts.isShellGroup && facts.threads[0]?.state === 'blocked' ? facts : undefined
     }, 'sleep blocked in the foreground')
     expect(busy.processGroupId).not.toBe(shell.pid)
-    expect(busy.stdinWaitProven).toBe(false)
+    expect(isStdinWaitProven(busy)).toBe(false)
     expect(busy.threads).toHaveLength(1)
     expect(busy.complete).toBe(true)
     expect(busy.sequence).toBeGreaterThan(idle!.sequence)

@@ -12,6 +12,7 @@ export {
 export { isSubprocessError, SubprocessError, type SubprocessErrorCode, TerminalCleanupError } from './errors'
 export { isNewWait } from './new-wait'
 export { SubprocessRuntime } from './service'
+export { canProveStdinWait, isStdinWaitProven, isStdinWaitProvenOrUnprovable, isStdinWaitUnproven } from './stdin-wait-proof'
 export { MAX_TERMINAL_SIZE, MAX_TIMER_MS, validateSpawnSpec, validateTerminalSize } from './spec'
 export type {
   AppliedTerminalLimits,
@@ -20,6 +21,7 @@ export type {
   InspectOptions,
   KnownSyscall,
   StdinWait,
+  StdinWaitProof,
   StdinWaitSyscall,
   SubprocessTerminalHandle,
   TerminalExit,

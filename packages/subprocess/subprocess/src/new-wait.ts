@@ -1,3 +1,4 @@
+import { isStdinWaitProven } from './stdin-wait-proof'
 import type { ForegroundFacts, StdinWait, ThreadSample } from './types'
 
 /**
@@ -10,7 +11,7 @@ import type { ForegroundFacts, StdinWait, ThreadSample } from './types'
  * a thread still blocked in the very wait it was in before has not seen the input.
  */
 export function isNewWait(before: ForegroundFacts | undefined, after: ForegroundFacts | undefined): boolean {
-  if (!after?.stdinWaitProven || !before) return false
+  if (!after || !isStdinWaitProven(after) || !before) return false
   if (before.processGroupId !== after.processGroupId) return true
   return after.waits.some((wait) => waitIsNew(before, wait))
 }

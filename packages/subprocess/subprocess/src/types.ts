@@ -183,6 +183,12 @@ export interface InspectOptions {
 }
 
 /**
+ * What one inspection proved about a stdin wait. Three states rather than two flags, because
+ * "none proven" means something else where nothing can ever be proven.
+ */
+export type StdinWaitProof = 'proven' | 'unproven' | 'unprovable'
+
+/**
  * Facts about the terminal's foreground process group, as sampled by one inspection.
  * A provider reports facts only; deciding what they mean for readiness is the consumer's policy.
  */
@@ -198,10 +204,12 @@ export interface ForegroundFacts {
    * top-level process is then the wrapper, and an interactive shell leads a group of its own.
    */
   readonly isShellGroup: boolean
-  /** False where the platform cannot prove stdin waits (macOS, unsupported CPU): then nothing is proven. */
-  readonly stdinWaitSupported: boolean
-  /** True when at least one thread of the group is proven blocked waiting for terminal input. */
-  readonly stdinWaitProven: boolean
+  /**
+   * Whether the group is proven blocked reading the terminal: `proven` (some thread is), `unproven`
+   * (the platform can prove it, none is proven) or `unprovable` (macOS, unsupported CPU). Read it
+   * with `isStdinWaitProven`, `canProveStdinWait` and their siblings rather than by hand.
+   */
+  readonly stdinWaitProof: StdinWaitProof
   /** True when every thread of every member process of the group was sampled with a known state. */
   readonly complete: boolean
   /** The threads proven to wait for terminal input (a subset of `threads`). */

@@ -33,7 +33,6 @@ export const runCommandSync: SyncCommandRunner = (file, args) => {
  * does not know signal dispositions or sessions, so teardown falls back to grace and tree walks.
  */
 export class DarwinInspector implements ProcessInspector {
-  readonly stdinWaitSupported = false
   readonly #run: CommandRunner
   readonly #runSync: SyncCommandRunner
   readonly #now: () => number
@@ -65,8 +64,7 @@ export class DarwinInspector implements ProcessInspector {
       sequence,
       processGroupId: top.tpgid,
       isShellGroup: top.pgid === top.tpgid,
-      stdinWaitSupported: false,
-      stdinWaitProven: false,
+      stdinWaitProof: 'unprovable',
       complete: false,
       waits: [],
       threads: [],

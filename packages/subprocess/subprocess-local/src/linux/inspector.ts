@@ -24,7 +24,6 @@ export interface LinuxInspectorOptions {
 
 /** The /proc inspector: foreground facts with stdin-wait proof, member scans, dispositions. */
 export class LinuxInspector implements ProcessInspector {
-  readonly stdinWaitSupported: boolean
   readonly #source: ProcSource
   readonly #table: SyscallTable | undefined
   readonly #selfPid: number
@@ -35,7 +34,6 @@ export class LinuxInspector implements ProcessInspector {
     this.#table = syscallTable(options.arch ?? process.arch)
     this.#selfPid = options.selfPid ?? process.pid
     this.#childrenFiles = options.childrenFiles ?? this.#source.text(`/proc/${this.#selfPid}/task/${this.#selfPid}/children`) !== undefined
-    this.stdinWaitSupported = this.#table !== undefined
   }
 
   async record(identity: ProcessIdentity): Promise<ProcessRecord | undefined> {
@@ -102,8 +100,8 @@ export class LinuxInspector implements ProcessInspector {
       const program = foregroundProgram(this.#source, group, processGroupId, [])
       return {
         ...facts,
-        stdinWaitSupported: this.stdinWaitSupported,
-        stdinWaitProven: false,
+        // A CPU without a syscall table cannot prove waits; a shell without a terminal just proves none.
+        stdinWaitProof: this.#table ? 'unproven' : 'unprovable',
         complete: false,
         waits: [],
         threads: [],
@@ -129,7 +127,7 @@ export class LinuxInspector implements ProcessInspector {
     const waits = threads.filter((thread): thread is StdinWait => thread.state === 'stdin-wait')
     const notReadingProven = complete && threads.length > 0 && threads.every((thread) => thread.notReading === true)
     const program = foregroundProgram(this.#source, group, processGroupId, waits)
-    return { ...facts, stdinWaitSupported: true, stdinWaitProven: waits.length > 0, complete, waits, threads, notReadingProven, ...(program && { program }) }
+    return { ...facts, stdinWaitProof: waits.length > 0 ? 'proven' : 'unproven', complete, waits, threads, notReadingProven, ...(program && { program }) }
   }
 
   *#members(scope: MemberScope): Scan<MemberScan> {

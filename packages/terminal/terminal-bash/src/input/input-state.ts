@@ -1,4 +1,11 @@
-import type { ForegroundFacts, ForegroundProgram, InspectOptions } from 'dsh-subprocess'
+import {
+  canProveStdinWait,
+  type ForegroundFacts,
+  type ForegroundProgram,
+  type InspectOptions,
+  isStdinWaitProven,
+  isStdinWaitProvenOrUnprovable,
+} from 'dsh-subprocess'
 import type { TerminalInputState, TerminalProgram } from 'dsh-terminal'
 
 /** What the byte stream says about the screen, next to the foreground facts. */
@@ -109,12 +116,12 @@ export function classifyInput(facts: ForegroundFacts | undefined, screen: Screen
   if (facts === undefined) return undefined
   const program = describeProgram(facts.program)
   const modes = facts.terminalModes
-  if (!facts.stdinWaitSupported) {
+  if (!canProveStdinWait(facts)) {
     // Nothing can be proven here (macOS): only flags that no program leaves set by accident count.
     if (modes?.canonical && !modes.echo) return withProgram({ kind: 'password' }, program)
     return withProgram({ kind: 'busy', reading: 'unprovable' }, program)
   }
-  if (!facts.stdinWaitProven) return withProgram({ kind: 'busy', reading: facts.notReadingProven ? 'no' : 'unproven' }, program)
+  if (!isStdinWaitProven(facts)) return withProgram({ kind: 'busy', reading: facts.notReadingProven ? 'no' : 'unproven' }, program)
   const keys = withProgram({ kind: 'keys', alternateScreen: screen.alternateScreen }, program)
   // Flags unreadable: only the screen or the name can say keys; otherwise some program reads.
   if (!modes) return readsKeys(facts.program, screen) && !facts.isShellGroup ? keys : withProgram({ kind: 'program' }, program)
@@ -162,7 +169,7 @@ export async function lookAtInput(
 export function needsTerminalModes(facts: ForegroundFacts | undefined, screen: ScreenView): boolean {
   if (facts === undefined || facts.terminalModes) return false
   if (screen.promptKind && ownsPrompt(facts, screen)) return false
-  return facts.stdinWaitProven || !facts.stdinWaitSupported
+  return isStdinWaitProvenOrUnprovable(facts)
 }
 
 /**

@@ -1,4 +1,4 @@
-import { type ForegroundFacts, isNewWait, type StdinWait } from 'dsh-subprocess'
+import { canProveStdinWait, type ForegroundFacts, isNewWait, isStdinWaitProven, isStdinWaitUnproven, type StdinWait } from 'dsh-subprocess'
 
 /** Which exact tier proved readiness: the controlled prompt (A) or a proven new stdin wait (B). */
 export type ReadinessProof = 'prompt' | 'stdin'
@@ -117,7 +117,7 @@ export class ReadinessEvidence {
       this.#candidate = undefined
       return NOTHING
     }
-    const owned = facts.isShellGroup || (!facts.stdinWaitSupported && view.replOwns?.(facts) === true)
+    const owned = facts.isShellGroup || (!canProveStdinWait(facts) && view.replOwns?.(facts) === true)
     if (view.promptReady && owned) return this.#judgePrompt(sample, facts)
     this.#prompt = undefined
     return this.#judgeStdin(sample, facts, view)
@@ -137,12 +137,12 @@ export class ReadinessEvidence {
    */
   #judgePrompt(sample: ProbeSample, facts: ForegroundFacts): Judgement {
     this.#candidate = undefined
-    const blocked = facts.stdinWaitSupported && facts.stdinWaitProven
+    const blocked = isStdinWaitProven(facts)
     if (!this.#rules.requireNewWait && blocked) return PROMPT_PROOF
-    if (this.#rules.nothingTyped && !facts.stdinWaitSupported) return PROMPT_PROOF
+    if (this.#rules.nothingTyped && !canProveStdinWait(facts)) return PROMPT_PROOF
     const signature = blocked ? waitSignature(facts.waits) : ''
     // A shell that can be proven blocked but is not yet usually blocks a moment after its prompt.
-    const blockSoon = facts.stdinWaitSupported && !blocked
+    const blockSoon = isStdinWaitUnproven(facts)
     const held = this.#prompt
     if (held === undefined || held.arrivals !== sample.arrivalsAtStart || held.signature !== signature) {
       this.#prompt = { signature, arrivals: sample.arrivalsAtStart, since: sample.startedAt }
@@ -199,8 +199,7 @@ export class ReadinessEvidence {
   #judgeStdin(sample: ProbeSample, facts: ForegroundFacts, view: StreamView): Judgement {
     const rules = this.#rules
     const proven =
-      facts.stdinWaitSupported &&
-      facts.stdinWaitProven &&
+      isStdinWaitProven(facts) &&
       (rules.outputAfter === undefined || sample.arrivalsAtStart > rules.outputAfter) &&
       (rules.shellOutputAfter === undefined || !facts.isShellGroup || sample.arrivalsAtStart > rules.shellOutputAfter) &&
       (!rules.requireNewWait || isNewWait(rules.before, facts))

@@ -1,4 +1,4 @@
-import type { ForegroundFacts, InspectOptions } from 'dsh-subprocess'
+import { type ForegroundFacts, type InspectOptions, isStdinWaitProven, isStdinWaitProvenOrUnprovable } from 'dsh-subprocess'
 import type { TerminalSessionStatus } from 'dsh-terminal'
 import { ownsPrompt, type ScreenView } from '../input/input-state'
 import type { SendOutputBuffer } from '../output/index'
@@ -74,10 +74,8 @@ export interface SendOptions {
   readonly markersBefore?: number | undefined
 }
 
-/** Waiting as far as the platform can tell: proven blocked reading, or unprovable here (macOS). */
-export function isWaitingAsFarAsKnown(facts: ForegroundFacts): boolean {
-  return facts.stdinWaitProven || !facts.stdinWaitSupported
-}
+/** Waiting as far as the platform can tell: proven blocked reading, or unprovable here (macOS). The session's name for dsh-subprocess's predicate. */
+export const isWaitingAsFarAsKnown: (facts: ForegroundFacts) => boolean = isStdinWaitProvenOrUnprovable
 
 /**
  * The shell (or, at a REPL's marked prompt, that REPL) in front and waiting as far as the platform
@@ -94,7 +92,7 @@ export function isPromptOwnerWaiting(facts: ForegroundFacts | undefined, screen:
  * may still have input queued.
  */
 export function isIdleAtPrompt(facts: ForegroundFacts | undefined, screen: ScreenView): boolean {
-  return screen.promptKind !== undefined && facts !== undefined && ownsPrompt(facts, screen) && facts.stdinWaitProven
+  return screen.promptKind !== undefined && facts !== undefined && ownsPrompt(facts, screen) && isStdinWaitProven(facts)
 }
 
 /** Input that ends at most one command line: no line break before the final Enter. */
