@@ -15,6 +15,7 @@ import { join } from 'node:path'
 import { createDocsProgram, type PackageApi, packageApi } from './docs/api-catalog'
 import { checkCompositionConfig } from './docs/composition-check'
 import { checkReadmeConfigs } from './docs/config-check'
+import { readmeTemplateProblems } from './docs/readme-template'
 import { describeDiff } from './docs/diff'
 import { checkDeclaredImports } from './docs/imports'
 import { checkLayers } from './docs/layers'
@@ -104,6 +105,16 @@ export async function runDocs(root: string): Promise<DocsRun> {
   const exportingConfig = new Set([...apis.values()].filter((api) => api.symbols.some((symbol) => symbol.name === 'Config')).map((api) => api.name))
   const fieldsByPackage = new Map<string, string[]>()
   failures.push(...(await checkReadmeConfigs(root, packages, exportingConfig, fieldsByPackage)))
+  for (const pkg of packages) {
+    if (!pkg.readme) {
+      failures.push(`${pkg.dir}/README.md: missing; every package has one (scripts/scaffold-package.mjs writes the template)`)
+      continue
+    }
+    const symbols = apis.get(pkg.name)?.symbols ?? []
+    const hasConfig = (fieldsByPackage.get(pkg.name)?.length ?? 0) > 0
+    const expected = { name: pkg.name, hasConfig, hasErrors: symbols.some((symbol) => /Error$/.test(symbol.name)) }
+    for (const problem of readmeTemplateProblems(readFileSync(join(root, pkg.readme), 'utf8'), expected)) failures.push(`${pkg.readme}: ${problem}`)
+  }
   failures.push(...checkCompositionConfig('cordis.yml', readFileSync(join(root, 'cordis.yml'), 'utf8'), (name) => fieldsByPackage.get(name)))
   return { pages: results, failures }
 }

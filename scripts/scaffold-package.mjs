@@ -1,6 +1,7 @@
-// One-off generator used while scaffolding: writes a package.json with the house layout.
-// Usage: node scripts/scaffold-package.mjs <dir> <name> "<description>" dep1,dep2
-import { writeFileSync, mkdirSync } from 'node:fs'
+// Generator for a new package: writes a package.json with the house layout and, when there is none
+// yet, a README.md on the house template (the sections `pnpm docs:check` requires, see
+// scripts/docs/readme-template.ts). Usage: node scripts/scaffold-package.mjs <dir> <name> "<description>" dep1,dep2
+import { existsSync, writeFileSync, mkdirSync } from 'node:fs'
 import { join, relative } from 'node:path'
 
 const [dir, name, description, deps = ''] = process.argv.slice(2)
@@ -42,3 +43,35 @@ const pkg = {
 for (const key of ['dependencies', 'peerDependencies', 'devDependencies']) if (!Object.keys(pkg[key]).length) delete pkg[key]
 mkdirSync(join(dir, 'src'), { recursive: true })
 writeFileSync(join(dir, 'package.json'), JSON.stringify(pkg, null, 2) + '\n')
+
+/** The README template: title, what it is for, Use it, Configuration, Errors, Limits. */
+function readmeTemplate(packageName, summary) {
+  return `# ${packageName}
+
+${summary || 'What this package is for, in one paragraph.'}
+
+## Use it
+
+\`\`\`yaml
+# cordis.yml
+- id: ${packageName.replace(/^dsh-/, '')}
+  name: ${packageName}
+\`\`\`
+
+## Configuration
+
+| key | default | meaning |
+|---|---|---|
+
+## Errors
+
+| code | when |
+|---|---|
+
+## Limits
+
+- What it does not do, and why.
+`
+}
+
+if (!existsSync(join(dir, 'README.md'))) writeFileSync(join(dir, 'README.md'), readmeTemplate(name, description))
