@@ -3,6 +3,7 @@ import * as agentPlugin from 'dsh-agent'
 import type { Agent } from 'dsh-agent'
 import * as jobsPlugin from 'dsh-jobs'
 import * as terminalPlugin from 'dsh-terminal'
+import { asTerminalSessionId } from 'dsh-terminal'
 import * as toolTerminalPlugin from 'dsh-tool-terminal'
 import * as toolsPlugin from 'dsh-tools'
 import type { ToolResult } from 'dsh-tools'
@@ -284,6 +285,41 @@ describe('dsh-tool-terminal on a real bash', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
+  })
+
+  it('a secret typed by hand: the result names the attach command, the person types it, the model never sees it', async () => {
+    const opened = await call('terminal_open', { type: 'shell' })
+    const id = opened.meta?.sessionId as string
+    let watched = ''
+    const decoder = new TextDecoder()
+    const view = await root.terminals.observeAsHuman(agent, asTerminalSessionId(id), {
+      onOutput: (bytes) => {
+        watched += decoder.decode(bytes, { stream: true })
+      },
+      onEnd: () => {},
+    })
+    try {
+      const asked = text(await call('terminal_send', { sessionId: id, text: `read -rs -p 'Secret: ' secret; echo "got \${#secret} chars"` }))
+      expect(asked).toContain(
+        `\n[secret: ${id} waits for a password or other secret. Ask the user: they can type it themselves with dsh-terminal attach ${id} `,
+      )
+      expect(asked.endsWith('\n[session: running]\n[human: watching]')).toBe(true)
+
+      view.takeWrite()
+      await view.write('hunter2\r')
+      const refused = await call('terminal_send', { sessionId: id, text: 'echo too-early' })
+      expect(refused.error?.code).toBe('HUMAN_ACTIVE')
+      await eventually(() => watched.includes('got 7 chars'), 'the shell to read the secret the person typed')
+    } finally {
+      view.close()
+    }
+    // The person left: sends go through again, and the secret is in no result.
+    const after = text(await call('terminal_send', { sessionId: id, text: 'echo after' }))
+    expect(after).toContain('got 7 chars')
+    expect(after).not.toContain('[human:')
+    expect(after).not.toContain('hunter2')
+    expect(text(await call('terminal_read', { sessionId: id }))).not.toContain('hunter2')
+    await call('terminal_close', { sessionId: id })
   })
 })
 
