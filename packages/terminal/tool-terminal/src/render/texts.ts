@@ -125,9 +125,14 @@ export function inputLine(input: TerminalInputState): string {
  * naming the command with which the user types it in that very session, out of the model's sight.
  */
 export function secretLine(sessionId: string): string {
+  return `[${secretAdvice(sessionId)}]`
+}
+
+/** The secret line's words without brackets, so a job's status detail can end with them. */
+function secretAdvice(sessionId: string): string {
   return (
-    `[secret: ${sessionId} waits for a password or other secret. Ask the user: they can type it themselves with ` +
-    `dsh-terminal attach ${sessionId} (from another terminal), or give it to you. Never guess one or type a password you were not given]`
+    `secret: ${sessionId} waits for a password or other secret. Ask the user: they can type it themselves with ` +
+    `dsh-terminal attach ${sessionId} (from another terminal), or give it to you. Never guess one or type a password you were not given`
   )
 }
 
@@ -313,8 +318,8 @@ function viewportLayout(result: TerminalSendResult, trailer: MetaLine[], back: R
 /**
  * `<page text or (no output)>` then `[lines: <begin>-<end> of <total>]` (absolute line numbers,
  * plus `, lines before <n> are no longer kept` once the scrollback dropped some), then `[input: …]`
- * when known (and for a password, with `back`, the secret line; optional under a tiny cap), and the marker when the page lost bytes. With `back` an
- * elided middle names the terminal_read call that returns it.
+ * when known (and for a password, with `back`, the secret line; optional under a tiny cap), and the
+ * marker when the page lost bytes. With `back` an elided middle names the terminal_read call that returns it.
  */
 export function readLayout(page: TerminalReadResult, input?: TerminalInputState, back?: ReadBack): ResultLayout {
   const gone = page.oldestLine > 1 ? `, lines before ${page.oldestLine} are no longer kept` : ''
@@ -377,5 +382,5 @@ export function backgroundDetail(result: TerminalSendResult, truncated: boolean,
   if (result.human) facts.push(`human: ${result.human}`)
   if (truncated) facts.push('output truncated')
   const detail = facts.join(', ')
-  return result.input?.kind === 'password' && sessionId !== undefined ? `${detail}; ${secretLine(sessionId).slice(1, -1)}` : detail
+  return result.input?.kind === 'password' && sessionId !== undefined ? `${detail}; ${secretAdvice(sessionId)}` : detail
 }
