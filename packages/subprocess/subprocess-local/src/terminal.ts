@@ -3,7 +3,9 @@ import { setImmediate as nextMacrotask, setTimeout as sleep } from 'node:timers/
 import {
   type AppliedTerminalLimits,
   type ForegroundFacts,
+  canProveStdinWait,
   type InspectOptions,
+  isStdinWaitProven,
   isStdinWaitUnproven,
   SubprocessError,
   type SubprocessTerminalHandle,
@@ -60,6 +62,15 @@ const JOIN_TIMEOUT_MS = 5000
 /** Longest wait for the foreground to get past a fork-to-exec transition before a signal goes anyway. */
 const TRANSITION_WAIT_MS = 100
 
+/** How long a SIGINT that may have landed in a transition gets to show an effect before it goes once more. */
+const REPEAT_SIGINT_MS = 100
+
+/**
+ * The foreground's fork-to-exec state as one inspection sees it: `unseen` where the platform cannot
+ * watch the whole transition (no stdin-wait proof: the shell's own fork stage is invisible).
+ */
+type Transition = 'in-transition' | 'settled' | 'unseen'
+
 /** Tracked descendants beyond which an inspection also drops the ones that are gone (bounded memory). */
 const PRUNE_ABOVE = 64
 
@@ -90,6 +101,8 @@ export class LocalTerminal implements SubprocessTerminalHandle {
   #shellGroup: number | undefined
   #exit: TerminalExit | undefined
   #sequence = 0
+  /** PTY chunks read so far: a signal's visible effect is output after it. */
+  #outputChunks = 0
   #closing: Promise<void> | undefined
   #ownership: Promise<void> | undefined
   #terminated = false
@@ -119,7 +132,10 @@ export class LocalTerminal implements SubprocessTerminalHandle {
       resume: () => pty.resume(),
       report: options.report,
     })
-    pty.onData((data: string | Buffer) => this.#output.push(typeof data === 'string' ? Buffer.from(data) : data))
+    pty.onData((data: string | Buffer) => {
+      this.#outputChunks += 1
+      this.#output.push(typeof data === 'string' ? Buffer.from(data) : data)
+    })
     this.done = new Promise((resolve) => {
       pty.onExit(({ exitCode, signal }) => {
         this.#exit = signal ? { exitCode: null, signal: SIGNAL_NAMES.get(signal) ?? 'SIGKILL' } : { exitCode, signal: null }
@@ -248,22 +264,26 @@ export class LocalTerminal implements SubprocessTerminalHandle {
 
   async signalForeground(signal: NodeJS.Signals): Promise<number> {
     if (!(signal in constants.signals)) throw new SubprocessError('INVALID_SPEC', `unknown signal ${String(signal)}`)
+    let transition: Transition = 'settled'
     if (!this.#exit && !this.#terminated) {
       await this.#owned()
-      await this.#foregroundSettled()
+      transition = await this.#foregroundSettled()
     }
     const record = this.#exit || this.#terminated ? undefined : await this.#inspector.record(this.#shell)
     if (!record || record.zombie || !ownsTerminal(record)) {
       throw new SubprocessError('NO_FOREGROUND_GROUP', `cannot resolve the foreground process group of terminal ${this.pid}; it has exited`)
     }
-    if (signal === 'SIGKILL' && (record.tpgid === record.pgid || record.tpgid === this.#shellGroup)) {
+    const shellInFront = record.tpgid === record.pgid || record.tpgid === this.#shellGroup
+    if (signal === 'SIGKILL' && shellInFront) {
       throw new SubprocessError('REFUSED_SHELL_KILL', 'refusing to SIGKILL the terminal shell; terminate the terminal session instead')
     }
+    const chunksBefore = this.#outputChunks
     try {
       process.kill(-record.tpgid, signal)
     } catch (error) {
       throw new SubprocessError('NO_FOREGROUND_GROUP', `foreground process group ${record.tpgid} of terminal ${this.pid} is gone`, { cause: error })
     }
+    if (signal === 'SIGINT' && transition !== 'settled' && !shellInFront) await this.#repeatIfSwallowed(record.tpgid, chunksBefore)
     return record.tpgid
   }
 
@@ -272,17 +292,43 @@ export class LocalTerminal implements SubprocessTerminalHandle {
    * `TRANSITION_WAIT_MS`. A signal resolved in that window misses: first the shell's own group is
    * still in front while it forks the job, then the job's group is led by a fork that still has the
    * shell's handlers and dispositions — a SIGINT is swallowed, a SIGTERM or SIGTSTP ignored.
+   * Answers the last state seen: `in-transition` when the wait ran out.
    */
-  async #foregroundSettled(): Promise<void> {
-    await pollWithin(TRANSITION_WAIT_MS, 5, async () => !(await this.#inTransition()))
+  async #foregroundSettled(): Promise<Transition> {
+    let transition: Transition = 'settled'
+    await pollWithin(TRANSITION_WAIT_MS, 5, async () => {
+      transition = await this.#transition()
+      return transition !== 'in-transition'
+    })
+    return transition
   }
 
-  async #inTransition(): Promise<boolean> {
+  async #transition(): Promise<Transition> {
     const facts = await this.inspectForeground()
-    if (!facts) return false
+    if (!facts) return 'settled'
     // The shell in front but not waiting at its prompt: it may be forking (or running a builtin loop).
-    if (facts.isShellGroup) return isStdinWaitUnproven(facts)
-    return this.#inspector.sameImage(facts.processGroupId, this.#shellGroup ?? this.pid)
+    if (isStdinWaitUnproven(facts) && facts.isShellGroup) return 'in-transition'
+    if (!facts.isShellGroup && (await this.#inspector.sameImage(facts.processGroupId, this.#shellGroup ?? this.pid))) return 'in-transition'
+    return canProveStdinWait(facts) ? 'settled' : 'unseen'
+  }
+
+  /**
+   * A SIGINT that may have landed in a transition (unseen, or the wait ran out) and was consumed by
+   * the handler a fork still has from the shell: if within {@link REPEAT_SIGINT_MS} nothing came out,
+   * and the same job `target` is still in front and not reading, deliver it once more — as a person
+   * presses Ctrl-C twice. Output ends the wait at once.
+   */
+  async #repeatIfSwallowed(target: number, chunksBefore: number): Promise<void> {
+    const untouched = () => this.#outputChunks === chunksBefore && !this.#exit && !this.#terminated && !this.#closing
+    await pollWithin(REPEAT_SIGINT_MS, 5, async () => !untouched())
+    if (!untouched()) return
+    const facts = await this.inspectForeground()
+    if (!untouched() || !facts || facts.isShellGroup || facts.processGroupId !== target || isStdinWaitProven(facts)) return
+    try {
+      process.kill(-target, 'SIGINT')
+    } catch {
+      // The job left meanwhile: nothing to repeat.
+    }
   }
 
   pinShellGroup(processGroupId: number): void {

@@ -58,9 +58,26 @@ export abstract class ScriptedInspector implements ProcessInspector {
  * with `modes`, its flags are read there under the device path `ptsName`.
  */
 export function terminalOver(inspector: ProcessInspector, pid: number, modes?: { source: TerminalModesSource; ptsName: string }): LocalTerminal {
+  return terminalWithOutput(inspector, pid, modes).terminal
+}
+
+/** {@link terminalOver}, plus `emit`: the PTY then prints `text`, as the program would. */
+export function terminalWithOutput(
+  inspector: ProcessInspector,
+  pid: number,
+  modes?: { source: TerminalModesSource; ptsName: string },
+): { terminal: LocalTerminal; emit: (text: string) => void } {
   const noop = () => ({ dispose() {} })
-  const pty = { pid, ptsName: modes?.ptsName, onData: noop, onExit: noop, pause() {}, resume() {}, write() {}, resize() {}, kill() {} } as unknown as IPty
-  return new LocalTerminal({
+  const listeners: ((data: string) => void)[] = []
+  const onData = (listener: (data: string) => void) => {
+    listeners.push(listener)
+    return { dispose() {} }
+  }
+  const pty = { pid, ptsName: modes?.ptsName, onData, onExit: noop, pause() {}, resume() {}, write() {}, resize() {}, kill() {} } as unknown as IPty
+  const emit = (text: string) => {
+    for (const listener of listeners) listener(text)
+  }
+  const terminal = new LocalTerminal({
     pty,
     inspector,
     graceMs: 100,
@@ -71,4 +88,5 @@ export function terminalOver(inspector: ProcessInspector, pid: number, modes?: {
     onTerminated: () => {},
     modes: modes?.source,
   })
+  return { terminal, emit }
 }

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { ForegroundFacts } from 'dsh-subprocess'
 import type { ProcessRecord } from 'dsh-subprocess-local'
-import { ScriptedInspector, terminalOver } from './scripted-inspector'
+import { ScriptedInspector, terminalOver, terminalWithOutput } from './scripted-inspector'
 
 // A signal resolved while a command is between fork and exec misses it: first the shell's own
 // group is still in front while bash forks, then the job's group is led by a fork that still has
@@ -14,6 +14,8 @@ type Stage = 'forking' | 'pre-exec' | 'running' | 'at-prompt' | 'busy-builtin'
 /** The foreground as the inspector sees it, stage by stage. */
 class Foreground extends ScriptedInspector {
   stage: Stage = 'forking'
+  /** `unprovable`: a platform that cannot watch the transition (macOS). */
+  proof: 'provable' | 'unprovable' = 'provable'
 
   protected current(): ProcessRecord {
     const front = this.stage === 'forking' || this.stage === 'at-prompt' || this.stage === 'busy-builtin' ? SHELL : JOB
@@ -26,7 +28,7 @@ class Foreground extends ScriptedInspector {
       sequence,
       processGroupId: front,
       isShellGroup: front === SHELL,
-      stdinWaitProof: this.stage === 'at-prompt' ? 'proven' : 'unproven',
+      stdinWaitProof: this.proof === 'unprovable' ? 'unprovable' : this.stage === 'at-prompt' ? 'proven' : 'unproven',
       complete: true,
       waits: [],
       threads: [],
@@ -86,5 +88,60 @@ describe('a signal during a fork-to-exec transition', () => {
     expect(await handle.signalForeground('SIGINT')).toBe(SHELL)
     expect(kill.mock.calls).toEqual([[-SHELL, 'SIGINT']])
     expect(foreground.inspections).toBeGreaterThan(1)
+  })
+})
+
+describe('a SIGINT that may have been swallowed in a transition', () => {
+  it('goes once more when the platform cannot watch the transition and nothing happened', async () => {
+    const kill = vi.spyOn(process, 'kill').mockImplementation(() => true)
+    const foreground = new Foreground()
+    foreground.stage = 'running'
+    foreground.proof = 'unprovable'
+    const handle = terminal(foreground)
+    await handle.settle()
+    expect(await handle.signalForeground('SIGINT')).toBe(JOB)
+    // The first one may have landed before exec and been swallowed: a second one goes to the same group.
+    expect(kill.mock.calls).toEqual([
+      [-JOB, 'SIGINT'],
+      [-JOB, 'SIGINT'],
+    ])
+  })
+
+  it('does not repeat a SIGINT that had a visible effect, nor one the transition wait saw land', async () => {
+    const kill = vi.spyOn(process, 'kill').mockImplementation(() => true)
+    const foreground = new Foreground()
+    foreground.stage = 'running'
+    foreground.proof = 'unprovable'
+    const { terminal: handle, emit } = terminalWithOutput(foreground, SHELL)
+    await handle.settle()
+    const signalled = handle.signalForeground('SIGINT')
+    await tick(20)
+    emit('make: *** [all] Interrupt\r\n')
+    expect(await signalled).toBe(JOB)
+    foreground.proof = 'provable'
+    expect(await handle.signalForeground('SIGINT')).toBe(JOB)
+    expect(kill.mock.calls).toEqual([
+      [-JOB, 'SIGINT'],
+      [-JOB, 'SIGINT'],
+    ])
+  })
+
+  it('does not repeat one aimed at the shell, nor once another group is in front', async () => {
+    const kill = vi.spyOn(process, 'kill').mockImplementation(() => true)
+    const foreground = new Foreground()
+    foreground.proof = 'unprovable'
+    foreground.stage = 'at-prompt'
+    const handle = terminal(foreground)
+    await handle.settle()
+    expect(await handle.signalForeground('SIGINT')).toBe(SHELL)
+    foreground.stage = 'running'
+    const signalled = handle.signalForeground('SIGINT')
+    await tick(20)
+    foreground.stage = 'at-prompt'
+    expect(await signalled).toBe(JOB)
+    expect(kill.mock.calls).toEqual([
+      [-SHELL, 'SIGINT'],
+      [-JOB, 'SIGINT'],
+    ])
   })
 })

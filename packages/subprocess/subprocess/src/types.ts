@@ -267,7 +267,8 @@ export interface SubprocessTerminalHandle {
    * Deliver a real signal to the foreground group resolved at this moment; resolves its pgid. A
    * provider that can see a command between its fork and its exec (the shell's group still in front,
    * or a job led by a fork that still has the shell's handlers) waits a bounded moment for it to pass,
-   * so the signal reaches the program rather than being swallowed.
+   * so the signal reaches the program rather than being swallowed. Where it cannot watch that window
+   * to its end, it delivers a SIGINT to a job once more when nothing followed within a moment.
    * Rejects with `NO_FOREGROUND_GROUP` when it cannot be resolved and with `REFUSED_SHELL_KILL`
    * for SIGKILL aimed at the shell's group (see {@link SubprocessTerminalHandle.pinShellGroup})
    * or at the top-level process's own group: either would end the session, which is

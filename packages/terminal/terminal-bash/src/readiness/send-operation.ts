@@ -8,7 +8,6 @@ import { SendBaselines } from './send-baselines'
 import { isIdleAtPrompt, isPromptOwnerWaiting, isSingleLine, type SendHost, type SendOptions } from './send-contract'
 import { type ResultEnding, type SendEnding, type SendEvent, type SendPhase, type SendRules, type SendSteps, transitionFor } from './send-transitions'
 import { OutputMatcher } from './output-matcher'
-import { repeatIfSwallowed } from './swallowed-sigint'
 import { after, afterPollPhase, type Cancel, inMs, now, onAbort, PendingCallbacks, soon } from './timers'
 
 /** Backoff step of the first timed probe when the prompt is trusted (8 ms: a quick command ends first). */
@@ -415,15 +414,14 @@ export class SendOperation implements TerminalSendOperation {
     const before = await host.inspectForeground().catch(() => undefined)
     if (host.exited() || host.closing()) return void this.#dispatch({ kind: 'exit' })
     this.#dispatch({ kind: 'interrupt-ready', before })
-    let target: number
     try {
-      target = await host.signalForeground('SIGINT')
+      await host.signalForeground('SIGINT')
     } catch {
       // No foreground group (the shell is going away) or a refusal: the grace or the exit settles the send.
       return
     }
-    if (!this.#dispatch({ kind: 'signalled' }).accepted) return
-    await repeatIfSwallowed(host, target, { cancelGraceMs, settled: this.done, pending: () => this.#phase !== 'settled' })
+    // A SIGINT swallowed between a job's fork and its exec is the provider's to prevent or repeat.
+    this.#dispatch({ kind: 'signalled' })
   }
 
   #rebaseForInterrupt(before: ForegroundFacts | undefined): void {
