@@ -113,7 +113,10 @@ describe('a host process and its files', () => {
     const pidOf = async () =>
       Number(
         await eventually(
-          () => hostFiles().find((name) => name.endsWith('.sock'))?.replace('.sock', ''),
+          () =>
+            hostFiles()
+              .find((name) => name.endsWith('.sock'))
+              ?.replace('.sock', ''),
           'the host to create its socket',
           STARTUP_MS,
         ),

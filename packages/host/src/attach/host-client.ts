@@ -3,6 +3,9 @@ import { connect, type Socket } from 'node:net'
 import { type ClientMessage, encodeLine, LineSplitter, type ServerMessage } from '../human/protocol'
 import { assertOwnedEntry, type HostFiles } from '../human/runtime-dir'
 
+/** How long a host may stay silent while the client waits for its answer during discovery. */
+const ANSWER_TIMEOUT_MS = 10_000
+
 /** A failure talking to a host, with the protocol's (or the client's) stable code. */
 export class AttachError extends Error {
   constructor(
@@ -41,13 +44,21 @@ export class HostClient {
     })
     socket.on('error', () => {})
     socket.on('data', (chunk: Buffer) => {
-      for (const line of this.#splitter.push(chunk)) {
-        const message = JSON.parse(line) as ServerMessage
+      let messages: ServerMessage[]
+      try {
+        messages = this.#splitter.push(chunk).map((line) => JSON.parse(line) as ServerMessage)
+      } catch {
+        socket.destroy() // Not our protocol: treat it as a host that went away.
+        return
+      }
+      for (const message of messages) {
         const waiter = this.#waiters.shift()
         if (waiter) waiter(message)
         else this.#listener?.(message)
       }
     })
+    // A host that accepts but never answers must not hang the listing; attached sessions turn this off.
+    socket.setTimeout(ANSWER_TIMEOUT_MS, () => socket.destroy())
   }
 
   /** Check ownership of the socket and token, connect, and authenticate; rejects with an {@link AttachError}. */
@@ -77,6 +88,11 @@ export class HostClient {
     if (!reply) throw new AttachError('HOST_GONE', `host ${this.files.pid} closed the connection`)
     if (reply.type === 'error') throw new AttachError(reply.code, reply.message)
     return reply
+  }
+
+  /** Wait on an attached session however long it stays quiet. */
+  stayConnected(): void {
+    this.socket.setTimeout(0)
   }
 
   /** Send one message without waiting. */

@@ -24,6 +24,7 @@ export interface AttachStreams {
  */
 export async function runAttachedSession(client: HostClient, sessionId: string, readOnly: boolean, streams: AttachStreams): Promise<number> {
   const { stdin, stdout, stderr } = streams
+  client.stayConnected()
   const screen = await client.request({ type: 'attach', sessionId, readOnly })
   if (screen.type !== 'screen') throw new AttachError('BAD_MESSAGE', `the host answered ${screen.type} to attach`)
   const writer = screen.writer

@@ -68,7 +68,7 @@ export class SocketConnection {
       lines = this.#splitter.push(chunk)
     } catch (error) {
       if (error instanceof LineTooLongError) return this.#fail('LINE_TOO_LONG', error.message)
-      throw error
+      return this.#fail('BAD_MESSAGE', `unreadable input: ${String(error)}`)
     }
     for (const line of lines) {
       if (line.trim() === '') continue
