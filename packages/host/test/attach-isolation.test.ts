@@ -96,13 +96,13 @@ describe('attach talks only to sockets of its own uid', () => {
 })
 
 describe('a host process and its files', () => {
-  it('removes its socket and token when it stops, and a crashed host files are swept by the next one', async () => {
+  it('mcp and headless hosts remove their socket and token when they stop; a crashed host files are swept by the next one', async () => {
     const root = mkdtempSync(join(tmpdir(), 'dsh-attach-life-'))
     cleanups.push(() => rmSync(root, { recursive: true, force: true }))
     process.env.XDG_RUNTIME_DIR = root
     const dir = join(root, 'dsh-terminal')
-    const startHost = (): Running => {
-      const running = start(attachCommand([])[0]!, [...attachCommand([]).slice(1, -1), 'headless', '--config', DANGER_CONFIG])
+    const startHost = (command = 'headless'): Running => {
+      const running = start(attachCommand([])[0]!, [...attachCommand([]).slice(1, -1), command, '--config', DANGER_CONFIG])
       cleanups.push(async () => {
         running.child.kill('SIGKILL')
         await running.finished
@@ -121,6 +121,14 @@ describe('a host process and its files', () => {
           STARTUP_MS,
         ),
       )
+
+    const mcp = startHost('mcp')
+    const mcpPid = await pidOf()
+    const listed = await run([])
+    expect(listed.stdout).toBe(`No terminal sessions yet.\n  host ${mcpPid}: 0 session(s), cwd ${process.cwd()}, config ${DANGER_CONFIG}\n`)
+    mcp.child.stdin.end()
+    expect((await mcp.finished).code).toBe(0)
+    expect(hostFiles()).toEqual([])
 
     const clean = startHost()
     const pid = await pidOf()

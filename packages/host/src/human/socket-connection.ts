@@ -16,6 +16,9 @@ import {
   toBase64,
 } from './protocol'
 
+/** How long a new client has to authenticate, and a refused one to read its error before it is cut off. */
+const HELLO_TIMEOUT_MS = 10_000
+
 /** Bytes a client may leave unread on its socket before the host drops it instead of buffering on. */
 export const MAX_UNREAD_BYTES = 8 * 1024 * 1024
 
@@ -48,17 +51,18 @@ export class SocketConnection {
     private readonly socket: Socket,
     private readonly options: SocketConnectionOptions,
   ) {
+    // Same-uid clients only, but still: one that never says hello does not hold a connection forever.
+    socket.setTimeout(HELLO_TIMEOUT_MS, () => this.#fail('UNAUTHORIZED', 'no hello in time; send {"type":"hello","token":…} first'))
     socket.on('data', (chunk: Buffer) => this.#receive(chunk))
     socket.on('error', () => this.close())
     socket.on('close', () => this.close())
   }
 
-  /** Close the view (if any) and the socket; idempotent. */
+  /** Close the view (if any) and the socket, also one still flushing a fatal error; idempotent. */
   close(): void {
-    if (this.#closed) return
     this.#closed = true
     this.#closeView()
-    this.socket.destroy()
+    if (!this.socket.destroyed) this.socket.destroy()
   }
 
   #receive(chunk: Buffer): void {
@@ -103,6 +107,7 @@ export class SocketConnection {
       return this.#fail('UNAUTHORIZED', 'wrong or missing token: send {"type":"hello","token":<contents of <pid>.token>} first')
     }
     this.#authenticated = true
+    this.socket.setTimeout(0)
     this.#send({ type: 'ok', pid: this.options.host.pid })
   }
 
@@ -201,6 +206,8 @@ export class SocketConnection {
     this.#send({ type: 'error', code, message, fatal: true })
     this.#closed = true
     this.socket.end()
+    // A client that does not even read the error (e.g. a dropped slow watcher) is cut off after a while.
+    this.socket.setTimeout(HELLO_TIMEOUT_MS, () => this.socket.destroy())
   }
 }
 
