@@ -3,13 +3,15 @@ import type { ScreenRows } from './screen-rows'
 import type { TextBatch } from './text-batch'
 
 /**
- * Reads the parameter, intermediate and final bytes (0x20–0x7E) of one CSI sequence and applies
- * the ones that edit a line: EL (`K`), ECH (`X`), DCH (`P`), ICH (`@`), CHA/HPA (`G`, `` ` ``),
- * CUF/HPR (`C`, `a`), CUB (`D`), and the ones that say which row the cursor is on (CUP/HVP `H`
- * `f`, VPA `d`, CUU `A`, CUD `B`, CNL `E`, CPL `F`, ED `J`) for {@link ScreenRows}. Only the first
- * two numeric parameters matter to those; private markers (`<=>?`) and intermediates select variants
- * a line renderer does not model, so such sequences do nothing, except the alternate screen switch,
- * which hides the line while it is active. Colors and other modes are stripped without effect.
+ * Collects the numeric parameters of one CSI sequence and applies the ones that edit a line: EL
+ * (`K`), ECH (`X`), DCH (`P`), ICH (`@`), CHA/HPA (`G`, `` ` ``), CUF/HPR (`C`, `a`), CUB (`D`), and
+ * the ones that say which row the cursor is on (CUP/HVP `H` `f`, VPA `d`, CUU `A`, CUD `B`, CNL `E`,
+ * CPL `F`, ED `J`) for {@link ScreenRows}. Which byte is a digit, a separator or the final, and
+ * which sequences are ignored, is the transition table's to say (`transitions.ts`): only the first
+ * two numeric parameters matter; private markers (`<=>?`) and intermediates select variants a line
+ * renderer does not model, so such sequences never reach {@link CsiReader.dispatch}, except the
+ * alternate screen switch (`?` first), which hides the line while it is active. Colors and other
+ * modes are stripped without effect.
  */
 export class CsiReader {
   readonly #line: TerminalLine
@@ -18,9 +20,7 @@ export class CsiReader {
   #param = -1
   #second = -1
   #paramIndex = 0
-  #ignore = false
   #private = false
-  #ended = false
   #alternateScreen = false
 
   /** @param line - the line edited by dispatched sequences; `text` is flushed into it first; `rows` follows row moves. */
@@ -28,11 +28,6 @@ export class CsiReader {
     this.#line = line
     this.#text = text
     this.#rows = rows
-  }
-
-  /** Whether the final byte of the current sequence has been read. */
-  get ended(): boolean {
-    return this.#ended
   }
 
   /**
@@ -48,46 +43,27 @@ export class CsiReader {
     this.#param = -1
     this.#second = -1
     this.#paramIndex = 0
-    this.#ignore = false
     this.#private = false
-    this.#ended = false
   }
 
-  /**
-   * Read from `bytes[index..]` up to and including the final byte (then {@link CsiReader.ended}),
-   * or up to any byte outside 0x20–0x7E. Returns the index of the first byte not consumed.
-   */
-  scan(bytes: Uint8Array, index: number, size: number): number {
-    while (index < size) {
-      const byte = bytes[index] as number
-      if (byte < 0x20 || byte > 0x7e) return index
-      index += 1
-      if (this.feed(byte)) return index
-    }
-    return index
+  /** A parameter digit 0x30–0x39: only the first two parameters are kept (each capped at a million). */
+  digit(byte: number): void {
+    if (this.#paramIndex === 0) this.#param = Math.min(Math.max(this.#param, 0) * 10 + (byte - 0x30), 1e6)
+    else if (this.#paramIndex === 1) this.#second = Math.min(Math.max(this.#second, 0) * 10 + (byte - 0x30), 1e6)
   }
 
-  /** One byte 0x20–0x7E; returns true when it was the final byte (and applies the sequence). */
-  feed(byte: number): boolean {
-    if (byte >= 0x40) {
-      this.#ended = true
-      if (!this.#ignore) this.#dispatch(byte)
-      return true
-    }
-    if (byte >= 0x30 && byte <= 0x39) {
-      if (this.#paramIndex === 0) this.#param = Math.min(Math.max(this.#param, 0) * 10 + (byte - 0x30), 1e6)
-      else if (this.#paramIndex === 1) this.#second = Math.min(Math.max(this.#second, 0) * 10 + (byte - 0x30), 1e6)
-    } else if (byte === 0x3b || byte === 0x3a) {
-      this.#paramIndex += 1
-    } else if (byte === 0x3f && this.#param < 0 && this.#paramIndex === 0 && !this.#private) {
-      this.#private = true
-    } else {
-      this.#ignore = true
-    }
-    return false
+  /** A parameter separator (`;` or `:`): the next digits belong to the next parameter. */
+  separator(): void {
+    this.#paramIndex += 1
   }
 
-  #dispatch(final: number): void {
+  /** `?` as the first byte: the sequence sets or resets a DEC private mode. */
+  privateMarker(): void {
+    this.#private = true
+  }
+
+  /** The final byte 0x40–0x7E of a sequence the transition table did not mark ignored: apply it. */
+  dispatch(final: number): void {
     if (this.#private) return this.#privateMode(final)
     const line = this.#line
     if (line.hidden) return

@@ -5,26 +5,21 @@ import { TerminalLine } from './line'
 import { OscPayload } from './osc-payload'
 import { DEFAULT_SCREEN, ScreenRows } from './screen-rows'
 import { TextBatch } from './text-batch'
+import * as transitions from './transitions'
 import { sequenceWidth } from './width'
 import type { PartialLine, PromptMarker, SanitizedChunk, TerminalSanitizerOptions } from './types'
 
 /** Default columns retained of one unterminated line (its tail survives when it grows longer). */
 export const DEFAULT_MAX_LINE_LENGTH = 1_048_576
 
-/** Parser states (plain numbers: the hot loop compares them on every byte). */
-const State = {
-  Ground: 0,
-  Escape: 1,
-  EscapeIntermediate: 2,
-  Csi: 3,
-  String: 4,
-  StringEscape: 5,
-} as const
-type State = (typeof State)[keyof typeof State]
+// Module-local bindings of the tables: under a CommonJS transform (tsx, vitest) an imported binding
+// is a getter call, which the hot loop must not pay for on every byte.
+const { ACTION_SHIFT, Action, PRINT_IN_GROUND, ROW_SHIFT, STATE_MASK, State, TRANSITIONS } = transitions
+type State = transitions.State
 
 const REPLACEMENT = 0xfffd
-/** C0 controls with an effect (BS, LF, VT, FF, CR, ESC); the rest vanish. */
-const RENDERED_C0: readonly boolean[] = Array.from({ length: 32 }, (_, byte) => [0x08, 0x0a, 0x0b, 0x0c, 0x0d, 0x1b].includes(byte))
+/** The ground row's entry of a UTF-8 lead byte: the fast path reads a complete sequence inline. */
+const UTF8_LEAD_IN_GROUND = (Action.Utf8Lead << ACTION_SHIFT) | State.Ground
 /** Runs shorter than this are batched; longer ones are decoded natively in one call. */
 const SHORT_RUN = 48
 const EMPTY: readonly never[] = Object.freeze([])
@@ -32,9 +27,13 @@ const EMPTY: readonly never[] = Object.freeze([])
 /**
  * Streaming ECMA-48 sanitizer: raw PTY bytes in, rendered lines plus prompt markers out.
  *
- * It is a byte-at-a-time state machine (with a fast path for runs of plain text), so its output
- * never depends on how the stream was split into chunks, each chunk costs O(chunk), and the only
- * carried state is a few integers plus a few dozen bytes of OSC payload (see {@link OscPayload}).
+ * It is a byte-at-a-time state machine, so its output never depends on how the stream was split
+ * into chunks, each chunk costs O(chunk), and the only carried state is a few integers plus a few
+ * dozen bytes of OSC payload (see {@link OscPayload}). The machine is data: one table sorts the 256
+ * byte values into classes (`byte-classes.ts`), one table gives, for each state and class, an action
+ * and the next state (`transitions.ts`, modelled on the DEC/VT500 parser that xterm.js also follows),
+ * and the hot loop only looks up and dispatches on the action. Runs of plain text take a fast path
+ * that asks the same table whether a byte prints in ground, so the two can never disagree.
  *
  * Stripped: CSI (`ESC [` / 0x9B … final 0x40–0x7E), OSC (`ESC ]` … BEL or ST), DCS/SOS/PM/APC
  * strings (`ESC P`/`X`/`^`/`_` … BEL or ST), charset designations and every other `ESC`
@@ -60,8 +59,7 @@ export class TerminalSanitizer {
   #state: State = State.Ground
   readonly #csi: CsiReader
   readonly #rows: ScreenRows
-  // Control string: OSC payload is kept (bounded) because it may be a prompt marker.
-  #osc = false
+  // OSC payload is kept (bounded) because it may be a prompt marker.
   readonly #payload = new OscPayload()
   // Output of the chunk being processed.
   #lines: string[] = []
@@ -95,80 +93,113 @@ export class TerminalSanitizer {
   /** Consume one chunk of PTY output. */
   write(input: Uint8Array): SanitizedChunk {
     const firstLine = this.#line.number
-    const bytes = input
     const buffer = Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength)
+    this.#state = this.#parse(input, buffer, this.#state)
+    return this.#flush(firstLine)
+  }
+
+  /**
+   * The hot loop: each byte's class and the state pick a table entry; its action is applied and its
+   * state becomes the current one. Returns the state at the end of the chunk. (A method of its own so
+   * the caller stores the state: code after a loop that first ran optimized has no type feedback.)
+   */
+  #parse(bytes: Uint8Array, buffer: Buffer, start: State): State {
     const size = bytes.length
+    const text = this.#text
+    let state: State = start
     let index = 0
     while (index < size) {
-      if (this.#state === State.Ground && !this.#utf8.pending) {
-        // Fast path: a run of printable ASCII, TAB and complete, valid, non-C1 UTF-8 sequences.
-        const start = index
-        let points = 0
-        let multibyte = false
-        while (index < size) {
-          const byte = bytes[index] as number
-          if ((byte >= 0x20 && byte < 0x7f) || byte === 0x09) {
-            index += 1
-          } else if (byte >= 0xc2 && byte <= 0xf4) {
-            const length = sequenceLength(bytes, index, size)
-            if (length <= 0 || (byte === 0xc2 && (bytes[index + 1] as number) < 0xa0)) break
-            // Wide characters take two columns (none starts below U+1100, lead byte 0xE1).
-            if (byte >= 0xe1) points += sequenceWidth(bytes, index, length) - 1
-            index += length
-            multibyte = true
-          } else break
-          points += 1
-        }
-        if (index > start) {
-          if (index - start < SHORT_RUN) this.#text.bytes(bytes, start, index, points)
-          else {
-            this.#text.flush()
-            this.#line.write(buffer.toString(multibyte ? 'utf8' : 'latin1', start, index), points, index - start)
-          }
-        }
-        if (index >= size) break
-        // Then whatever ended the run, inline when it needs no state: line controls, CSI, bytes
-        // that vanish and invalid UTF-8. Everything else goes through the state machine below.
-        const byte = bytes[index] as number
-        if (byte === 0x0a || byte === 0x0d) {
-          this.#control(byte)
-          index += 1
-          continue
-        }
-        if (byte === 0x1b) {
-          if (index + 1 < size && bytes[index + 1] === 0x5b) {
-            this.#enterCsi()
-            index += 2
-          }
-        } else if (byte >= 0xc2 && byte <= 0xf4) {
-          const length = sequenceLength(bytes, index, size)
-          if (length !== 0) {
-            // Broken: one U+FFFD for its maximal subpart. Complete: a C1 control encoded in UTF-8.
-            if (length < 0) this.#text.point(REPLACEMENT)
-            index += Math.abs(length)
-            continue
-          }
-        } else if (byte >= 0xa0) {
-          this.#text.point(REPLACEMENT)
-          index += 1
-          continue
-        } else if ((byte >= 0x80 && byte !== 0x9b) || byte === 0x7f || (byte < 0x20 && !RENDERED_C0[byte])) {
-          index += 1
-          continue
-        }
-      }
-      if (this.#state === State.Csi) {
-        index = this.#csi.scan(bytes, index, size)
-        if (this.#csi.ended) {
-          this.#state = State.Ground
-          continue
-        }
+      if (state === State.Ground) {
+        index = this.#textRun(bytes, buffer, index, size)
         if (index >= size) break
       }
-      this.#byte(bytes[index] as number)
+      const byte = bytes[index] as number
+      const entry = TRANSITIONS[(state << ROW_SHIFT) | byte] as number
+      state = (entry & STATE_MASK) as State
       index += 1
+      // Literal labels (checked against `Action` by the type checker) let V8 compile a jump table.
+      switch (entry >> ACTION_SHIFT) {
+        case 0 satisfies typeof Action.Ignore:
+          break
+        case 1 satisfies typeof Action.Print:
+          text.point(byte)
+          break
+        case 2 satisfies typeof Action.Utf8Lead: {
+          const length = sequenceLength(bytes, index - 1, size)
+          if (length === 0) {
+            // The chunk ends inside the sequence: decode it byte by byte from here.
+            this.#utf8.start(byte)
+            state = State.Utf8
+          } else if (length < 0) {
+            // Broken: one U+FFFD for its maximal subpart; the byte that broke it is read again.
+            text.point(REPLACEMENT)
+            index += -length - 1
+          } else if (byte === 0xc2 && (bytes[index] as number) < 0xa0) {
+            // A C1 control encoded in UTF-8 (U+0080–U+009F): dropped, not interpreted.
+            index += length - 1
+          } else {
+            // Valid text right after an aborted sequence: the text run takes it.
+            index -= 1
+          }
+          break
+        }
+        case 3 satisfies typeof Action.Utf8Continue: {
+          const point = this.#utf8.next(byte)
+          if (point === BROKEN) {
+            text.point(REPLACEMENT)
+            state = State.Ground
+            index -= 1
+          } else if (point !== PENDING) {
+            state = State.Ground
+            // C1 controls encoded in UTF-8 (U+0080–U+009F) are dropped, not interpreted.
+            if (point < 0x80 || point > 0x9f) text.point(point)
+          }
+          break
+        }
+        case 4 satisfies typeof Action.Replace:
+          text.point(REPLACEMENT)
+          break
+        case 5 satisfies typeof Action.NewLine:
+          this.#newline()
+          break
+        case 6 satisfies typeof Action.CarriageReturn:
+          text.flush()
+          this.#line.carriageReturn()
+          break
+        case 7 satisfies typeof Action.Backspace:
+          text.flush()
+          this.#line.backspace()
+          break
+        case 8 satisfies typeof Action.ReverseIndex:
+          if (!this.#line.hidden) this.#rows.moveBy(-1)
+          break
+        case 9 satisfies typeof Action.CsiStart:
+          this.#csi.start()
+          break
+        case 10 satisfies typeof Action.CsiDigit:
+          this.#csi.digit(byte)
+          break
+        case 11 satisfies typeof Action.CsiSeparator:
+          this.#csi.separator()
+          break
+        case 12 satisfies typeof Action.CsiPrivate:
+          this.#csi.privateMarker()
+          break
+        case 13 satisfies typeof Action.CsiDispatch:
+          this.#csi.dispatch(byte)
+          break
+        case 14 satisfies typeof Action.OscStart:
+          this.#payload.reset()
+          break
+        case 15 satisfies typeof Action.OscPut:
+          this.#payload.push(byte)
+          break
+        case 16 satisfies typeof Action.OscEnd:
+          this.#finishOsc()
+          break
+      }
     }
-    return this.#flush(firstLine)
+    return state
   }
 
   /** End of stream: an incomplete UTF-8 sequence becomes U+FFFD and any open sequence is dropped. */
@@ -177,6 +208,40 @@ export class TerminalSanitizer {
     if (this.#utf8.reset()) this.#text.point(REPLACEMENT)
     this.#state = State.Ground
     return this.#flush(firstLine)
+  }
+
+  /**
+   * Fast path in ground: the run of bytes from `start` that the table prints (printable ASCII, TAB)
+   * plus complete, valid, non-C1 UTF-8 sequences, written at once. Returns where the run ends.
+   */
+  #textRun(bytes: Uint8Array, buffer: Buffer, start: number, size: number): number {
+    let index = start
+    let points = 0
+    let multibyte = false
+    while (index < size) {
+      const byte = bytes[index] as number
+      // The ground row starts the table (State.Ground is 0).
+      const entry = TRANSITIONS[byte]
+      if (entry === PRINT_IN_GROUND) {
+        index += 1
+      } else if (entry === UTF8_LEAD_IN_GROUND) {
+        const length = sequenceLength(bytes, index, size)
+        if (length <= 0 || (byte === 0xc2 && (bytes[index + 1] as number) < 0xa0)) break
+        // Wide characters take two columns (none starts below U+1100, lead byte 0xE1).
+        if (byte >= 0xe1) points += sequenceWidth(bytes, index, length) - 1
+        index += length
+        multibyte = true
+      } else break
+      points += 1
+    }
+    if (index > start) {
+      if (index - start < SHORT_RUN) this.#text.bytes(bytes, start, index, points)
+      else {
+        this.#text.flush()
+        this.#line.write(buffer.toString(multibyte ? 'utf8' : 'latin1', start, index), points, index - start)
+      }
+    }
+    return index
   }
 
   #flush(firstLine: number): SanitizedChunk {
@@ -196,195 +261,8 @@ export class TerminalSanitizer {
     return chunk
   }
 
-  /** One byte through the state machine; a byte that ends a sequence it cannot join is reprocessed. */
-  #byte(byte: number): void {
-    for (;;) {
-      switch (this.#state) {
-        case State.Ground:
-          if (this.#ground(byte)) return
-          break
-        case State.Escape:
-          if (this.#escape(byte)) return
-          break
-        case State.EscapeIntermediate:
-          if (this.#intermediate(byte)) return
-          break
-        case State.Csi:
-          if (this.#csiControl(byte)) return
-          break
-        case State.String:
-          this.#string(byte)
-          return
-        case State.StringEscape:
-          if (byte === 0x5c) {
-            this.#finishString()
-            this.#state = State.Ground
-            return
-          }
-          // Any other ESC sequence aborts the string and starts itself.
-          this.#state = State.Escape
-          break
-      }
-    }
-  }
-
-  /** Ground state: returns false when the byte must be reprocessed (it broke a UTF-8 sequence). */
-  #ground(byte: number): boolean {
-    if (this.#utf8.pending) {
-      const point = this.#utf8.next(byte)
-      if (point === BROKEN) {
-        this.#text.point(REPLACEMENT)
-        return false
-      }
-      // C1 controls encoded in UTF-8 (U+0080–U+009F) are dropped, not interpreted.
-      if (point !== PENDING && (point < 0x80 || point > 0x9f)) {
-        this.#text.point(point)
-      }
-      return true
-    }
-    if (byte < 0x20 || byte === 0x7f) {
-      if (byte === 0x1b) this.#state = State.Escape
-      else this.#control(byte)
-    } else if (byte < 0x80) {
-      this.#text.point(byte)
-    } else if (byte < 0xa0) {
-      this.#c1(byte)
-    } else if (byte < 0xc2 || byte > 0xf4) {
-      this.#text.point(REPLACEMENT)
-    } else {
-      this.#utf8.start(byte)
-    }
-    return true
-  }
-
-  /** C0 controls and DEL: executed in every state except inside control strings. */
-  #control(byte: number): void {
-    switch (byte) {
-      case 0x0a:
-      case 0x0b:
-      case 0x0c:
-        this.#newline()
-        break
-      case 0x0d:
-        this.#text.flush()
-        this.#line.carriageReturn()
-        break
-      case 0x08:
-        this.#text.flush()
-        this.#line.backspace()
-        break
-      case 0x09:
-        this.#text.point(0x09)
-        break
-      default:
-      // BEL, NUL, SO/SI and the other C0 controls have no rendered form.
-    }
-  }
-
-  /**
-   * A raw byte 0x80–0x9F outside any UTF-8 sequence: an 8-bit C1 control. Only CSI is honoured;
-   * in a UTF-8 stream such bytes are far more often cp1252 text or binary than real controls, and
-   * a misread string opener (DCS/OSC/SOS/PM/APC) would swallow output up to the next BEL or ESC,
-   * while a misread CSI ends at the next letter.
-   */
-  #c1(byte: number): void {
-    if (byte === 0x9b) this.#enterCsi()
-  }
-
-  #escape(byte: number): boolean {
-    if (byte >= 0x80) {
-      this.#state = State.Ground
-      return false
-    }
-    switch (byte) {
-      case 0x5b:
-        this.#enterCsi()
-        return true
-      case 0x5d:
-        this.#enterString(true)
-        return true
-      case 0x50:
-      case 0x58:
-      case 0x5e:
-      case 0x5f:
-        this.#enterString(false)
-        return true
-      case 0x45:
-        this.#state = State.Ground
-        this.#newline()
-        return true
-      case 0x4d: // RI: reverse index, one row up
-        this.#state = State.Ground
-        if (!this.#line.hidden) this.#rows.moveBy(-1)
-        return true
-      case 0x1b:
-        return true
-      case 0x18:
-      case 0x1a:
-        this.#state = State.Ground
-        return true
-    }
-    if (byte >= 0x20 && byte <= 0x2f) this.#state = State.EscapeIntermediate
-    else if (byte >= 0x30 && byte <= 0x7e) this.#state = State.Ground
-    else this.#control(byte)
-    return true
-  }
-
-  #intermediate(byte: number): boolean {
-    if (byte >= 0x80) {
-      this.#state = State.Ground
-      return false
-    }
-    if (byte >= 0x30 && byte <= 0x7e) this.#state = State.Ground
-    else if (byte === 0x1b) this.#state = State.Escape
-    else if (byte === 0x18 || byte === 0x1a) this.#state = State.Ground
-    else if (byte < 0x20) this.#control(byte)
-    return true
-  }
-
-  #enterCsi(): void {
-    this.#state = State.Csi
-    this.#csi.start()
-  }
-
-  /** A byte in CSI state: sequence bytes go to the reader; controls are executed meanwhile. */
-  #csiControl(byte: number): boolean {
-    if (byte >= 0x20 && byte <= 0x7e) {
-      if (this.#csi.feed(byte)) this.#state = State.Ground
-    } else if (byte >= 0x80) {
-      this.#state = State.Ground
-      return false
-    } else if (byte === 0x1b) {
-      this.#state = State.Escape
-    } else if (byte === 0x18 || byte === 0x1a) {
-      this.#state = State.Ground
-    } else if (byte < 0x20) {
-      this.#control(byte)
-    }
-    return true
-  }
-
-  #enterString(osc: boolean): void {
-    this.#state = State.String
-    this.#osc = osc
-    this.#payload.reset()
-  }
-
-  #string(byte: number): void {
-    if (byte === 0x07) {
-      this.#finishString()
-      this.#state = State.Ground
-    } else if (byte === 0x1b) {
-      this.#state = State.StringEscape
-    } else if (byte === 0x18 || byte === 0x1a) {
-      this.#state = State.Ground
-    } else if (this.#osc) {
-      this.#payload.push(byte)
-    }
-  }
-
-  #finishString(): void {
-    if (!this.#osc) return
+  /** BEL or ST ended an OSC string: its payload may be one of the prompt markers. */
+  #finishOsc(): void {
     const marker = this.#payload.marker()
     if (!marker) return
     this.#text.flush()
