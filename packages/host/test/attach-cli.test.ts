@@ -93,6 +93,7 @@ describe('dsh-terminal attach', () => {
     const after = await pane.waitFor('[exit 0]')
     expect(after).toContain('[attached to pty-1: you are typing into it; Ctrl-] detaches, it keeps running]')
     expect(after).toContain('[detached from pty-1; it keeps running]')
+    expect(after).toMatch(/\[pty-1 is \d+x\d+, your terminal 120x40: long lines wrap/) // the session is 160 columns wide
     expect(after).not.toContain('person-typed-42') // the alternate screen is gone: the user's own screen is back
     expect(await agentSend('echo still-$((1+1))')).toContain('still-2')
   })

@@ -31,6 +31,14 @@ export async function runAttachedSession(client: HostClient, sessionId: string, 
   stderr.write(`${attachNotice(screen)}\r\n`)
   const fullScreen = stdout.isTTY === true
   const raw = stdin.isTTY === true
+  if (fullScreen && screen.rows && screen.cols && (stdout.rows < screen.rows || stdout.columns < screen.cols)) {
+    stderr.write(
+      `[${sessionId} is ${screen.cols}x${screen.rows}, your terminal ${stdout.columns}x${stdout.rows}: long lines wrap; enlarge it for a faithful view]\r\n`,
+    )
+  }
+  // Whatever happens later, never leave the person's terminal on the alternate screen.
+  const restoreOnExit = () => fullScreen && stdout.write(LEAVE_ALTERNATE_SCREEN)
+  process.once('exit', restoreOnExit)
   if (fullScreen) stdout.write(`${ENTER_ALTERNATE_SCREEN}\x1b]2;dsh-terminal attach ${sessionId}${writer ? '' : ' (read-only)'}\x07`)
   stdout.write(fromBase64(screen.data))
   if (raw) stdin.setRawMode(true)
@@ -45,6 +53,7 @@ export async function runAttachedSession(client: HostClient, sessionId: string, 
       for (const signal of SIGNALS) process.off(signal, detach)
       if (raw) stdin.setRawMode(false)
       stdin.pause()
+      process.off('exit', restoreOnExit)
       if (fullScreen) stdout.write(LEAVE_ALTERNATE_SCREEN)
       stderr.write(`${line}\n`)
       client.close()
