@@ -17,7 +17,8 @@ export {
 } from './errors'
 export { confineShellArgv, resolveShellCwd, type ShellBoundary } from './sandbox/boundary'
 export { fenceAllOwners, fenceOwner, MODE_FENCE_KEY, MODE_FENCE_MESSAGE } from './sandbox/mode-fence'
-export { DEFAULT_READ_LINES, ShellSession } from './session/shell-session'
+export { DEFAULT_READ_LINES } from './session/scrollback-page'
+export { ShellSession } from './session/shell-session'
 export { ScreenModel, type ScreenModelOptions } from './screen/screen-model'
 export { DEFAULT_KEY_MODES, ENTER, type KeyModes, sendInput } from './input/send-input'
 export {

@@ -74,16 +74,13 @@ export interface SendOptions {
   readonly markersBefore?: number | undefined
 }
 
-/** Waiting as far as the platform can tell: proven blocked reading, or unprovable here (macOS). The session's name for dsh-subprocess's predicate. */
-export const isWaitingAsFarAsKnown: (facts: ForegroundFacts) => boolean = isStdinWaitProvenOrUnprovable
-
 /**
  * The shell (or, at a REPL's marked prompt, that REPL) in front and waiting as far as the platform
  * can tell. A prompt that ended a send with such a sample — held still, or trusted in turn — leaves
  * it known idle for the next send.
  */
 export function isPromptOwnerWaiting(facts: ForegroundFacts | undefined, screen: ScreenView): facts is ForegroundFacts {
-  return facts !== undefined && ownsPrompt(facts, screen) && isWaitingAsFarAsKnown(facts)
+  return facts !== undefined && ownsPrompt(facts, screen) && isStdinWaitProvenOrUnprovable(facts)
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { ForegroundFacts, SubprocessTerminalHandle } from 'dsh-subprocess'
+import { type ForegroundFacts, isStdinWaitProvenOrUnprovable, type SubprocessTerminalHandle } from 'dsh-subprocess'
 import {
   type TerminalBackendSession,
   type TerminalBackendTap,
@@ -18,17 +18,15 @@ import type { ShellBackendConfig } from '../config'
 import { shellFailure } from '../errors'
 import { lookAtInput, markedInput } from '../input/input-state'
 import { sendInput } from '../input/send-input'
-import { isWaitingAsFarAsKnown, type SendHost, type SendOptions, type SendTiming } from '../readiness/send-contract'
+import type { SendHost, SendOptions, SendTiming } from '../readiness/send-contract'
 import { SendOperation } from '../readiness/send-operation'
 import { SHELL_CONTINUATION_PROMPT, SHELL_PROMPT } from '../prompt-protocol'
 import { SendOutputBuffer } from '../output/index'
 import { ScreenModel } from '../screen/screen-model'
 import { showingScreen } from '../screen/screen-send'
 import { HumanTaps } from './human-taps'
+import { readScrollbackPage } from './scrollback-page'
 import { TerminalStream } from './terminal-stream'
-
-/** Lines a read returns when the caller gives no `count` (the same default as `terminal_read`). */
-export const DEFAULT_READ_LINES = 500
 
 /**
  * One persistent shell: the provider's handle, the output pipeline and at most one active send.
@@ -179,7 +177,7 @@ export class ShellSession implements TerminalBackendSession {
     this.#handle.pinShellGroup(facts.processGroupId)
     // That sample, seen through the pin, is the shell idle at its prompt: the first send may use it
     // as its pre-write facts, exactly as after a send that ended on the prompt.
-    if (isWaitingAsFarAsKnown(facts) && arrivals === this.#stream.arrivals && this.#stream.promptReady) {
+    if (isStdinWaitProvenOrUnprovable(facts) && arrivals === this.#stream.arrivals && this.#stream.promptReady) {
       this.#idle = { facts: { ...facts, isShellGroup: true }, arrivals }
     }
   }
@@ -274,31 +272,12 @@ export class ShellSession implements TerminalBackendSession {
     return idle && idle.arrivals === this.#stream.arrivals && this.#stream.promptReady ? idle.facts : undefined
   }
 
-  /**
-   * One bounded page of retained scrollback, back from the newest line or forward from `fromLine`.
-   * Lines are numbered from 1 = the first line the session printed, so numbers survive eviction.
-   */
+  /** One bounded page of retained scrollback (see {@link readScrollbackPage}); a page ending at the newest line takes the earlier output. */
   read(request: TerminalReadRequest): TerminalReadResult {
-    const scrollback = this.#stream.scrollback
-    const count = request.count ?? DEFAULT_READ_LINES
     const maxBytes = this.#config.maxReadBytes
-    const forward = request.fromLine !== undefined
-    const page = forward
-      ? scrollback.readFrom({ fromLine: (request.fromLine as number) - 1, count, maxBytes })
-      : scrollback.read({ offset: request.offset ?? 0, count, maxBytes })
-    const empty = page.lineEnd <= page.lineBegin
-    // A page that ends at the newest line showed the model what arrived between sends: it is taken.
-    const showsNewest = forward ? !empty && page.lineEnd === page.totalLines : (request.offset ?? 0) === 0
+    const { result, showsNewest } = readScrollbackPage(this.#stream.scrollback, request, maxBytes)
     if (showsNewest && this.#earlier) this.#earlier = new SendOutputBuffer(this.#stream.line, maxBytes)
-    return {
-      text: page.text,
-      totalLines: page.totalLines,
-      // The ring counts from 0 and its end is exclusive: 1-based inclusive numbers are begin + 1 and end.
-      lineBegin: empty ? 0 : page.lineBegin + 1,
-      lineEnd: empty ? 0 : page.lineEnd,
-      oldestLine: scrollback.droppedLines + 1,
-      truncated: page.truncated,
-    }
+    return result
   }
 
   /** Let a person watch: the rendered screen, then every raw chunk (see {@link HumanTaps}). */

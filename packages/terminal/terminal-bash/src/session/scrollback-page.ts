@@ -1,0 +1,34 @@
+import type { TerminalReadRequest, TerminalReadResult } from 'dsh-terminal'
+import type { ScrollbackRing } from '../output/index'
+
+/** Lines a read returns when the caller gives no `count` (the same default as `terminal_read`). */
+export const DEFAULT_READ_LINES = 500
+
+/**
+ * One bounded page of `scrollback` for a read, back from the newest line or forward from
+ * `fromLine`, numbered from 1 = the first line the session printed (numbers survive eviction).
+ * `showsNewest`: the page ends at the newest line, so it showed what arrived between sends.
+ */
+export function readScrollbackPage(
+  scrollback: ScrollbackRing,
+  request: TerminalReadRequest,
+  maxBytes: number,
+): { result: TerminalReadResult; showsNewest: boolean } {
+  const count = request.count ?? DEFAULT_READ_LINES
+  const forward = request.fromLine !== undefined
+  const page = forward
+    ? scrollback.readFrom({ fromLine: (request.fromLine as number) - 1, count, maxBytes })
+    : scrollback.read({ offset: request.offset ?? 0, count, maxBytes })
+  const empty = page.lineEnd <= page.lineBegin
+  const showsNewest = forward ? !empty && page.lineEnd === page.totalLines : (request.offset ?? 0) === 0
+  const result = {
+    text: page.text,
+    totalLines: page.totalLines,
+    // The ring counts from 0 and its end is exclusive: 1-based inclusive numbers are begin + 1 and end.
+    lineBegin: empty ? 0 : page.lineBegin + 1,
+    lineEnd: empty ? 0 : page.lineEnd,
+    oldestLine: scrollback.droppedLines + 1,
+    truncated: page.truncated,
+  }
+  return { result, showsNewest }
+}
