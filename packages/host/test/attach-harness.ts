@@ -58,7 +58,9 @@ export async function startTestHost(options: Partial<HumanSocketServerOptions> =
 
 /** A raw protocol client: send lines, wait for the message that satisfies a test. */
 export class RawClient {
+  /** Every message received, in order. */
   readonly messages: ServerMessage[] = []
+  /** True once the host hung up. */
   closed = false
   #buffer = ''
 
@@ -110,6 +112,7 @@ export class RawClient {
       .join('')
   }
 
+  /** Hang up abruptly, as a killed client would. */
   destroy(): void {
     this.socket.destroy()
   }

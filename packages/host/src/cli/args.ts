@@ -18,7 +18,7 @@ export type CliRequest =
 
 /** The usage text (printed on stdout for --help, on stderr after a usage error). */
 export const USAGE = `Usage:
-  dsh-terminal-mcp [mcp]    [--config <cordis.yml> | --preset <name>] [--cwd <dir>]   MCP server on stdin/stdout
+  dsh-terminal-mcp [mcp]    [--config <cordis.yml> | --preset <name>] [--cwd <dir>] [--web [port]]   MCP server on stdin/stdout
   dsh-terminal-mcp headless [--config <cordis.yml> | --preset <name>] [--cwd <dir>]   JSON lines on stdin/stdout
   dsh-terminal-mcp [mcp] --http [host:]port [--idle-timeout 30m] [--config … | --preset …] [--cwd …]   MCP over Streamable HTTP
   dsh-terminal-mcp attach [<session>] [--read-only]   list the running hosts' sessions, or watch and type into one
