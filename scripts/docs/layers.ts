@@ -51,7 +51,7 @@ export const LAYERS: readonly Layer[] = [
   {
     id: 'backend',
     role: 'one session type: readiness, sanitizer, scrollback, sandbox resolution',
-    packages: ['dsh-terminal-bash'],
+    packages: ['dsh-terminal-bash', 'dsh-terminal-snapshot'],
   },
   {
     id: 'consumer',

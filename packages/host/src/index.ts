@@ -59,6 +59,5 @@ export { DEFAULT_PROGRESS_INTERVAL_MS, startProgress, type ProgressParams } from
 export { toMcpResult, type McpToolResult } from './mcp/results'
 export { createMcpServer, SERVER_NAME, type McpServerOptions } from './mcp/server'
 export { runMcpStdio, type McpStdioOptions } from './mcp/stdio'
-export { SNAPSHOT_PGID, SNAPSHOT_TYPE, SnapshotSession, snapshotBackend } from './snapshot/backend'
 export { PACKAGE_ROOT } from './package-root'
 export { HOST_VERSION } from './version'

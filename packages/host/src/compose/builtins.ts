@@ -17,5 +17,5 @@ export const FAMILY_BUILTINS: Readonly<Record<string, PluginImporter>> = Object.
   'dsh-terminal': () => import('dsh-terminal'),
   'dsh-terminal-bash': () => import('dsh-terminal-bash'),
   'dsh-tool-terminal': () => import('dsh-tool-terminal'),
-  'dsh-terminal-snapshot': () => import('../snapshot/plugin'),
+  'dsh-terminal-snapshot': () => import('dsh-terminal-snapshot'),
 })

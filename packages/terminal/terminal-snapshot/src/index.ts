@@ -5,7 +5,7 @@ import { snapshotBackend } from './backend'
 
 export { SNAPSHOT_PGID, SNAPSHOT_TYPE, SnapshotSession, snapshotBackend } from './backend'
 
-/** Name under which the host's loader resolves this plugin (a host builtin, not a package). */
+/** Plugin name used in a cordis.yml (the snapshot overlay, `examples/snapshot.yml`). */
 export const name = 'dsh-terminal-snapshot'
 
 /** Registers a backend on the terminal registry. */
