@@ -130,25 +130,25 @@ export function shellQuote(arg: string): string {
 
 /** A tmux server of our own (its own socket name) with one 120×40 window running a command. */
 export class TmuxPane {
-  private constructor(private readonly socketName: string) {}
+  private constructor(private readonly socketPath: string) {}
 
   /** Run `argv` in a fresh pane with `env`; when it exits the pane shows `[exit <code>]` and stays. */
   static start(argv: readonly string[], env: Record<string, string>): TmuxPane {
-    const socketName = `dsh-attach-${process.pid}-${Math.random().toString(36).slice(2)}`
+    const socketPath = join(tmpdir(), `dsh-attach-tmux-${process.pid}-${Math.random().toString(36).slice(2)}`)
     const exports = Object.entries(env).map(([name, value]) => `export ${name}=${shellQuote(value)};`)
     const script = `${exports.join(' ')} ${argv.map(shellQuote).join(' ')}; echo "[exit $?]"; exec cat`
-    execFileSync('tmux', ['-L', socketName, '-f', '/dev/null', 'new-session', '-d', '-x', '120', '-y', '40', '-s', 'main', 'sh', '-c', script])
-    return new TmuxPane(socketName)
+    execFileSync('tmux', ['-S', socketPath, '-f', '/dev/null', 'new-session', '-d', '-x', '120', '-y', '40', '-s', 'main', 'sh', '-c', script])
+    return new TmuxPane(socketPath)
   }
 
   /** Type keys as tmux names them (`Enter`, `C-]`) or literal text with `literal`. */
   keys(keys: string, literal = false): void {
-    execFileSync('tmux', ['-L', this.socketName, 'send-keys', '-t', 'main', ...(literal ? ['-l'] : []), keys])
+    execFileSync('tmux', ['-S', this.socketPath, 'send-keys', '-t', 'main', ...(literal ? ['-l'] : []), keys])
   }
 
   /** The visible pane text. */
   capture(): string {
-    return execFileSync('tmux', ['-L', this.socketName, 'capture-pane', '-p', '-t', 'main'], { encoding: 'utf8' })
+    return execFileSync('tmux', ['-S', this.socketPath, 'capture-pane', '-p', '-t', 'main'], { encoding: 'utf8' })
   }
 
   /** Wait until the pane shows `text`; returns the pane. */
@@ -163,12 +163,13 @@ export class TmuxPane {
     )
   }
 
-  /** Kill the tmux server and everything in it. */
+  /** Kill the tmux server and everything in it, and remove its socket (tmux leaves it behind). */
   kill(): void {
     try {
-      execFileSync('tmux', ['-L', this.socketName, 'kill-server'], { stdio: 'ignore' })
+      execFileSync('tmux', ['-S', this.socketPath, 'kill-server'], { stdio: 'ignore' })
     } catch {
       // Already gone.
     }
+    rmSync(this.socketPath, { force: true })
   }
 }
