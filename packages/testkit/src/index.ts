@@ -1,3 +1,4 @@
+export { Deferred } from './deferred'
 export { eventually, type Probe } from './eventually'
 export { installed } from './programs'
 export {

@@ -1,9 +1,10 @@
 import { tmpdir } from 'node:os'
 import { SubprocessError } from 'dsh-subprocess'
 import { TerminalBackendCleanupError } from 'dsh-terminal'
+import { Deferred } from 'dsh-testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import * as bashPlugin from '../src/index'
-import { Deferred, marker, shellWaiting } from './support/fake-terminal'
+import { marker, shellWaiting } from './support/fake-terminal'
 import { nonceOf, startFakeStack, type FakeStack } from './support/fake-runtime'
 
 let stack: FakeStack | undefined

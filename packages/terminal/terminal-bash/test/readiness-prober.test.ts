@@ -1,8 +1,8 @@
 import type { ForegroundFacts } from 'dsh-subprocess'
+import { Deferred } from 'dsh-testkit'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { ProbeSample } from '../src/readiness/evidence'
 import { ForegroundProber } from '../src/readiness/foreground-prober'
-import { Deferred } from './support/fake-terminal'
 
 interface Rig {
   prober: ForegroundProber

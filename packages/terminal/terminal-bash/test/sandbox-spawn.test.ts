@@ -5,10 +5,11 @@ import { join } from 'node:path'
 import type { SandboxMode } from 'dsh-sandbox'
 import { SandboxError } from 'dsh-sandbox'
 import * as policyPlugin from 'dsh-sandbox-policy'
+import { Deferred } from 'dsh-testkit'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { MODE_FENCE_MESSAGE } from '../src/index'
 import { pythonStartupFile } from '../src/repl/python-startup'
-import { Deferred, marker } from './support/fake-terminal'
+import { marker } from './support/fake-terminal'
 import { type FakeSandboxing, type FakeStack, nonceOf, startFakeStack } from './support/fake-runtime'
 
 let stack: FakeStack | undefined

@@ -1,7 +1,7 @@
 import type { TerminalScreen, TerminalSendResult } from 'dsh-terminal'
+import { Deferred } from 'dsh-testkit'
 import { describe, expect, it } from 'vitest'
 import { showingScreen } from '../src/screen/screen-send'
-import { Deferred } from './support/fake-terminal'
 
 // The order of settlements is what matters here, so the operation and the screen are staged by hand.
 const SCREEN: TerminalScreen = { lines: ['~'], size: { rows: 2, cols: 4 }, cursor: { row: 1, col: 1 }, alternateScreen: true }

@@ -2,6 +2,7 @@ import { Context, type Fiber } from '@deepseek-ai/cordis'
 import * as agentPlugin from 'dsh-agent'
 import type { Agent } from 'dsh-agent'
 import * as terminalPlugin from 'dsh-terminal'
+import { Deferred } from 'dsh-testkit'
 import type { z } from 'zod'
 import type {
   TerminalBackend,
@@ -19,19 +20,6 @@ import type {
   TerminalSignal,
   TerminalSignalResult,
 } from 'dsh-terminal'
-
-/** A promise with its settle functions exposed, so a test decides when each step happens. */
-export class Deferred<T = void> {
-  readonly promise: Promise<T>
-  resolve!: (value: T) => void
-  reject!: (reason: unknown) => void
-  constructor() {
-    this.promise = new Promise<T>((resolve, reject) => {
-      this.resolve = resolve
-      this.reject = reject
-    })
-  }
-}
 
 /** Let every queued microtask and immediate run (no timers, no wall-clock waits). */
 export async function flush(rounds = 3): Promise<void> {

@@ -1,6 +1,7 @@
 import type { TerminalBackendSpawnSpec, TerminalBackendTap, TerminalHumanObserver } from 'dsh-terminal'
+import { Deferred } from 'dsh-testkit'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { Deferred, flush, outcome, setup, StubBackend, StubSession, summary, type TerminalConfigInput, thrown } from './helpers'
+import { flush, outcome, setup, StubBackend, StubSession, summary, type TerminalConfigInput, thrown } from './helpers'
 
 /** A stub session a person can watch: the test feeds output and ends taps; writes are recorded. */
 class WatchableSession extends StubSession {

@@ -1,6 +1,7 @@
 import { asTerminalSessionId, type TerminalSendResult, type TerminalSessionId } from 'dsh-terminal'
+import { Deferred } from 'dsh-testkit'
 import { describe, expect, it } from 'vitest'
-import { Deferred, flush, outcome, setup, StubBackend, summary, thrown } from './helpers'
+import { flush, outcome, setup, StubBackend, summary, thrown } from './helpers'
 
 async function opened() {
   const h = await setup()

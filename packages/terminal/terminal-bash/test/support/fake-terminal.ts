@@ -1,19 +1,7 @@
 import { Buffer } from 'node:buffer'
 import type { ForegroundFacts, StdinWait, SubprocessTerminalHandle, TerminalExit, TerminalOutputListener, ThreadSample } from 'dsh-subprocess'
 import { SubprocessError } from 'dsh-subprocess'
-
-/** A promise whose settlement the test controls. */
-export class Deferred<T = void> {
-  readonly promise: Promise<T>
-  resolve!: (value: T) => void
-  reject!: (reason: unknown) => void
-  constructor() {
-    this.promise = new Promise<T>((resolve, reject) => {
-      this.resolve = resolve
-      this.reject = reject
-    })
-  }
-}
+import { Deferred } from 'dsh-testkit'
 
 /** The nonce every fake session uses. */
 export const NONCE = 424242
