@@ -3,12 +3,12 @@ import * as agentPlugin from 'dsh-agent'
 import type { Agent } from 'dsh-agent'
 import * as jobsPlugin from 'dsh-jobs'
 import * as terminalPlugin from 'dsh-terminal'
+import * as toolJobsPlugin from 'dsh-tool-jobs'
 import * as toolTerminalPlugin from 'dsh-tool-terminal'
 import * as toolsPlugin from 'dsh-tools'
 import type { ToolResult } from 'dsh-tools'
 import type { z } from 'zod'
 import { StubBackend } from './stub'
-import { toolJobsPlugin } from './workspace'
 
 /** Options of {@link setup}: which optional services to mount and the plugin's config. */
 export interface SetupOptions {
