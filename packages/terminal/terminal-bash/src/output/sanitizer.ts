@@ -14,12 +14,15 @@ export const DEFAULT_MAX_LINE_LENGTH = 1_048_576
 
 // Module-local bindings of the tables: under a CommonJS transform (tsx, vitest) an imported binding
 // is a getter call, which the hot loop must not pay for on every byte.
-const { ACTION_SHIFT, Action, PRINT_IN_GROUND, ROW_SHIFT, STATE_MASK, State, TRANSITIONS } = transitions
+const { ACTION_SHIFT, Action, CSI_DIGIT_SPAN, GROUND_TEXT_SPAN, PRINT_IN_GROUND, ROW_SHIFT, STATE_MASK, State, TRANSITIONS } = transitions
 type State = transitions.State
 
 const REPLACEMENT = 0xfffd
 /** The ground row's entry of a UTF-8 lead byte: the fast path reads a complete sequence inline. */
 const UTF8_LEAD_IN_GROUND = (Action.Utf8Lead << ACTION_SHIFT) | State.Ground
+/** The parameter entries of a CSI sequence: its fast path reads them while bytes map to these. */
+const DIGIT_IN_PARAMETERS = (Action.CsiDigit << ACTION_SHIFT) | State.CsiParameters
+const SEPARATOR_IN_PARAMETERS = (Action.CsiSeparator << ACTION_SHIFT) | State.CsiParameters
 /** Runs shorter than this are batched; longer ones are decoded natively in one call. */
 const SHORT_RUN = 48
 const EMPTY: readonly never[] = Object.freeze([])
@@ -29,11 +32,12 @@ const EMPTY: readonly never[] = Object.freeze([])
  *
  * It is a byte-at-a-time state machine, so its output never depends on how the stream was split
  * into chunks, each chunk costs O(chunk), and the only carried state is a few integers plus a few
- * dozen bytes of OSC payload (see {@link OscPayload}). The machine is data: one table sorts the 256
- * byte values into classes (`byte-classes.ts`), one table gives, for each state and class, an action
- * and the next state (`transitions.ts`, modelled on the DEC/VT500 parser that xterm.js also follows),
- * and the hot loop only looks up and dispatches on the action. Runs of plain text take a fast path
- * that asks the same table whether a byte prints in ground, so the two can never disagree.
+ * dozen bytes of OSC payload (see {@link OscPayload}). The machine is data, after the DEC/VT500
+ * parser that xterm.js also follows: one table sorts the 256 byte values into classes
+ * (`byte-classes.ts`), one table gives for each state and class an action and the next state
+ * (`transitions.ts`, expanded per byte), and the hot loop looks up and dispatches on the action.
+ * The fast paths (runs of text in ground, a CSI sequence's parameters) ask the same table: a span
+ * of bytes read off it at load time is tested with two comparisons, any other byte looks it up.
  *
  * Stripped: CSI (`ESC [` / 0x9B … final 0x40–0x7E), OSC (`ESC ]` … BEL or ST), DCS/SOS/PM/APC
  * strings (`ESC P`/`X`/`^`/`_` … BEL or ST), charset designations and every other `ESC`
@@ -104,27 +108,40 @@ export class TerminalSanitizer {
    * the caller stores the state: code after a loop that first ran optimized has no type feedback.)
    */
   #parse(bytes: Uint8Array, buffer: Buffer, start: State): State {
+    // Locals, so the loop reads registers rather than module bindings or private fields.
+    const table = TRANSITIONS
+    const printInGround = PRINT_IN_GROUND
+    const ground = State.Ground
+    const rowShift = ROW_SHIFT
+    const stateMask = STATE_MASK
+    const actionShift = ACTION_SHIFT
     const size = bytes.length
     const text = this.#text
+    const csi = this.#csi
+    const payload = this.#payload
     let state: State = start
     let index = 0
     while (index < size) {
-      if (state === State.Ground) {
-        index = this.#textRun(bytes, buffer, index, size)
-        if (index >= size) break
-      }
       const byte = bytes[index] as number
-      const entry = TRANSITIONS[(state << ROW_SHIFT) | byte] as number
-      state = (entry & STATE_MASK) as State
+      const entry = table[(state << rowShift) | byte] as number
+      state = (entry & stateMask) as State
       index += 1
       // Literal labels (checked against `Action` by the type checker) let V8 compile a jump table.
-      switch (entry >> ACTION_SHIFT) {
+      switch (entry >> actionShift) {
         case 0 satisfies typeof Action.Ignore:
           break
         case 1 satisfies typeof Action.Print:
-          text.point(byte)
+          // Text in ground starts a run (the fast path); elsewhere only TAB prints.
+          if (entry === printInGround) index = this.#textRun(bytes, buffer, index - 1, size)
+          else text.point(byte)
           break
         case 2 satisfies typeof Action.Utf8Lead: {
+          // A complete, valid sequence starts a run; otherwise it is the one below.
+          const run = this.#textRun(bytes, buffer, index - 1, size)
+          if (run >= index) {
+            index = run
+            break
+          }
           const length = sequenceLength(bytes, index - 1, size)
           if (length === 0) {
             // The chunk ends inside the sequence: decode it byte by byte from here.
@@ -134,12 +151,9 @@ export class TerminalSanitizer {
             // Broken: one U+FFFD for its maximal subpart; the byte that broke it is read again.
             text.point(REPLACEMENT)
             index += -length - 1
-          } else if (byte === 0xc2 && (bytes[index] as number) < 0xa0) {
+          } else {
             // A C1 control encoded in UTF-8 (U+0080–U+009F): dropped, not interpreted.
             index += length - 1
-          } else {
-            // Valid text right after an aborted sequence: the text run takes it.
-            index -= 1
           }
           break
         }
@@ -161,6 +175,8 @@ export class TerminalSanitizer {
           break
         case 5 satisfies typeof Action.NewLine:
           this.#newline()
+          // Text usually follows a line break: go on with the run at once.
+          if (state === ground) index = this.#textRun(bytes, buffer, index, size)
           break
         case 6 satisfies typeof Action.CarriageReturn:
           text.flush()
@@ -174,25 +190,29 @@ export class TerminalSanitizer {
           if (!this.#line.hidden) this.#rows.moveBy(-1)
           break
         case 9 satisfies typeof Action.CsiStart:
-          this.#csi.start()
+          csi.start()
           break
         case 10 satisfies typeof Action.CsiDigit:
-          this.#csi.digit(byte)
+          csi.digit(byte)
+          index = this.#csiParameters(bytes, index, size)
           break
         case 11 satisfies typeof Action.CsiSeparator:
-          this.#csi.separator()
+          csi.separator()
+          index = this.#csiParameters(bytes, index, size)
           break
         case 12 satisfies typeof Action.CsiPrivate:
-          this.#csi.privateMarker()
+          csi.privateMarker()
           break
         case 13 satisfies typeof Action.CsiDispatch:
-          this.#csi.dispatch(byte)
+          csi.dispatch(byte)
+          // Text usually follows a sequence (a colour, a cursor move): go on with the run at once.
+          index = this.#textRun(bytes, buffer, index, size)
           break
         case 14 satisfies typeof Action.OscStart:
-          this.#payload.reset()
+          payload.reset()
           break
         case 15 satisfies typeof Action.OscPut:
-          this.#payload.push(byte)
+          payload.push(byte)
           break
         case 16 satisfies typeof Action.OscEnd:
           this.#finishOsc()
@@ -212,28 +232,37 @@ export class TerminalSanitizer {
 
   /**
    * Fast path in ground: the run of bytes from `start` that the table prints (printable ASCII, TAB)
-   * plus complete, valid, non-C1 UTF-8 sequences, written at once. Returns where the run ends.
+   * plus complete, valid, non-C1 UTF-8 sequences, written at once. Returns where the run ends
+   * (`start` itself when the byte there is a lead byte of no such sequence).
    */
   #textRun(bytes: Uint8Array, buffer: Buffer, start: number, size: number): number {
+    const table = TRANSITIONS
+    const printInGround = PRINT_IN_GROUND
+    const utf8LeadInGround = UTF8_LEAD_IN_GROUND
+    const { first, last } = GROUND_TEXT_SPAN
     let index = start
-    let points = 0
-    let multibyte = false
+    // Columns minus bytes: each byte is a column, except in multibyte and wide characters.
+    let columnsOverBytes = 0
     while (index < size) {
       const byte = bytes[index] as number
-      // The ground row starts the table (State.Ground is 0).
-      const entry = TRANSITIONS[byte]
-      if (entry === PRINT_IN_GROUND) {
+      if (byte >= first && byte <= last) {
         index += 1
-      } else if (entry === UTF8_LEAD_IN_GROUND) {
+        continue
+      }
+      // The ground row starts the table (State.Ground is 0).
+      const entry = table[byte]
+      if (entry === printInGround) {
+        index += 1
+      } else if (entry === utf8LeadInGround) {
         const length = sequenceLength(bytes, index, size)
         if (length <= 0 || (byte === 0xc2 && (bytes[index + 1] as number) < 0xa0)) break
         // Wide characters take two columns (none starts below U+1100, lead byte 0xE1).
-        if (byte >= 0xe1) points += sequenceWidth(bytes, index, length) - 1
+        columnsOverBytes += (byte >= 0xe1 ? sequenceWidth(bytes, index, length) : 1) - length
         index += length
-        multibyte = true
       } else break
-      points += 1
     }
+    const multibyte = columnsOverBytes !== 0
+    const points = index - start + columnsOverBytes
     if (index > start) {
       if (index - start < SHORT_RUN) this.#text.bytes(bytes, start, index, points)
       else {
@@ -259,6 +288,32 @@ export class TerminalSanitizer {
     if (this.#clipped.length > 0) this.#clipped = []
     if (this.#markers.length > 0) this.#markers = []
     return chunk
+  }
+
+  /**
+   * Fast path in a CSI sequence's parameters: the digits and separators from `start`, each asked of
+   * the table (the same entries the hot loop would apply). Returns where they end.
+   */
+  #csiParameters(bytes: Uint8Array, start: number, size: number): number {
+    const table = TRANSITIONS
+    const csi = this.#csi
+    const row = State.CsiParameters << ROW_SHIFT
+    const { first, last } = CSI_DIGIT_SPAN
+    let index = start
+    while (index < size) {
+      const byte = bytes[index] as number
+      if (byte >= first && byte <= last) {
+        csi.digit(byte)
+        index += 1
+        continue
+      }
+      const entry = table[row | byte]
+      if (entry === DIGIT_IN_PARAMETERS) csi.digit(byte)
+      else if (entry === SEPARATOR_IN_PARAMETERS) csi.separator()
+      else break
+      index += 1
+    }
+    return index
   }
 
   /** BEL or ST ended an OSC string: its payload may be one of the prompt markers. */

@@ -95,6 +95,34 @@ const HIGH_BYTES: readonly ByteClass[] = [ByteClass.C1Csi, ByteClass.C1Ignored, 
  */
 export const TRANSITIONS: Uint16Array = expandByByte(buildTransitions())
 
+/** Inclusive range of byte values that share one table entry in one state. */
+export interface ByteSpan {
+  /** First byte of the span. */
+  readonly first: number
+  /** Last byte of the span (inclusive). */
+  readonly last: number
+}
+
+/**
+ * The longest span of byte values that all print in ground (0x20–0x7E), read off the table: the fast
+ * path tests a byte against it with two comparisons and asks the table itself about any other byte.
+ */
+export const GROUND_TEXT_SPAN: ByteSpan = longestSpan(State.Ground, PRINT_IN_GROUND)
+
+/** The longest span of CSI parameter digits, read off the table likewise for the parameters' fast path. */
+export const CSI_DIGIT_SPAN: ByteSpan = longestSpan(State.CsiParameters, (Action.CsiDigit << ACTION_SHIFT) | State.CsiParameters)
+
+function longestSpan(state: State, entry: number): ByteSpan {
+  let best = { first: 1, last: 0 }
+  let first = 0
+  for (let byte = 0; byte <= 256; byte++) {
+    if (byte < 256 && TRANSITIONS[(state << ROW_SHIFT) | byte] === entry) continue
+    if (byte - 1 - first > best.last - best.first) best = { first, last: byte - 1 }
+    first = byte + 1
+  }
+  return best
+}
+
 function expandByByte(byClass: Uint16Array): Uint16Array {
   const table = new Uint16Array(STATE_COUNT << ROW_SHIFT)
   for (let state = 0; state < STATE_COUNT; state++) {
