@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { HumanGateway } from '../src/human/gateway'
 import { HumanSocketServer } from '../src/human/socket-server'
 import { attachCommand, startTestHost, type TestHost } from './attach-harness'
-import { DANGER_CONFIG } from './helpers'
+import { DANGER_CONFIG, DEFAULT_CONFIG, load } from './helpers'
 import { type Finished, type Running, start } from './process'
 
 /** The unprivileged uid the isolation tests play (nobody on Debian). */
@@ -145,5 +145,36 @@ describe('a host process and its files', () => {
     const next = await HumanSocketServer.start({ gateway: new HumanGateway(undefined as never), dir })
     cleanups.push(() => next.close())
     expect(hostFiles()).toEqual([`${process.pid}.sock`, `${process.pid}.token`])
+  })
+})
+
+describe("a sandboxed session cannot reach its host's attach socket", () => {
+  it('with XDG_RUNTIME_DIR set, the default composition shows the session an empty runtime directory', async () => {
+    // Outside /tmp, which every sandbox has private anyway: the runtime directory itself must be hidden.
+    const runtimeRoot = mkdtempSync('/var/tmp/dsh-attach-sandbox-')
+    chmodSync(runtimeRoot, 0o700)
+    cleanups.push(() => rmSync(runtimeRoot, { recursive: true, force: true }))
+    process.env.XDG_RUNTIME_DIR = runtimeRoot
+    const composition = await load(DEFAULT_CONFIG)
+    const agent = await composition.agents.create()
+    const dir = join(runtimeRoot, 'dsh-terminal')
+    const server = await HumanSocketServer.start({ gateway: new HumanGateway(composition.root), configPath: DEFAULT_CONFIG, dir })
+    cleanups.push(async () => {
+      await server.close()
+      await agent.dispose().catch(() => {})
+      await composition.dispose()
+    })
+    expect(readdirSync(dir).sort()).toEqual([`${process.pid}.sock`, `${process.pid}.token`])
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const result = await composition.tools.execute({ callId: `sandbox-${name}`, name, arguments: args, agent })
+      return result.content.map((part) => ('text' in part ? part.text : '')).join('')
+    }
+    const opened = await call('terminal_open', { type: 'shell' })
+    const sessionId = /pty-\d+/.exec(opened)?.[0] as string
+    const probe = `ls -A "${runtimeRoot}" | wc -l; cat "${dir}/${process.pid}.token" 2>&1 | head -c 80; echo; python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print('CONN' + 'ECTED')" "${dir}/${process.pid}.sock" 2>&1 | tail -1`
+    const inside = await call('terminal_send', { sessionId, text: probe })
+    expect(inside).toMatch(/\n0\n/)
+    expect(inside).not.toContain('CONNECTED')
+    expect(inside).toMatch(/No such file or directory/)
   })
 })

@@ -19,10 +19,12 @@ export interface MountPlan {
   readonly pinned: readonly string[]
   /** Host sockets hidden behind `/dev/null` (privileged control sockets that would undo the sandbox). */
   readonly hidden: readonly string[]
+  /** Directories of the user's sessions (`$XDG_RUNTIME_DIR`, a `$TMPDIR` other than /tmp) replaced by an empty tmpfs. */
+  readonly privateDirs?: readonly string[]
 }
 
 /** A plan with no host-specific mounts and no user namespace: the minimum every sandbox gets. */
-export const EMPTY_MOUNT_PLAN: MountPlan = { userNamespace: false, readOnly: [], pinned: [], hidden: [] }
+export const EMPTY_MOUNT_PLAN: MountPlan = { userNamespace: false, readOnly: [], pinned: [], hidden: [], privateDirs: [] }
 
 /**
  * The bubblewrap options (everything before `--`) for a policy whose paths were already validated.
@@ -59,6 +61,9 @@ export function bwrapOptions(policy: SandboxPolicy, plan: MountPlan = EMPTY_MOUN
     '--tmpfs',
     '/tmp',
   )
+  // The user's runtime and temporary directories, private and empty too: their sockets trust any
+  // process of the uid (see privateRuntimeDirs). Before the readable files and the workspace, which win.
+  for (const path of plan.privateDirs ?? []) options.push('--tmpfs', path)
   // Files the command must read although /tmp hid them; bound before the sockets are hidden, so
   // hiding always wins, and before the workspace, which covers any of them that lie inside it.
   for (const path of policy.readableFiles ?? []) options.push('--ro-bind', path, path)

@@ -5,6 +5,7 @@ import type { MountPlan } from './args'
 import type { LocalSandboxConfig } from './config'
 import { CONTROL_SOCKETS, presentSockets } from './control-sockets'
 import { gitProtections } from './git-metadata'
+import { privateRuntimeDirs } from './runtime-dirs'
 
 /** What the provider protects inside a writable workspace, decided by config and host facts. */
 export interface ProtectionSources {
@@ -13,6 +14,8 @@ export interface ProtectionSources {
   readonly installationRoots: readonly string[]
   /** Socket paths to hide when present; default {@link CONTROL_SOCKETS}. */
   readonly controlSockets?: readonly string[]
+  /** Directories to replace with an empty tmpfs; default {@link privateRuntimeDirs} of this process. */
+  readonly privateDirs?: readonly string[]
 }
 
 /**
@@ -21,8 +24,8 @@ export interface ProtectionSources {
  * control sockets present. Computed per confine, since a repository or socket may appear later.
  */
 export async function planMounts(workspaceRoot: string, writable: boolean, userNamespace: boolean, sources: ProtectionSources): Promise<MountPlan> {
-  const hidden = await presentSockets(sources.controlSockets ?? CONTROL_SOCKETS)
-  if (!writable) return { userNamespace, readOnly: [], pinned: [], hidden }
+  const [hidden, privateDirs] = await Promise.all([presentSockets(sources.controlSockets ?? CONTROL_SOCKETS), sources.privateDirs ?? privateRuntimeDirs()])
+  if (!writable) return { userNamespace, readOnly: [], pinned: [], hidden, privateDirs }
   const { config } = sources
   const git = config.protectGitMetadata ? await gitProtections(workspaceRoot) : { readOnly: [], pinned: [] }
   const configured = await Promise.all(config.protectedPaths.map((path) => realpath(resolve(workspaceRoot, path)).catch(() => undefined)))
@@ -30,5 +33,5 @@ export async function planMounts(workspaceRoot: string, writable: boolean, userN
   const readOnly = [...new Set([...installation, ...configured, ...git.readOnly])].filter(
     (path): path is string => path !== undefined && isWithin(workspaceRoot, path),
   )
-  return { userNamespace, readOnly, pinned: git.pinned, hidden }
+  return { userNamespace, readOnly, pinned: git.pinned, hidden, privateDirs }
 }

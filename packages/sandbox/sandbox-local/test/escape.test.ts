@@ -129,6 +129,33 @@ describe.skipIf(bwrapUnavailable !== undefined)('attacks on the sandbox, with re
     expect(host.stdout).toContain('GRANTED')
   })
 
+  it("the user's runtime directory is private and empty inside: its sockets (the user bus, agents, dsh-terminal attach) cannot be reached", async () => {
+    const runtime = await scratchDir('escape-runtime', '/var/tmp')
+    const attachDir = join(runtime.path, 'dsh-terminal')
+    await mkdir(attachDir, { mode: 0o700 })
+    const attachSocket = join(attachDir, '4242.sock')
+    const server = createServer((connection) => connection.end('ATTACHED\n'))
+    await new Promise<void>((listening) => server.listen(attachSocket, listening))
+    await writeFile(join(attachDir, '4242.token'), 'secret-token\n', { mode: 0o600 })
+    const previous = process.env.XDG_RUNTIME_DIR
+    process.env.XDG_RUNTIME_DIR = runtime.path
+    try {
+      const connect = `python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(s.recv(64).decode().strip())" '${attachSocket}'`
+      const inside = await sh(`ls -A '${runtime.path}'; cat '${join(attachDir, '4242.token')}'; ${connect}`)
+      expect(inside.stdout).not.toMatch(/dsh-terminal|secret-token|ATTACHED/)
+      expect(inside.code).not.toBe(0)
+      // The directory itself is there and writable, like a private /tmp.
+      expect((await sh(`touch '${runtime.path}/inside' && ls -A '${runtime.path}'`)).stdout.trim()).toBe('inside')
+      expect((await run(['sh', '-c', connect])).stdout).toContain('ATTACHED')
+      expect(existsSync(join(runtime.path, 'inside'))).toBe(false)
+    } finally {
+      if (previous === undefined) delete process.env.XDG_RUNTIME_DIR
+      else process.env.XDG_RUNTIME_DIR = previous
+      await new Promise((closed) => server.close(closed))
+      await runtime.remove()
+    }
+  })
+
   it("the host's installation inside the workspace stays read-only; the rest of the workspace is writable", async () => {
     const result = await sh(`echo hacked > '${installation}/server.js'; echo new > '${installation}/added.js'; echo ok > '${workspace.path}/tools/note'`)
     expect(result.stderr).toContain('Read-only file system')
