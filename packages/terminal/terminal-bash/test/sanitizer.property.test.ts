@@ -26,6 +26,28 @@ const controlString = fc
   .map(([kind, body, end]) => raw(`\x1b${kind}${body}${end}`))
 const screenSwitch = fc.constantFrom('\x1b[?1049h', '\x1b[?1049l', '\x1b[?47h', '\x1b[?1047l').map(raw)
 const escapeSequence = fc.constantFrom('\x1b(B', '\x1b)0', '\x1b#8', '\x1b7', '\x1b8', '\x1b=', '\x1bE', '\x1bM', '\x1bc').map(raw)
+/** Cases the transition table tells apart: a misplaced private marker, controls and high bytes inside a sequence, an aborted string. */
+const tableEdge = fc
+  .constantFrom(
+    '\x1b[1?h',
+    '\x1b[??1049h',
+    '\x1b[?1;1049h',
+    '\x1b[3\r1mX',
+    '\x1b[2\n5GX',
+    '\x1b[1\t2CX',
+    '\x1b[1\x7f2DX',
+    '\x1b[12\x1b[KX',
+    '\x1b[1\x18X',
+    '\x1b(\x9b2KX',
+    '\x1b#\xc3\xa9',
+    '\x1b\xe2\x82\xac',
+    '\x1b[1;\xc2\x85X',
+    '\x1b]0;t\x1b[2K',
+    '\x1b]0;t\x1b\x1b\\X',
+    '\x1bP1\x1b]133;D;0\x07',
+    '\x1b_x\x1bEy',
+  )
+  .map(raw)
 const control = fc.constantFrom('\n', '\r\n', '\r', '\b', '\t', '\x07', '\x00', '\x7f', '\x0b', '\x18', '\x1b').map(raw)
 const anyByte = fc.integer({ min: 0, max: 255 }).map((value) => Uint8Array.of(value))
 const highByte = fc.integer({ min: 0x80, max: 0xff }).map((value) => Uint8Array.of(value))
@@ -44,6 +66,7 @@ const stream = fc
       { weight: 2, arbitrary: marker },
       { weight: 1, arbitrary: controlString },
       { weight: 1, arbitrary: escapeSequence },
+      { weight: 1, arbitrary: tableEdge },
       { weight: 1, arbitrary: screenSwitch },
       { weight: 1, arbitrary: text('dsh> ') },
       { weight: 1, arbitrary: bytes('10%\r20%\r100%\n') },

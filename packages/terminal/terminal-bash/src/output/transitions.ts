@@ -81,6 +81,8 @@ const CLASS_ROW_SHIFT = 5
 export const PRINT_IN_GROUND = (Action.Print << ACTION_SHIFT) | State.Ground
 
 const STATE_COUNT = 11
+/** Marks a (state, class) pair the grammar forgot: building the table fails rather than ignore it. */
+const UNSET = 0xffff
 const ALL_CLASSES: readonly ByteClass[] = Array.from({ length: BYTE_CLASS_COUNT }, (_, index) => index as ByteClass)
 /** 0x20–0x7E, split by what they mean inside sequences. */
 const SEQUENCE_BYTES: readonly ByteClass[] = ALL_CLASSES.filter((byteClass) => byteClass <= ByteClass.StringTerminator)
@@ -127,14 +129,16 @@ function expandByByte(byClass: Uint16Array): Uint16Array {
   const table = new Uint16Array(STATE_COUNT << ROW_SHIFT)
   for (let state = 0; state < STATE_COUNT; state++) {
     for (let byte = 0; byte < 256; byte++) {
-      table[(state << ROW_SHIFT) | byte] = byClass[(state << CLASS_ROW_SHIFT) | (BYTE_CLASSES[byte] as number)] as number
+      const entry = byClass[(state << CLASS_ROW_SHIFT) | (BYTE_CLASSES[byte] as number)] as number
+      if (entry === UNSET) throw new Error(`transition table: state ${state} has no entry for byte ${byte}`)
+      table[(state << ROW_SHIFT) | byte] = entry
     }
   }
   return table
 }
 
 function buildTransitions(): Uint16Array {
-  const table = new Uint16Array(STATE_COUNT << CLASS_ROW_SHIFT)
+  const table = new Uint16Array(STATE_COUNT << CLASS_ROW_SHIFT).fill(UNSET)
   const on = (state: State, classes: readonly ByteClass[], action: Action, next: State) => {
     for (const byteClass of classes) table[(state << CLASS_ROW_SHIFT) | byteClass] = (action << ACTION_SHIFT) | next
   }
