@@ -2,7 +2,7 @@
  * Docs that stay true. `pnpm docs:gen` regenerates every generated section of docs/**\/*.md;
  * `pnpm docs:check` regenerates them in memory and fails (exit 1) when a page is stale, when a
  * package README's config table misses a field of the package's zod `Config`, or when a package
- * breaks the rules of the house (layers, declared imports).
+ * breaks the rules of the house (layers, declared imports of src and of tests).
  *
  *   tsx --conditions=dsh-source scripts/docs.ts gen|check
  *
@@ -19,6 +19,7 @@ import { readmeTemplateProblems } from './docs/readme-template'
 import { describeDiff } from './docs/diff'
 import { checkDeclaredImports } from './docs/imports'
 import { checkLayers } from './docs/layers'
+import { checkTestImports } from './docs/test-imports'
 import { findBlocks, spliceBlocks } from './docs/markers'
 import { renderApiBlock, renderDepsBlock } from './docs/render'
 import { compareText, loadWorkspace, repositoryRoot, type WorkspacePackage } from './docs/workspace'
@@ -62,6 +63,7 @@ export async function runDocs(root: string): Promise<DocsRun> {
     packages.flatMap((pkg) => (pkg.entry ? [pkg.entry] : [])),
   )
   failures.push(...checkDeclaredImports(program, root, packages))
+  failures.push(...checkTestImports(root, packages))
   const apis = new Map<string, PackageApi>(packages.map((pkg) => [pkg.name, packageApi(program, root, pkg)]))
 
   const pages = docPages(root).map((path) => ({ path, actual: readFileSync(join(root, path), 'utf8') }))
