@@ -34,6 +34,8 @@ describe('sanitizer tables', () => {
     expect(CSI_DIGIT_SPAN).toEqual({ first: 0x30, last: 0x39 })
     const printing = Array.from({ length: 256 }, (_, byte) => byte).filter((byte) => entry(State.Ground, byte) === PRINT_IN_GROUND)
     expect(printing).toEqual([0x09, ...Array.from({ length: 0x7f - 0x20 }, (_, offset) => 0x20 + offset)])
+    // The parameters' fast path also runs right after `ESC [`, so both states must read digits and separators alike.
+    for (const byte of [0x30, 0x39, 0x3a, 0x3b]) expect(entry(State.CsiEntry, byte)).toBe(entry(State.CsiParameters, byte))
   })
 
   it('aborts every sequence and string on CAN and SUB, and reads a high byte after ESC as in ground', () => {

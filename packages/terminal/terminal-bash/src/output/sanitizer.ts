@@ -189,9 +189,16 @@ export class TerminalSanitizer {
         case 8 satisfies typeof Action.ReverseIndex:
           if (!this.#line.hidden) this.#rows.moveBy(-1)
           break
-        case 9 satisfies typeof Action.CsiStart:
+        case 9 satisfies typeof Action.CsiStart: {
           csi.start()
+          // Parameters usually follow at once: a digit or separator here reads as in the parameters.
+          const end = this.#csiParameters(bytes, index, size)
+          if (end > index) {
+            state = State.CsiParameters
+            index = end
+          }
           break
+        }
         case 10 satisfies typeof Action.CsiDigit:
           csi.digit(byte)
           index = this.#csiParameters(bytes, index, size)
