@@ -1,14 +1,14 @@
-/** Synchronous cleanup run when the host process exits. */
+/** Synchronous cleanup run when this Node.js process exits. */
 export type ExitCleanup = () => void
 
 const cleanups = new Set<ExitCleanup>()
 let installed = false
 
 /**
- * Run `cleanup` synchronously if the host process exits while it is registered (one shared
+ * Run `cleanup` synchronously if this Node.js process exits while it is registered (one shared
  * `exit` listener for every terminal). Returns the function that unregisters it.
  */
-export function onHostExit(cleanup: ExitCleanup): () => void {
+export function onProcessExit(cleanup: ExitCleanup): () => void {
   if (!installed) {
     installed = true
     process.on('exit', runCleanups)

@@ -17,7 +17,7 @@ import {
 import type { IPty } from 'node-pty'
 import { joinFailure } from './cgroup/launcher'
 import type { SessionCgroup } from './cgroup/session'
-import { onHostExit } from './exit-guard'
+import { onProcessExit } from './exit-guard'
 import type { ProcessIdentity, ProcessInspector, ProcessRecord } from './inspector'
 import type { TerminalModesSource } from './modes/modes-source'
 import { OutputChannel } from './output'
@@ -143,7 +143,7 @@ export class LocalTerminal implements SubprocessTerminalHandle {
       })
     })
     this.#unguard = options.exitCleanup
-      ? onHostExit(() => {
+      ? onProcessExit(() => {
           killSync(this.#target())
           this.#cgroup?.killSync()
         })

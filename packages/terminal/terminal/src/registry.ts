@@ -14,7 +14,7 @@ import { SessionRecord } from './session-record'
 
 /** Longest timer Node honours (2³¹−1 ms); a longer one fires at once. */
 const MAX_TIMER_MS = 2_147_483_647
-import { runSpawn, type SpawnHost } from './spawn'
+import { runSpawn, type SpawnRegistry } from './spawn'
 import {
   isTerminalSignal,
   TERMINAL_SIGNALS,
@@ -85,7 +85,7 @@ export class TerminalRegistry {
   async spawn(owner: Agent, request: TerminalSpawnRequest, signal?: AbortSignal): Promise<TerminalSpawnResult> {
     const { backend, pending, state } = this.#reserveSpawn(owner, request, signal)
     try {
-      return await runSpawn(this.#spawnHost, backend, pending, request, signal)
+      return await runSpawn(this.#spawnRegistry, backend, pending, request, signal)
     } finally {
       state.pending.delete(pending)
       pending.settle()
@@ -270,7 +270,7 @@ export class TerminalRegistry {
     return state
   }
 
-  readonly #spawnHost: SpawnHost = {
+  readonly #spawnRegistry: SpawnRegistry = {
     refusal: (pending) => {
       if (pending.signal.aborted) return { error: pending.signal.reason }
       if (this.#disposing) return { error: refuse.disposing() }

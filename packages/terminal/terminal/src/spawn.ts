@@ -10,7 +10,7 @@ export const ROLLBACK_REASON = 'PTY spawn rolled back'
 export const ROLLBACK_FAILED_MESSAGE = 'PTY spawn and rollback both failed'
 
 /** What the registry lends a running spawn: the re-checks, publication, and failure retention. */
-export interface SpawnHost {
+export interface SpawnRegistry {
   /** Why this spawn may not be published now (lifecycle, disposal, owner), or undefined. */
   refusal(pending: PendingSpawn): { error: unknown } | undefined
   /** Publish synchronously; returns the owner-visible result. */
@@ -24,7 +24,7 @@ export interface SpawnHost {
  * the caller's exact abort reason, then the lifecycle (reservation) reason, then the original error.
  */
 export async function runSpawn(
-  host: SpawnHost,
+  registry: SpawnRegistry,
   backend: TerminalBackend,
   pending: PendingSpawn,
   request: TerminalSpawnRequest,
@@ -41,11 +41,11 @@ export async function runSpawn(
     session = await backend.spawn(spec)
   } catch (error) {
     const cleanup = error instanceof TerminalBackendCleanupError ? { error: error.cleanupError } : undefined
-    throw failure(host, pending, callerSignal, error, cleanup)
+    throw failure(registry, pending, callerSignal, error, cleanup)
   }
 
-  const refusal = callerSignal?.aborted ? { error: callerSignal.reason } : host.refusal(pending)
-  if (!refusal) return host.publish(pending, request.type, session)
+  const refusal = callerSignal?.aborted ? { error: callerSignal.reason } : registry.refusal(pending)
+  if (!refusal) return registry.publish(pending, request.type, session)
 
   let rollback: { error: unknown } | undefined
   try {
@@ -53,18 +53,18 @@ export async function runSpawn(
   } catch (error) {
     rollback = { error }
   }
-  throw failure(host, pending, callerSignal, refusal.error, rollback)
+  throw failure(registry, pending, callerSignal, refusal.error, rollback)
 }
 
 /** Choose what the spawn rejects with; a cleanup failure is always retained for disposal as well. */
 function failure(
-  host: SpawnHost,
+  registry: SpawnRegistry,
   pending: PendingSpawn,
   callerSignal: AbortSignal | undefined,
   original: unknown,
   cleanup: { error: unknown } | undefined,
 ): unknown {
-  if (cleanup) host.retain(pending, cleanup.error)
+  if (cleanup) registry.retain(pending, cleanup.error)
   if (callerSignal?.aborted) return callerSignal.reason
   const primary = pending.signal.aborted ? pending.signal.reason : original
   if (!cleanup) return primary

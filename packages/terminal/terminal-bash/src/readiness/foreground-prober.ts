@@ -32,7 +32,7 @@ export class ForegroundProber {
   #stopped = false
   #inFlight = false
   #again = false
-  #fruitless = 0
+  #backoffStep = 0
   #lastStart = Number.NEGATIVE_INFINITY
   #timer: Cancel | undefined
   #timerDue = Number.POSITIVE_INFINITY
@@ -54,7 +54,7 @@ export class ForegroundProber {
   start(step = 1): void {
     if (this.#stopped) return
     this.#running = true
-    this.#fruitless = step
+    this.#backoffStep = step
     this.#lastStart = now()
     this.#request(false)
   }
@@ -82,7 +82,7 @@ export class ForegroundProber {
    */
   noteOutput(gapMs: number, fresh = false): void {
     if (!this.#running) return
-    if (fresh || gapMs >= Math.min(this.#delay(), BURST_GAP_MS)) this.#fruitless = 0
+    if (fresh || gapMs >= Math.min(this.#delay(), BURST_GAP_MS)) this.#backoffStep = 0
     if (this.#burst) return
     this.#burst = soon(() => {
       this.#burst = undefined
@@ -97,7 +97,7 @@ export class ForegroundProber {
   }
 
   #delay(): number {
-    return this.#fruitless === 0 ? 0 : Math.min(2 ** (this.#fruitless - 1), this.#maxDelayMs)
+    return this.#backoffStep === 0 ? 0 : Math.min(2 ** (this.#backoffStep - 1), this.#maxDelayMs)
   }
 
   #request(urgent: boolean): void {
@@ -153,7 +153,7 @@ export class ForegroundProber {
       if (this.#running) this.#schedule(now())
       return
     }
-    this.#fruitless += 1
+    this.#backoffStep += 1
     const followUp = this.#target.onSample({ facts, startedAt, arrivalsAtStart })
     if (!this.#running) return
     if (this.#again) {

@@ -5,7 +5,7 @@ import type { SendOutputBuffer } from '../output/index'
 import type { TerminalStream } from '../session/terminal-stream'
 
 /** What a send needs from its session: the handle's operations, the output stream and status. */
-export interface SendHost {
+export interface SendSession {
   /** The provider's one-pass foreground inspection (with the terminal's flags when asked). */
   inspectForeground(options?: InspectOptions): Promise<ForegroundFacts | undefined>
   /** Hand bytes to the PTY. */
@@ -21,7 +21,7 @@ export interface SendHost {
   /** True once the session started closing (no more signals). */
   closing(): boolean
   /** Called synchronously when the send settles, so the session can drop it (and keep what followed a match). */
-  settled(operation: { readonly idleFacts: ForegroundFacts | undefined; readonly afterMatch: SendOutputBuffer | undefined }): void
+  settled(operation: { readonly promptFacts: ForegroundFacts | undefined; readonly afterMatch: SendOutputBuffer | undefined }): void
 }
 
 /** The timing rules of one send (the validated config fields). */
@@ -65,7 +65,7 @@ export interface SendOptions {
    * The shell is known to sit idle at its prompt (the previous send ended on it; nothing arrived,
    * was written or signalled since): its latest sample, used instead of a pre-write inspection.
    */
-  readonly idle?: ForegroundFacts | undefined
+  readonly promptFacts?: ForegroundFacts | undefined
   /**
    * A send without input reports the status of an own marker counted after this many (the stream's
    * count when the previous send settled: a command that ended between sends is the wait's to

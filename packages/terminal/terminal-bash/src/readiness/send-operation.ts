@@ -5,7 +5,7 @@ import { type SanitizedChunk, SendOutputBuffer, type SendOutputHead } from '../o
 import { type EvidenceRules, type ProbeSample, type ReadinessProof, ReadinessEvidence } from './evidence'
 import { ForegroundProber, type ProbeTarget } from './foreground-prober'
 import { SendBaselines } from './send-baselines'
-import { isIdleAtPrompt, isPromptOwnerWaiting, isSingleLine, type SendHost, type SendOptions } from './send-contract'
+import { isIdleAtPrompt, isPromptOwnerWaiting, isSingleLine, type SendSession, type SendOptions } from './send-contract'
 import { type ResultEnding, type SendEnding, type SendEvent, type SendPhase, type SendRules, type SendSteps, transitionFor } from './send-transitions'
 import { OutputMatcher } from './output-matcher'
 import { after, afterPollPhase, type Cancel, inMs, now, onAbort, PendingCallbacks, soon } from './timers'
@@ -35,7 +35,7 @@ export class SendOperation implements TerminalSendOperation {
   readonly done: Promise<TerminalSendResult>
   /** Settles once the send no longer acts on the session: after `done` and after a cancelling SIGINT landed. */
   readonly released: Promise<void>
-  readonly #host: SendHost
+  readonly #session: SendSession
   readonly #options: SendOptions
   readonly #evidence: ReadinessEvidence
   readonly #prober: ForegroundProber
@@ -55,7 +55,7 @@ export class SendOperation implements TerminalSendOperation {
   #lastShellFacts: ForegroundFacts | undefined
   /** The latest judged sample: a stdin proof is described from it. */
   #lastFacts: ForegroundFacts | undefined
-  #idleFacts: ForegroundFacts | undefined
+  #promptFacts: ForegroundFacts | undefined
   /** Tests output against `waitFor`; absent without one. */
   #matcher: OutputMatcher | undefined
   /** Output after the line `waitFor` matched: not this send's, handed to the session as earlier output. */
@@ -66,8 +66,8 @@ export class SendOperation implements TerminalSendOperation {
   #interruption: Promise<void> | undefined
 
   /** Prepares the send and takes its start baselines; nothing else happens until {@link SendOperation.start}. */
-  constructor(host: SendHost, options: SendOptions) {
-    this.#host = host
+  constructor(host: SendSession, options: SendOptions) {
+    this.#session = host
     this.#options = options
     this.done = new Promise((resolve, reject) => {
       this.#resolveDone = resolve
@@ -94,10 +94,10 @@ export class SendOperation implements TerminalSendOperation {
       this.#operation = operation
     }
     inspect(): Promise<ForegroundFacts | undefined> {
-      return this.#operation.#host.inspectForeground()
+      return this.#operation.#session.inspectForeground()
     }
     arrivals(): number {
-      return this.#operation.#host.stream.arrivals
+      return this.#operation.#session.stream.arrivals
     }
     onSample(sample: ProbeSample): number | undefined {
       return this.#operation.#dispatch({ kind: 'sample', sample }).followUpMs
@@ -126,7 +126,7 @@ export class SendOperation implements TerminalSendOperation {
     }
     answerPrompt(): void {
       const operation = this.#operation
-      if (operation.#trustPrompt) operation.#beginDrain('prompt', operation.#host.stream.arrivals)
+      if (operation.#trustPrompt) operation.#beginDrain('prompt', operation.#session.stream.arrivals)
       else operation.#prober.probeNow()
     }
     probeNow(): void {
@@ -157,8 +157,8 @@ export class SendOperation implements TerminalSendOperation {
   }
 
   /** When the send ended on the shell's prompt: the latest sample of the shell waiting there. */
-  get idleFacts(): ForegroundFacts | undefined {
-    return this.#idleFacts
+  get promptFacts(): ForegroundFacts | undefined {
+    return this.#promptFacts
   }
 
   /** Output that followed the line `waitFor` matched: the session shows it as earlier output next. */
@@ -168,9 +168,9 @@ export class SendOperation implements TerminalSendOperation {
 
   /** Start: arm the timeout, then inspect and write (or, without input, go straight to waiting). */
   start(): void {
-    const { signal, timing, input, idle } = this.#options
+    const { signal, timing, input, promptFacts } = this.#options
     this.#pending.set('timeout', inMs(timing.timeoutMs), () => this.#dispatch({ kind: 'timeout' }))
-    if (this.#host.exited()) {
+    if (this.#session.exited()) {
       this.#dispatch({ kind: 'exit' })
       return
     }
@@ -180,9 +180,9 @@ export class SendOperation implements TerminalSendOperation {
     }
     if (signal) this.#pending.set('abort', onAbort(signal), () => this.cancel())
     if (input === undefined) this.#dispatch({ kind: 'no-input' })
-    else if (idle) this.#dispatch({ kind: 'inspected', facts: idle, known: true })
+    else if (promptFacts) this.#dispatch({ kind: 'inspected', facts: promptFacts, known: true })
     else {
-      this.#host.inspectForeground().then(
+      this.#session.inspectForeground().then(
         (facts) => this.#dispatch({ kind: 'inspected', facts, known: false }),
         () => this.#dispatch({ kind: 'inspected', facts: undefined, known: false }),
       )
@@ -192,7 +192,7 @@ export class SendOperation implements TerminalSendOperation {
   /** Take one sanitized chunk (already in the scrollback). */
   onChunk(chunk: SanitizedChunk, gapMs: number): void {
     this.#dispatch({ kind: 'output', chunk, gapMs })
-    if (this.#host.stream.promptReady) this.#dispatch({ kind: 'prompt' })
+    if (this.#session.stream.promptReady) this.#dispatch({ kind: 'prompt' })
   }
 
   /** The top-level process exited (every output chunk was already delivered). */
@@ -249,7 +249,7 @@ export class SendOperation implements TerminalSendOperation {
    * then also needs output after the write.
    */
   #writeInput(facts: ForegroundFacts | undefined, known: boolean): void {
-    const stream = this.#host.stream
+    const stream = this.#session.stream
     const input = this.#options.input as string
     this.#noteShell(facts)
     this.#evidence.rebase(this.#rules(facts, true, known ? stream.arrivals : undefined))
@@ -258,19 +258,19 @@ export class SendOperation implements TerminalSendOperation {
     this.#openBuffer()
     this.#openMatcher(stream.line.number + lineCount(input))
     this.#baselines = this.#baselines.wrote(stream, now())
-    const write = this.#host.write(input)
+    const write = this.#session.write(input)
     this.#write = write
     write.then(
       () => this.#dispatch({ kind: 'written' }),
       (error: unknown) => {
         // After exit the provider refuses writes; the exit notification settles the send with all output.
-        if (!this.#host.exited()) this.#dispatch({ kind: 'write-failed', error })
+        if (!this.#session.exited()) this.#dispatch({ kind: 'write-failed', error })
       },
     )
   }
 
   #waitWithoutInput(): void {
-    const stream = this.#host.stream
+    const stream = this.#session.stream
     this.#baselines = this.#baselines.waitsFrom(this.#options.markersBefore ?? stream.markers, now())
     this.#evidence.rebase(this.#rules(undefined, false, undefined))
     this.#openBuffer()
@@ -279,7 +279,7 @@ export class SendOperation implements TerminalSendOperation {
   }
 
   #openBuffer(): void {
-    this.#buffer ??= new SendOutputBuffer(this.#host.stream.line, this.#options.maxBytes)
+    this.#buffer ??= new SendOutputBuffer(this.#session.stream.line, this.#options.maxBytes)
   }
 
   /** Lines numbered below `firstLine` are the echo of the input (the prompt's line and any it continued on): never matched. */
@@ -317,7 +317,7 @@ export class SendOperation implements TerminalSendOperation {
     this.#armSilence()
     // With a trusted prompt the marker is the expected end; probes are for what else may happen.
     if (!this.#awaitingFirstOutput()) this.#prober.start(this.#trustPrompt ? TRUSTED_FIRST_STEP : 1)
-    if (this.#host.stream.promptReady) this.#dispatch({ kind: 'prompt' })
+    if (this.#session.stream.promptReady) this.#dispatch({ kind: 'prompt' })
   }
 
   /**
@@ -325,11 +325,11 @@ export class SendOperation implements TerminalSendOperation {
    * first, a prompt is output), and inspecting a process that is still in `execve` only slows it.
    */
   #awaitingFirstOutput(): boolean {
-    return this.#options.startup === true && this.#baselines.outputSinceStart(this.#host.stream.arrivals) === 0
+    return this.#options.startup === true && this.#baselines.outputSinceStart(this.#session.stream.arrivals) === 0
   }
 
   #startupOutput(): void {
-    if (this.#options.startup !== true || this.#baselines.outputSinceStart(this.#host.stream.arrivals) !== 1) return
+    if (this.#options.startup !== true || this.#baselines.outputSinceStart(this.#session.stream.arrivals) !== 1) return
     this.#prober.start()
     this.#armSilence()
   }
@@ -341,7 +341,7 @@ export class SendOperation implements TerminalSendOperation {
   #judge(sample: ProbeSample): number | undefined {
     this.#noteShell(sample.facts)
     this.#lastFacts = sample.facts
-    const stream = this.#host.stream
+    const stream = this.#session.stream
     const lineHasText = stream.line.length > 0 && this.#baselines.announces(sample.arrivalsAtStart)
     const replOwns = stream.promptKind === 'repl' ? (facts: ForegroundFacts) => ownsPrompt(facts, stream) : undefined
     const view = { promptReady: stream.promptReady, arrivals: stream.arrivals, lineHasText, alternateScreen: stream.alternateScreen, replOwns }
@@ -362,7 +362,7 @@ export class SendOperation implements TerminalSendOperation {
     // No probe runs meanwhile: its synchronous /proc work would only delay the drain.
     this.#prober.pause()
     this.#pending.set('drain', proof === 'prompt' ? soon : afterPollPhase, () => {
-      const stream = this.#host.stream
+      const stream = this.#session.stream
       const held = stream.arrivals === arrivals && (proof === 'stdin' || stream.promptReady)
       this.#dispatch(held ? { kind: 'drained', proof } : { kind: 'drain-broken' })
     })
@@ -370,7 +370,7 @@ export class SendOperation implements TerminalSendOperation {
 
   #silenceDeadline(): number {
     const { idleSilenceMs, handoffGraceMs } = this.#options.timing
-    const stream = this.#host.stream
+    const stream = this.#session.stream
     return this.#baselines.silenceDeadline(stream.lastArrivalAt, idleSilenceMs + (stream.markerSeen ? handoffGraceMs : 0))
   }
 
@@ -384,9 +384,9 @@ export class SendOperation implements TerminalSendOperation {
   #silenceDue(): void {
     if (now() < this.#silenceDeadline()) return this.#armSilence()
     // Silence means nothing arrived, not nothing was read: let a poll phase deliver what is pending.
-    const arrivals = this.#host.stream.arrivals
+    const arrivals = this.#session.stream.arrivals
     this.#pending.set('silence', afterPollPhase, () => {
-      if (this.#host.stream.arrivals !== arrivals || now() < this.#silenceDeadline()) return this.#armSilence()
+      if (this.#session.stream.arrivals !== arrivals || now() < this.#silenceDeadline()) return this.#armSilence()
       this.#dispatch({ kind: 'silence' })
     })
   }
@@ -402,7 +402,7 @@ export class SendOperation implements TerminalSendOperation {
   }
 
   async #interrupt(writeInFlight: boolean): Promise<void> {
-    const host = this.#host
+    const host = this.#session
     const { cancelGraceMs } = this.#options.timing
     if (writeInFlight && this.#write) {
       let stop: Cancel | undefined
@@ -425,7 +425,7 @@ export class SendOperation implements TerminalSendOperation {
   }
 
   #rebaseForInterrupt(before: ForegroundFacts | undefined): void {
-    const stream = this.#host.stream
+    const stream = this.#session.stream
     stream.resetPrompt()
     this.#baselines = this.#baselines.interrupted(stream)
     this.#evidence.rebase(this.#rules(before, true, undefined))
@@ -435,7 +435,7 @@ export class SendOperation implements TerminalSendOperation {
 
   /** Remember a sample of the shell (or the REPL whose prompt is marked) waiting: a prompt ending leaves it idle. */
   #noteShell(facts: ForegroundFacts | undefined): void {
-    if (isPromptOwnerWaiting(facts, this.#host.stream)) this.#lastShellFacts = facts
+    if (isPromptOwnerWaiting(facts, this.#session.stream)) this.#lastShellFacts = facts
   }
 
   /**
@@ -448,14 +448,14 @@ export class SendOperation implements TerminalSendOperation {
     this.#decided = ending
     this.#prober.stop()
     this.#pending.clear('silence', 'drain', 'grace', 'timeout', 'abort')
-    const stream = this.#host.stream
+    const stream = this.#session.stream
     const marked = ending.proof === 'prompt' ? markedInput(stream, this.#lastShellFacts?.program) : undefined
     if (marked) return void this.#dispatch({ kind: 'described', input: marked })
     this.#pending.set('describe', inMs(DESCRIBE_BOUND_MS), () => this.#dispatch({ kind: 'described', input: undefined }))
     const known = ending.proof === 'stdin' ? this.#lastFacts : undefined
     // Settled meanwhile (the bound, or the exit): nothing more is asked of the provider.
     const wanted = () => this.#phase === 'describing'
-    lookAtInput((options) => this.#host.inspectForeground(options), stream, { known, wanted }).then(
+    lookAtInput((options) => this.#session.inspectForeground(options), stream, { known, wanted }).then(
       (input) => this.#dispatch({ kind: 'described', input }),
       () => this.#dispatch({ kind: 'described', input: undefined }),
     )
@@ -466,10 +466,10 @@ export class SendOperation implements TerminalSendOperation {
     this.#pending.clearAll()
     if (ending.kind === 'error') this.#rejectDone(ending.error)
     else {
-      this.#idleFacts = ending.proof === 'prompt' ? this.#lastShellFacts : undefined
+      this.#promptFacts = ending.proof === 'prompt' ? this.#lastShellFacts : undefined
       const settled = this.#buffer?.settle({ currentLine: this.#afterMatch === undefined })
       const { viewport, truncated } = settled ?? { viewport: '', truncated: false }
-      const result: TerminalSendResult = { viewport, waitReason: ending.reason, sessionStatus: this.#host.status(), truncated }
+      const result: TerminalSendResult = { viewport, waitReason: ending.reason, sessionStatus: this.#session.status(), truncated }
       // The output layer numbers lines from 0, results from 1 (as reads do).
       if (settled?.firstLine !== undefined) result.firstLine = settled.firstLine + 1
       if (settled?.head) result.outputHead = outputHead(settled.head)
@@ -479,7 +479,7 @@ export class SendOperation implements TerminalSendOperation {
       // or (without input) waited for. A send that never wrote, e.g. because the shell was already gone,
       // reports none: never the status of an earlier command.
       const { markersBefore } = this.#baselines
-      const status = markersBefore === undefined ? undefined : this.#host.stream.statusSince(markersBefore)
+      const status = markersBefore === undefined ? undefined : this.#session.stream.statusSince(markersBefore)
       if (status !== undefined) result.exitCode = status
       const { earlier } = this.#options
       if (earlier) {
@@ -489,7 +489,7 @@ export class SendOperation implements TerminalSendOperation {
       }
       this.#resolveDone(result)
     }
-    this.#host.settled(this)
+    this.#session.settled(this)
     this.#releaseIfDone()
   }
 

@@ -18,7 +18,7 @@ import type { ShellBackendConfig } from '../config'
 import { shellFailure } from '../errors'
 import { lookAtInput, markedInput } from '../input/input-state'
 import { sendInput } from '../input/send-input'
-import type { SendHost, SendOptions, SendTiming } from '../readiness/send-contract'
+import type { SendSession, SendOptions, SendTiming } from '../readiness/send-contract'
 import { SendOperation } from '../readiness/send-operation'
 import { SHELL_CONTINUATION_PROMPT, SHELL_PROMPT } from '../prompt-protocol'
 import { SendOutputBuffer } from '../output/index'
@@ -42,11 +42,11 @@ export class ShellSession implements TerminalBackendSession {
   readonly #screen: ScreenModel
   readonly #taps: HumanTaps
   readonly #timing: SendTiming
-  readonly #host: SendHost
+  readonly #sendSession: SendSession
   #active: SendOperation | undefined
   /** Output that arrived while no send was active, since the latest result was taken. */
   #earlier: SendOutputBuffer | undefined
-  #idle: { facts: ForegroundFacts; arrivals: number } | undefined
+  #atPrompt: { facts: ForegroundFacts; arrivals: number } | undefined
   /** Own markers seen when the latest send settled: a send without input reports only a later one. */
   #markersSettled = 0
   #motd = ''
@@ -87,7 +87,7 @@ export class ShellSession implements TerminalBackendSession {
       pollIntervalMs: config.pollIntervalMs,
       cancelGraceMs: config.cancelGraceMs,
     }
-    this.#host = {
+    this.#sendSession = {
       inspectForeground: (options) => handle.inspectForeground(options),
       write: (data) => handle.write(data),
       signalForeground: (signal) => handle.signalForeground(signal),
@@ -100,8 +100,8 @@ export class ShellSession implements TerminalBackendSession {
         this.#active = undefined
         this.#earlier = operation.afterMatch ?? new SendOutputBuffer(this.#stream.line, this.#config.maxReadBytes)
         this.#markersSettled = this.#stream.markers
-        const facts = operation.idleFacts
-        this.#idle = facts ? { facts, arrivals: this.#stream.arrivals } : undefined
+        const facts = operation.promptFacts
+        this.#atPrompt = facts ? { facts, arrivals: this.#stream.arrivals } : undefined
       },
     }
     this.#stream.attach((chunk, gap) => (this.#active ? this.#active.onChunk(chunk, gap) : this.#earlier?.append(chunk)))
@@ -169,7 +169,7 @@ export class ShellSession implements TerminalBackendSession {
    */
   async #pinShellGroup(operation: SendOperation): Promise<void> {
     if (!this.#stream.promptReady) return
-    const known = operation.idleFacts
+    const known = operation.promptFacts
     if (known) return this.#handle.pinShellGroup(known.processGroupId)
     const arrivals = this.#stream.arrivals
     const facts = await this.#handle.inspectForeground()
@@ -178,7 +178,7 @@ export class ShellSession implements TerminalBackendSession {
     // That sample, seen through the pin, is the shell idle at its prompt: the first send may use it
     // as its pre-write facts, exactly as after a send that ended on the prompt.
     if (isStdinWaitProvenOrUnprovable(facts) && arrivals === this.#stream.arrivals && this.#stream.promptReady) {
-      this.#idle = { facts: { ...facts, isShellGroup: true }, arrivals }
+      this.#atPrompt = { facts: { ...facts, isShellGroup: true }, arrivals }
     }
   }
 
@@ -195,20 +195,20 @@ export class ShellSession implements TerminalBackendSession {
     // A send that only resizes writes no byte, yet the resize is its write: the program's reaction
     // (SIGWINCH, a redraw, a new wait) is what it waits for, never the wait that held before.
     const input = typed ?? (size === undefined ? undefined : '')
-    const idle = this.#takeIdle()
+    const atPrompt = this.#takeAtPrompt()
     const earlier = this.#takeEarlier()
     const timing = {
       ...this.#timing,
       ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
       ...(request.idleMs === undefined ? {} : { idleSilenceMs: request.idleMs }),
     }
-    const operation = this.#begin(input, false, request.signal, typed === undefined ? undefined : idle, {
+    const operation = this.#begin(input, false, request.signal, typed === undefined ? undefined : atPrompt, {
       timing,
       settleOnSilence: request.settleOnSilence,
       waitFor: request.waitFor,
       idleMs: request.idleMs,
       earlier,
-      host: size === undefined ? this.#host : this.#resizingHost(size),
+      host: size === undefined ? this.#sendSession : this.#resizingHost(size),
     })
     return showingScreen(operation, { alternateScreen: () => this.#stream.alternateScreen, snapshot: () => this.#screen.snapshot() })
   }
@@ -218,9 +218,9 @@ export class ShellSession implements TerminalBackendSession {
    * after the pre-write inspection, so the foreground group's SIGWINCH comes after that baseline.
    * A resize-only send (empty input) writes no byte.
    */
-  #resizingHost(size: TerminalSize): SendHost {
+  #resizingHost(size: TerminalSize): SendSession {
     return {
-      ...this.#host,
+      ...this.#sendSession,
       write: (data) => {
         this.#handle.resize(size.rows, size.cols)
         this.#stream.resize(size)
@@ -242,7 +242,7 @@ export class ShellSession implements TerminalBackendSession {
    * into the next command.
    */
   #reply(data: string): void {
-    if (this.#closeStarted || this.#host.exited() || this.#stream.promptKind !== undefined) return
+    if (this.#closeStarted || this.#sendSession.exited() || this.#stream.promptKind !== undefined) return
     // After exit the provider refuses writes: nobody is left to read the answer.
     this.#handle.write(data).catch(() => undefined)
   }
@@ -266,10 +266,10 @@ export class ShellSession implements TerminalBackendSession {
    * (and nothing was written or signalled: every write is a send, and `signal` forgets it). Then the
    * send needs no pre-write inspection. Taken once: the next send re-establishes it.
    */
-  #takeIdle(): ForegroundFacts | undefined {
-    const idle = this.#idle
-    this.#idle = undefined
-    return idle && idle.arrivals === this.#stream.arrivals && this.#stream.promptReady ? idle.facts : undefined
+  #takeAtPrompt(): ForegroundFacts | undefined {
+    const atPrompt = this.#atPrompt
+    this.#atPrompt = undefined
+    return atPrompt && atPrompt.arrivals === this.#stream.arrivals && this.#stream.promptReady ? atPrompt.facts : undefined
   }
 
   /** One bounded page of retained scrollback (see {@link readScrollbackPage}); a page ending at the newest line takes the earlier output. */
@@ -292,14 +292,14 @@ export class ShellSession implements TerminalBackendSession {
    */
   writeAsHuman(data: string): Promise<void> {
     if (this.#closeStarted) return Promise.reject(shellFailure.closed())
-    this.#idle = undefined
+    this.#atPrompt = undefined
     return this.#handle.write(data)
   }
 
   /** Deliver `signal` to the foreground group resolved now; the provider's refusals surface unchanged. */
   async signal(signal: TerminalSignal): Promise<TerminalSignalResult> {
     if (this.#closeStarted) throw shellFailure.closed()
-    this.#idle = undefined
+    this.#atPrompt = undefined
     const targetPgid = await this.#handle.signalForeground(signal)
     return { delivered: true, targetPgid }
   }
@@ -310,10 +310,10 @@ export class ShellSession implements TerminalBackendSession {
    * program is proven to read it. `undefined` once the session exited or is closing.
    */
   async inputState(): Promise<TerminalInputState | undefined> {
-    if (this.#closeStarted || this.#host.exited()) return undefined
+    if (this.#closeStarted || this.#sendSession.exited()) return undefined
     const stream = this.#stream
-    const idle = this.#idle
-    const known = idle && idle.arrivals === stream.arrivals ? markedInput(stream, idle.facts.program) : undefined
+    const atPrompt = this.#atPrompt
+    const known = atPrompt && atPrompt.arrivals === stream.arrivals ? markedInput(stream, atPrompt.facts.program) : undefined
     if (known) return known
     const input = await lookAtInput((options) => this.#handle.inspectForeground(options), stream, { wanted: () => !this.#closeStarted })
     return this.#closeStarted ? undefined : input
@@ -354,14 +354,14 @@ export class ShellSession implements TerminalBackendSession {
     input: string | undefined,
     startup: boolean,
     signal?: AbortSignal,
-    idle?: ForegroundFacts,
-    rules: Pick<SendOptions, 'timing' | 'settleOnSilence' | 'waitFor' | 'idleMs' | 'earlier'> & { host?: SendHost } = { timing: this.#timing },
+    promptFacts?: ForegroundFacts,
+    rules: Pick<SendOptions, 'timing' | 'settleOnSilence' | 'waitFor' | 'idleMs' | 'earlier'> & { host?: SendSession } = { timing: this.#timing },
   ): SendOperation {
-    const operation = new SendOperation(rules.host ?? this.#host, {
+    const operation = new SendOperation(rules.host ?? this.#sendSession, {
       input,
       startup,
       signal,
-      idle,
+      promptFacts,
       markersBefore: input === undefined ? this.#markersSettled : undefined,
       timing: rules.timing,
       settleOnSilence: rules.settleOnSilence,
