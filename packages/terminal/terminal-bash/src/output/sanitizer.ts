@@ -110,7 +110,6 @@ export class TerminalSanitizer {
   #parse(bytes: Uint8Array, buffer: Buffer, start: State): State {
     // Locals, so the loop reads registers rather than module bindings or private fields.
     const table = TRANSITIONS
-    const printInGround = PRINT_IN_GROUND
     const ground = State.Ground
     const rowShift = ROW_SHIFT
     const stateMask = STATE_MASK
@@ -122,6 +121,11 @@ export class TerminalSanitizer {
     let state: State = start
     let index = 0
     while (index < size) {
+      if (state === ground) {
+        // Fast path: the run of text from here (one call site, so the JIT inlines it).
+        index = this.#textRun(bytes, buffer, index, size)
+        if (index >= size) break
+      }
       const byte = bytes[index] as number
       const entry = table[(state << rowShift) | byte] as number
       state = (entry & stateMask) as State
@@ -131,17 +135,10 @@ export class TerminalSanitizer {
         case 0 satisfies typeof Action.Ignore:
           break
         case 1 satisfies typeof Action.Print:
-          // Text in ground starts a run (the fast path); elsewhere only TAB prints.
-          if (entry === printInGround) index = this.#textRun(bytes, buffer, index - 1, size)
-          else text.point(byte)
+          // Text in ground is the fast path's; here only TAB inside a sequence prints.
+          text.point(byte)
           break
         case 2 satisfies typeof Action.Utf8Lead: {
-          // A complete, valid sequence starts a run; otherwise it is the one below.
-          const run = this.#textRun(bytes, buffer, index - 1, size)
-          if (run >= index) {
-            index = run
-            break
-          }
           const length = sequenceLength(bytes, index - 1, size)
           if (length === 0) {
             // The chunk ends inside the sequence: decode it byte by byte from here.
@@ -151,9 +148,12 @@ export class TerminalSanitizer {
             // Broken: one U+FFFD for its maximal subpart; the byte that broke it is read again.
             text.point(REPLACEMENT)
             index += -length - 1
-          } else {
+          } else if (byte === 0xc2 && (bytes[index] as number) < 0xa0) {
             // A C1 control encoded in UTF-8 (U+0080–U+009F): dropped, not interpreted.
             index += length - 1
+          } else {
+            // A complete, valid character after an aborted sequence: the fast path takes it.
+            index -= 1
           }
           break
         }
@@ -175,8 +175,6 @@ export class TerminalSanitizer {
           break
         case 5 satisfies typeof Action.NewLine:
           this.#newline()
-          // Text usually follows a line break: go on with the run at once.
-          if (state === ground) index = this.#textRun(bytes, buffer, index, size)
           break
         case 6 satisfies typeof Action.CarriageReturn:
           text.flush()
@@ -212,8 +210,6 @@ export class TerminalSanitizer {
           break
         case 13 satisfies typeof Action.CsiDispatch:
           csi.dispatch(byte)
-          // Text usually follows a sequence (a colour, a cursor move): go on with the run at once.
-          index = this.#textRun(bytes, buffer, index, size)
           break
         case 14 satisfies typeof Action.OscStart:
           payload.reset()
@@ -239,8 +235,7 @@ export class TerminalSanitizer {
 
   /**
    * Fast path in ground: the run of bytes from `start` that the table prints (printable ASCII, TAB)
-   * plus complete, valid, non-C1 UTF-8 sequences, written at once. Returns where the run ends
-   * (`start` itself when the byte there is a lead byte of no such sequence).
+   * plus complete, valid, non-C1 UTF-8 sequences, written at once. Returns where the run ends.
    */
   #textRun(bytes: Uint8Array, buffer: Buffer, start: number, size: number): number {
     const table = TRANSITIONS
