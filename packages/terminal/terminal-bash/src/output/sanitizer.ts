@@ -263,16 +263,18 @@ export class TerminalSanitizer {
         index += length
       } else break
     }
-    const multibyte = columnsOverBytes !== 0
-    const points = index - start + columnsOverBytes
-    if (index > start) {
-      if (index - start < SHORT_RUN) this.#text.bytes(bytes, start, index, points)
-      else {
-        this.#text.flush()
-        this.#line.write(buffer.toString(multibyte ? 'utf8' : 'latin1', start, index), points, index - start)
-      }
-    }
+    if (index > start) this.#writeRun(bytes, buffer, start, index, columnsOverBytes)
     return index
+  }
+
+  /** Writes the run `bytes[start..end)` to the line: short runs batched, longer ones decoded natively. */
+  #writeRun(bytes: Uint8Array, buffer: Buffer, start: number, end: number, columnsOverBytes: number): void {
+    const points = end - start + columnsOverBytes
+    if (end - start < SHORT_RUN) this.#text.bytes(bytes, start, end, points)
+    else {
+      this.#text.flush()
+      this.#line.write(buffer.toString(columnsOverBytes !== 0 ? 'utf8' : 'latin1', start, end), points, end - start)
+    }
   }
 
   #flush(firstLine: number): SanitizedChunk {
