@@ -7,6 +7,7 @@ export { errorCode, errorMessage, ToolError, type ToolErrorCode } from './errors
 export { DEFAULT_GUIDANCE_ORDER, renderGuidance, sortGuidance, type GuidanceSection } from './guidance'
 export { regexSourceParam } from './params'
 export { textContent } from './run'
+export { refineResultWindow, resolveResultWindow, type ResultWindowConfig } from './result-window'
 export { FoldedOutput, type OutputGap, type OutputShape, type OutputShapeOptions, type OutputWindowOptions, shapeOutput } from './shape'
 export { ToolService } from './service'
 export { formatByteSize } from './size'

@@ -1,3 +1,4 @@
+import { refineResultWindow, resolveResultWindow } from 'dsh-tools'
 import { z } from 'zod'
 
 /** Largest delay `setTimeout` accepts; longer waits would fire at once. */
@@ -25,16 +26,8 @@ export const Config = z
     foldRepeatedLines: z.boolean().default(true).describe('Fold runs of identical lines in job_output into one line plus `[… N more identical lines]`.'),
   })
   .prefault({})
-  .superRefine((config, issues) => {
-    if (config.defaultMaxBytes !== undefined && config.defaultMaxBytes > config.maxResultBytes) {
-      issues.addIssue({
-        code: 'custom',
-        path: ['defaultMaxBytes'],
-        message: `defaultMaxBytes (${config.defaultMaxBytes}) must be at most maxResultBytes (${config.maxResultBytes})`,
-      })
-    }
-  })
-  .transform(({ defaultMaxBytes, ...config }) => ({ ...config, defaultMaxBytes: defaultMaxBytes ?? config.maxResultBytes }))
+  .superRefine(refineResultWindow)
+  .transform(resolveResultWindow)
 
 /** Resolved configuration. */
 export type ToolJobsConfig = z.output<typeof Config>

@@ -1,3 +1,4 @@
+import { refineResultWindow, resolveResultWindow } from 'dsh-tools'
 import { z } from 'zod'
 
 /** Smallest accepted `maxResultBytes`: an open acknowledgement with its `pty-<n>` id still fits. */
@@ -69,16 +70,8 @@ export const Config = z
       .describe('Largest timeoutMs and idleMs a model may give terminal_send. A background send may ask for up to the larger of this and backgroundTimeoutMs.'),
   })
   .prefault({})
-  .superRefine((config, issues) => {
-    if (config.defaultMaxBytes !== undefined && config.defaultMaxBytes > config.maxResultBytes) {
-      issues.addIssue({
-        code: 'custom',
-        path: ['defaultMaxBytes'],
-        message: `defaultMaxBytes (${config.defaultMaxBytes}) must be at most maxResultBytes (${config.maxResultBytes})`,
-      })
-    }
-  })
-  .transform(({ defaultMaxBytes, ...config }) => ({ ...config, defaultMaxBytes: defaultMaxBytes ?? config.maxResultBytes }))
+  .superRefine(refineResultWindow)
+  .transform(resolveResultWindow)
 
 /** The resolved options every tool factory receives. */
 export type TerminalToolsConfig = z.output<typeof Config>
