@@ -33,6 +33,11 @@ export const LAYERS: readonly Layer[] = [
     packages: ['dsh-testkit'],
   },
   {
+    id: 'basics',
+    role: 'plain functions every package shares: UTF-8 cutting, error messages, abort and timeout races',
+    packages: ['dsh-basics'],
+  },
+  {
     id: 'seams',
     role: 'contracts and shared registries: owners, tools, jobs, the subprocess and sandbox seams, the sandbox policy',
     packages: ['dsh-agent', 'dsh-tools', 'dsh-jobs', 'dsh-subprocess', 'dsh-sandbox', 'dsh-sandbox-policy'],
