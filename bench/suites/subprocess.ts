@@ -7,6 +7,7 @@ import { Context } from '@deepseek-ai/cordis'
 import { children, eventually } from 'dsh-testkit'
 import { isStdinWaitProven, type SubprocessTerminalHandle, type TerminalLimits } from '../../packages/subprocess/subprocess/src/index'
 import * as local from '../../packages/subprocess/subprocess-local/src/index'
+import { SttyModes } from '../../packages/subprocess/subprocess-local/src/internal'
 import { collect, collectInterleaved, timed } from '../lib/measure'
 import { treeReady } from '../lib/process-tree'
 import { pty, type RawPty } from '../lib/raw-pty'
@@ -94,7 +95,7 @@ async function timedCalls(count: number, read: () => Promise<unknown>): Promise<
 async function terminalModeRows(handle: SubprocessTerminalHandle): Promise<BenchRow[]> {
   const raw = await rawShell()
   const term = raw.term as RawPty & { fd: number; ptsName: string }
-  const modes = new local.SttyModes()
+  const modes = new SttyModes()
   try {
     const spawnStty = () =>
       new Promise<void>((resolve, reject) => {

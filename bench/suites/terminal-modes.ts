@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os'
 import { Context } from '@deepseek-ai/cordis'
 import { eventually } from 'dsh-testkit'
 import type { SubprocessTerminalHandle } from '../../packages/subprocess/subprocess/src/index'
-import * as local from '../../packages/subprocess/subprocess-local/src/index'
+import { Config } from '../../packages/subprocess/subprocess-local/src/index'
+import * as local from '../../packages/subprocess/subprocess-local/src/internal'
 import { summarize } from '../lib/stats'
 import type { BenchRow } from '../lib/types'
 
@@ -56,7 +57,7 @@ export async function terminalModes(): Promise<BenchRow[]> {
   const root = new Context()
   const fiber = await root.plugin({
     name: 'bench-terminal-modes',
-    apply: (ctx: Context) => void new local.LocalSubprocessRuntime(ctx, local.Config.parse({}), { modes: switching }),
+    apply: (ctx: Context) => void new local.LocalSubprocessRuntime(ctx, Config.parse({}), { modes: switching }),
   })
   let handle: SubprocessTerminalHandle | undefined
   try {

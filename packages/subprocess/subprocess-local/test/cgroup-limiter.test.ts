@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { CgroupLimiter, type CgroupLimiterOptions } from 'dsh-subprocess-local'
+import { CgroupLimiter, type CgroupLimiterOptions } from '../src/internal'
 import { FakeCgroupFiles, mountLine } from './fake-cgroup-files'
 
 const HOST_PID = 4321

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { DarwinInspector } from 'dsh-subprocess-local'
+import { DarwinInspector } from '../src/internal'
 
 const START = 'Thu Jul 16 10:00:00 2026'
 const line = (pid: number, ppid: number, pgid: number, tpgid: number, stat = 'S', start = START, ucomm = '') =>

@@ -1,5 +1,5 @@
 import { dirname } from 'node:path'
-import type { CgroupFiles } from 'dsh-subprocess-local'
+import type { CgroupFiles } from '../src/internal'
 
 /**
  * An in-memory directory tree standing in for cgroupfs, for layouts this host does not have.

@@ -1,4 +1,4 @@
-import type { FileIdentity, ProcSource } from 'dsh-subprocess-local'
+import type { FileIdentity, ProcSource } from '../src/internal'
 
 /** One fake process for {@link FakeProc}. */
 export interface FakeProcess {

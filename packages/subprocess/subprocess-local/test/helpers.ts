@@ -3,17 +3,18 @@ import { tmpdir } from 'node:os'
 import { Context } from '@deepseek-ai/cordis'
 import type { SubprocessRuntime, SubprocessTerminalHandle, TerminalSpawnSpec } from 'dsh-subprocess'
 import * as local from 'dsh-subprocess-local'
+import { LocalSubprocessRuntime, type LocalSubprocessRuntimeOptions } from '../src/internal'
 import { eventually } from 'dsh-testkit'
 
 /**
  * A Context with the local provider mounted, plus bookkeeping that terminates every handle.
  * `options` builds the runtime directly (injected cgroup layouts) instead of through the plugin.
  */
-export async function mountRuntime(config: Record<string, unknown> = {}, options?: local.LocalSubprocessRuntimeOptions) {
+export async function mountRuntime(config: Record<string, unknown> = {}, options?: LocalSubprocessRuntimeOptions) {
   const root = new Context()
   const direct = {
     name: 'dsh-subprocess-local-with-options',
-    apply: (ctx: Context) => void new local.LocalSubprocessRuntime(ctx, local.Config.parse(config), options),
+    apply: (ctx: Context) => void new LocalSubprocessRuntime(ctx, local.Config.parse(config), options),
   }
   const fiber = options ? await root.plugin(direct) : await root.plugin(local, config)
   const handles: SubprocessTerminalHandle[] = []

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { LinuxInspector, type ProcessRecord } from 'dsh-subprocess-local'
+import { LinuxInspector, type ProcessRecord } from '../src/internal'
 import { DEV_TTY, FakeProc, PTS0, PTS1 } from './fake-proc'
 
 const SELF = 50

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { ForegroundFacts } from 'dsh-subprocess'
-import type { ProcessRecord } from 'dsh-subprocess-local'
+import type { ProcessRecord } from '../src/internal'
 import { ScriptedInspector, terminalOver } from './scripted-inspector'
 
 // Spawn learns only the child's identity; whether it owns the PTY yet is checked by the first

@@ -1,6 +1,6 @@
 import type { IPty } from 'node-pty'
 import type { ForegroundFacts } from 'dsh-subprocess'
-import type { MemberScan, ProcessInspector, ProcessRecord, TerminalModesSource } from 'dsh-subprocess-local'
+import type { MemberScan, ProcessInspector, ProcessRecord, TerminalModesSource } from '../src/internal'
 import { LocalTerminal } from '../src/terminal'
 
 /**

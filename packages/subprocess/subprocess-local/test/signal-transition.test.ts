@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { ForegroundFacts } from 'dsh-subprocess'
-import type { ProcessRecord } from 'dsh-subprocess-local'
+import type { ProcessRecord } from '../src/internal'
 import { ScriptedInspector, terminalOver, terminalWithOutput } from './scripted-inspector'
 
 // A signal resolved while a command is between fork and exec misses it: first the shell's own

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { isSubprocessError, type ForegroundFacts } from 'dsh-subprocess'
-import type { MemberScan, MemberScope, ProcessIdentity, ProcessInspector, ProcessRecord, SignalDisposition } from 'dsh-subprocess-local'
+import type { MemberScan, MemberScope, ProcessIdentity, ProcessInspector, ProcessRecord, SignalDisposition } from '../src/internal'
 import { teardown, type TeardownTarget } from '../src/teardown'
 import { Tracker } from '../src/tracker'
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { ForegroundFacts, TerminalModes } from 'dsh-subprocess'
-import type { ProcessRecord, TerminalModesSource } from 'dsh-subprocess-local'
+import type { ProcessRecord, TerminalModesSource } from '../src/internal'
 import { ScriptedInspector, terminalOver } from './scripted-inspector'
 
 // A device path names this PTY only while the PTY is open; closing it first takes the terminal

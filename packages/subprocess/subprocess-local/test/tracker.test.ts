@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { ProcessRecord } from 'dsh-subprocess-local'
+import type { ProcessRecord } from '../src/internal'
 import { Tracker } from '../src/tracker'
 
 const rec = (pid: number, started: string, zombie = false): ProcessRecord => ({

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { afterEach, describe, expect, it } from 'vitest'
-import { CgroupLimiter } from 'dsh-subprocess-local'
+import { CgroupLimiter } from 'dsh-subprocess-local/internal'
 import { PATIENT, startStack, type Stack } from './support/stack'
 
 /** This host can enforce both caps (root, with pids and memory controllers placed). */
