@@ -7,37 +7,14 @@ import { ShellBackend } from './backend'
 import { parseConfig, type ShellBackendConfigInput } from './config'
 import { fenceAllOwners } from './sandbox/mode-fence'
 
-export { SHELL_BACKEND_TYPE, ShellBackend, type ShellBackendOptions, STARTUP_ROLLBACK_REASON } from './backend'
-export { Config, DEFAULT_MAX_MEMORY_BYTES, MAX_TIMER_MS, parseConfig, type ShellBackendConfig, type ShellBackendConfigInput } from './config'
+export { SHELL_BACKEND_TYPE } from './backend'
+export { Config, type ShellBackendConfig, type ShellBackendConfigInput } from './config'
 export {
   isShellBackendError,
   SHELL_BACKEND_ERROR_CODES,
   ShellBackendError,
   type ShellBackendErrorCode,
 } from './errors'
-export { confineShellArgv, resolveShellCwd, type ShellBoundary } from './sandbox/boundary'
-export { fenceAllOwners, fenceOwner, MODE_FENCE_KEY, MODE_FENCE_MESSAGE } from './sandbox/mode-fence'
-export { DEFAULT_READ_LINES } from './session/scrollback-page'
-export { ShellSession } from './session/shell-session'
-export { ScreenModel, type ScreenModelOptions } from './screen/screen-model'
-export { DEFAULT_KEY_MODES, ENTER, type KeyModes, sendInput } from './input/send-input'
-export {
-  createPromptNonce,
-  decodeMarkerStatus,
-  NONCE_VARIABLE,
-  SHELL_CONTINUATION_PROMPT,
-  SHELL_PROMPT,
-  SHELL_PROMPT_COMMAND,
-} from './prompt-protocol'
-export {
-  DEFAULT_SHELL_ARGS,
-  DEFAULT_SHELL_PATH,
-  resolveShellLaunch,
-  resolveWorkingDirectory,
-  shellEnvironment,
-  type ShellLaunch,
-  type ShellLaunchRequest,
-} from './shell-launch'
 
 /** Plugin name used in a cordis.yml. */
 export const name = 'dsh-terminal-bash'

@@ -1,6 +1,6 @@
 import type { TerminalSendResult, TerminalSessionId } from 'dsh-terminal'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseConfig } from '../src/index'
+import { parseConfig } from '../src/internal'
 import { PATIENT, startStack, type Stack } from './support/stack'
 
 // A send whose output overflows the result's byte bound keeps its beginning apart: the real
