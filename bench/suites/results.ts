@@ -3,7 +3,7 @@
 // own size; and what shaping costs in CPU next to the plain tail cut it replaced.
 import type { Agent } from 'dsh-agent'
 import { loadComposition } from '../../packages/host/src/index'
-import { fitResult } from '../../packages/terminal/tool-terminal/src/index'
+import { fitResult } from '../../packages/terminal/tool-terminal/src/internal'
 import { truncateUtf8Tail, utf8ByteLength } from '../../packages/tools/src/index'
 import { collect, collectInterleaved } from '../lib/measure'
 import type { BenchRow } from '../lib/types'

@@ -1,4 +1,4 @@
-import { settleOrCancel } from 'dsh-tool-terminal'
+import { settleOrCancel } from '../src/internal'
 import { asTerminalSessionId } from 'dsh-terminal'
 import { afterEach, describe, expect, it } from 'vitest'
 import { disposeAll, flush, setup } from './harness'

@@ -1,6 +1,6 @@
 import type { TerminalHumanView } from 'dsh-terminal'
 import { asTerminalSessionId } from 'dsh-terminal'
-import { backgroundDetail, humanLine, listLine, secretLine, sendLayout, fitResult, TRUNCATION_MARKER } from 'dsh-tool-terminal'
+import { backgroundDetail, humanLine, listLine, secretLine, sendLayout, fitResult, TRUNCATION_MARKER } from '../src/internal'
 import { afterEach, describe, expect, it } from 'vitest'
 import { disposeAll, flush, type Harness, setup } from './harness'
 

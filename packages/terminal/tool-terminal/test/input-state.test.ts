@@ -1,6 +1,6 @@
 import type { TerminalInputState } from 'dsh-terminal'
 import { asTerminalSessionId } from 'dsh-terminal'
-import { backgroundDetail, formatDuration, inputBrief, inputLine, inputStateOf, MAX_PROGRAM_NAME_BYTES, secretLine, TRUNCATION_MARKER } from 'dsh-tool-terminal'
+import { backgroundDetail, formatDuration, inputBrief, inputLine, inputStateOf, MAX_PROGRAM_NAME_BYTES, secretLine, TRUNCATION_MARKER } from '../src/internal'
 import { utf8ByteLength } from 'dsh-tools'
 import { afterEach, describe, expect, it } from 'vitest'
 import { disposeAll, setup } from './harness'

@@ -1,5 +1,5 @@
 import { TERMINAL_KEY_NAMES } from 'dsh-terminal'
-import { keysProblem, suggestKeyName } from 'dsh-tool-terminal'
+import { keysProblem, suggestKeyName } from '../src/internal'
 import { afterEach, describe, expect, it } from 'vitest'
 import { disposeAll, setup } from './harness'
 

@@ -1,5 +1,5 @@
 import type { TerminalScreen } from 'dsh-terminal'
-import { screenHeader, screenLine, TRUNCATION_MARKER } from 'dsh-tool-terminal'
+import { screenHeader, screenLine, TRUNCATION_MARKER } from '../src/internal'
 import { utf8ByteLength } from 'dsh-tools'
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'

@@ -1,4 +1,4 @@
-import { fitResult, TRUNCATION_MARKER } from 'dsh-tool-terminal'
+import { fitResult, TRUNCATION_MARKER } from '../src/internal'
 import { utf8ByteLength } from 'dsh-tools'
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'

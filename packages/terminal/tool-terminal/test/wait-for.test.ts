@@ -1,4 +1,4 @@
-import { MAX_MATCH_LINE_BYTES, matchLine, TRUNCATION_MARKER } from 'dsh-tool-terminal'
+import { MAX_MATCH_LINE_BYTES, matchLine, TRUNCATION_MARKER } from '../src/internal'
 import { utf8ByteLength } from 'dsh-tools'
 import { afterEach, describe, expect, it } from 'vitest'
 import { disposeAll, flush, setup } from './harness'
