@@ -4,7 +4,7 @@
 import type { Agent } from 'dsh-agent'
 import { loadComposition } from '../../packages/host/src/index'
 import { fitResult } from '../../packages/terminal/tool-terminal/src/internal'
-import { truncateUtf8Tail, utf8ByteLength } from '../../packages/tools/src/index'
+import { keepUtf8Tail, utf8ByteLength } from '../../packages/basics/src/index'
 import { collect, collectInterleaved } from '../lib/measure'
 import type { BenchRow } from '../lib/types'
 
@@ -87,7 +87,7 @@ export async function results(): Promise<BenchRow[]> {
     200,
     async () => {
       const start = performance.now()
-      truncateUtf8Tail(viewport, 16 * KiB)
+      keepUtf8Tail(viewport, 16 * KiB)
       return (performance.now() - start) * 1000
     },
     async () => {

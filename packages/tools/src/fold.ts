@@ -1,4 +1,4 @@
-import { utf8ByteLength } from './utf8'
+import { utf8ByteLength } from 'dsh-basics'
 
 /**
  * The lines of a text after folding repeats, as parallel arrays with one slot per line to show (an

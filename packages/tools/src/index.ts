@@ -12,7 +12,6 @@ export { FoldedOutput, type OutputGap, type OutputShape, type OutputShapeOptions
 export { ToolService } from './service'
 export { formatByteSize } from './size'
 export * from './types'
-export { fitTail, truncateUtf8Head, truncateUtf8Tail, utf8ByteLength, type FittedText } from './utf8'
 
 /** Plugin name used in a cordis.yml. */
 export const name = 'dsh-tools'

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { truncateUtf8Head } from './utf8'
+import { keepUtf8Head } from 'dsh-basics'
 
 /** Bytes of a refused pattern echoed in its error, so a huge pattern cannot fill the result. */
 const ECHOED_PATTERN_BYTES = 100
@@ -17,7 +17,7 @@ export function regexSourceParam(key: string) {
       try {
         new RegExp(pattern)
       } catch (error) {
-        const shown = JSON.stringify(truncateUtf8Head(pattern, ECHOED_PATTERN_BYTES))
+        const shown = JSON.stringify(keepUtf8Head(pattern, ECHOED_PATTERN_BYTES))
         const reason = syntaxReason((error as Error).message, pattern)
         issues.addIssue({ code: 'custom', message: `${key} ${shown} is not a valid JavaScript regular expression (${reason})` })
       }
@@ -30,5 +30,5 @@ export function regexSourceParam(key: string) {
  */
 function syntaxReason(message: string, pattern: string): string {
   const prefix = `Invalid regular expression: /${pattern}/: `
-  return message.startsWith(prefix) ? message.slice(prefix.length) : truncateUtf8Head(message, ECHOED_PATTERN_BYTES)
+  return message.startsWith(prefix) ? message.slice(prefix.length) : keepUtf8Head(message, ECHOED_PATTERN_BYTES)
 }

@@ -4,7 +4,7 @@ import { ToolError } from './errors'
 import { type GuidanceSection, renderGuidance, sortGuidance } from './guidance'
 import { parseArguments, presentCall, runTool, textContent } from './run'
 import type { ToolExecuteRequest, ToolInfo, ToolPresentation, ToolResult } from './types'
-import { truncateUtf8Head } from './utf8'
+import { keepUtf8Head } from 'dsh-basics'
 
 declare module '@deepseek-ai/cordis' {
   interface Context {
@@ -77,7 +77,7 @@ export class ToolService extends Service {
   async execute(request: ToolExecuteRequest): Promise<ToolResult> {
     const tool = this.tools.get(request.name)
     if (tool) return runTool(tool, request)
-    const shown = JSON.stringify(truncateUtf8Head(String(request.name), MAX_ECHOED_NAME_BYTES))
+    const shown = JSON.stringify(keepUtf8Head(String(request.name), MAX_ECHOED_NAME_BYTES))
     const names = [...this.tools.keys()].sort()
     const message = names.length ? `unknown tool ${shown}; available tools: ${names.join(', ')}` : `unknown tool ${shown}; no tools are registered`
     return {

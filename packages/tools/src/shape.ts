@@ -1,6 +1,6 @@
 import { type FoldedLines, foldRepeatedLines } from './fold'
 import { formatByteSize } from './size'
-import { truncateUtf8Tail, utf8ByteLength } from './utf8'
+import { keepUtf8Tail, utf8ByteLength } from 'dsh-basics'
 import { type HeadTailWindow, selectHeadTail } from './window'
 
 /** How {@link shapeOutput} shapes one output text. */
@@ -270,7 +270,7 @@ function tailShape(measured: MeasuredText, maxBytes: number, firstLine: number |
   // With lines missing, only what follows them can be a tail: the missing lines are always left out.
   const gap = measured.gap
   const source = gap ? measured.lines.slice(gap.after + 1).join('\n') : measured.text
-  const text = truncateUtf8Tail(source, maxBytes)
+  const text = keepUtf8Tail(source, maxBytes)
   const keptLines = text.split('\n')
   const firstKept = measured.lines.length - keptLines.length
   const shownLines = keptLines[0] === '' && measured.lines[firstKept] !== '' ? keptLines.length - 1 : keptLines.length

@@ -1,5 +1,5 @@
 import type { FoldedLines } from './fold'
-import { truncateUtf8Tail, utf8ByteLength } from './utf8'
+import { keepUtf8Tail, utf8ByteLength } from 'dsh-basics'
 
 /** Slots of {@link FoldedLines} a head-and-tail window keeps: `[0, head)` and `[tailStart, length)`. */
 export interface HeadTailWindow {
@@ -46,7 +46,7 @@ export function selectHeadTail(folded: FoldedLines, budget: number, split?: numb
     if (folded.folds[tailStart]) tailUsed -= cost(tailStart++)
   } else {
     // Only a non-empty last line can overflow (an empty one costs 1 byte and tailBudget ≥ 1).
-    lastText = truncateUtf8Tail(lastText, tailBudget - 1)
+    lastText = keepUtf8Tail(lastText, tailBudget - 1)
     if (lastText === '') return undefined
     tailUsed = utf8ByteLength(lastText) + 1
   }

@@ -3,8 +3,9 @@ import * as agentPlugin from 'dsh-agent'
 import type { Agent } from 'dsh-agent'
 import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
+import { fitTailAndTrailer } from 'dsh-basics'
 import * as toolsPlugin from 'dsh-tools'
-import { defineTool, fitTail, textContent, ToolError, type ToolCallContext, type ToolContent } from 'dsh-tools'
+import { defineTool, textContent, ToolError, type ToolCallContext, type ToolContent } from 'dsh-tools'
 
 let fibers: Fiber[] = []
 
@@ -17,7 +18,7 @@ async function setup() {
 
 /** A byte cap that keeps the tail of the text, as a terminal tool would. */
 function capAt(maxBytes: number) {
-  return (content: ToolContent[]) => [textContent(fitTail(content.map((block) => block.text).join('\n'), '', maxBytes).text)]
+  return (content: ToolContent[]) => [textContent(fitTailAndTrailer(content.map((block) => block.text).join('\n'), '', maxBytes).text)]
 }
 
 const greet = defineTool({

@@ -1,7 +1,8 @@
 import { Buffer } from 'node:buffer'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { shapeOutput, utf8ByteLength } from 'dsh-tools'
+import { utf8ByteLength } from 'dsh-basics'
+import { shapeOutput } from 'dsh-tools'
 
 // Lines missing from the middle of a text (an upstream bound kept a head and a tail): they are always
 // inside the one elision, counted in every size, and never hidden in a fold.

@@ -1,4 +1,4 @@
-import { truncateUtf8Tail, utf8ByteLength } from 'dsh-tools'
+import { keepUtf8Tail, utf8ByteLength } from 'dsh-basics'
 
 /** Compact the chunk array once this many dropped slots sit at its front. */
 const COMPACT_AFTER = 1024
@@ -29,7 +29,7 @@ export class OutputBuffer {
     if (!text) return
     let size = utf8ByteLength(text)
     if (size > this.#limit) {
-      text = truncateUtf8Tail(text, this.#limit)
+      text = keepUtf8Tail(text, this.#limit)
       size = utf8ByteLength(text)
       this.#dropped = true
     }
@@ -52,7 +52,7 @@ export class OutputBuffer {
   /** Take all unread output (its tail within the limit) and whether bytes were lost since the last take. */
   take(): { text: string; truncated: boolean } {
     const joined = this.#chunks.slice(this.#head).join('')
-    const text = truncateUtf8Tail(joined, this.#limit)
+    const text = keepUtf8Tail(joined, this.#limit)
     const truncated = this.#dropped || text.length < joined.length
     this.#chunks = []
     this.#sizes = []

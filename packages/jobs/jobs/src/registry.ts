@@ -1,5 +1,5 @@
 import type { Agent } from 'dsh-agent'
-import { truncateUtf8Head } from 'dsh-tools'
+import { keepUtf8Head } from 'dsh-basics'
 import { type JobsConfig, MAX_OUTPUT_LIMIT_BYTES, MIN_OUTPUT_LIMIT_BYTES } from './config'
 import { JobError } from './errors'
 import { Job } from './job'
@@ -170,7 +170,7 @@ export class JobRegistry {
 
   #require(id: string, owner: Agent): Job {
     const job = this.#find(id, owner)
-    if (!job) throw new JobError('UNKNOWN_JOB', `unknown job ${truncateUtf8Head(String(id), MAX_ECHOED_ID_BYTES)}`)
+    if (!job) throw new JobError('UNKNOWN_JOB', `unknown job ${keepUtf8Head(String(id), MAX_ECHOED_ID_BYTES)}`)
     return job
   }
 

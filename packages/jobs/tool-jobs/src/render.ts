@@ -1,5 +1,6 @@
 import type { JobInfo, JobRead } from 'dsh-jobs'
-import { fitTail, type OutputShape, shapeOutput, truncateUtf8Head, utf8ByteLength } from 'dsh-tools'
+import { fitTailAndTrailer, keepUtf8Head, utf8ByteLength } from 'dsh-basics'
+import { type OutputShape, shapeOutput } from 'dsh-tools'
 import type { JobOutputMatch, JobWaitOutcome } from './wait'
 
 /** Text of `job_output` when nothing arrived since the previous read. */
@@ -70,13 +71,13 @@ export function renderOutput(read: JobRead, wait: WaitReport | undefined, window
   const trailer = `\n${lines.join('\n')}`
   const limit = Math.min(window.maxBytes, read.job.outputLimitBytes)
   if (!read.output) {
-    const fitted = fitTail(NO_NEW_OUTPUT, trailer, limit)
+    const fitted = fitTailAndTrailer(NO_NEW_OUTPUT, trailer, limit)
     return { text: fitted.text, truncated: read.truncated || fitted.truncated, output: NO_OUTPUT }
   }
   const body = read.output.replace(/\r?\n$/, '') || read.output
   const room = limit - utf8ByteLength(trailer)
   if (room <= 0) {
-    const fitted = fitTail(body, trailer, limit)
+    const fitted = fitTailAndTrailer(body, trailer, limit)
     return { text: fitted.text, truncated: true, output: shapeOutput(body, { maxBytes: 0, foldRepeats: window.foldRepeats }) }
   }
   const output = shapeOutput(body, { maxBytes: room, foldRepeats: window.foldRepeats })
@@ -111,5 +112,5 @@ function label(text: string): string {
 function clipped(text: string, maxBytes: number): string {
   const line = oneLine(text)
   if (utf8ByteLength(line) <= maxBytes) return line
-  return `${truncateUtf8Head(line, maxBytes - 3)}…`
+  return `${keepUtf8Head(line, maxBytes - 3)}…`
 }

@@ -1,5 +1,6 @@
 import type { Context } from '@deepseek-ai/cordis'
-import { defineTool, fitTail, type OutputShape, regexSourceParam, textContent, type Tool, type ToolContent } from 'dsh-tools'
+import { fitTailAndTrailer } from 'dsh-basics'
+import { defineTool, type OutputShape, regexSourceParam, textContent, type Tool, type ToolContent } from 'dsh-tools'
 import { z } from 'zod'
 import type { ToolJobsConfig } from './config'
 import { renderKill, renderList, renderOutput } from './render'
@@ -148,5 +149,5 @@ function outputSize(shape: OutputShape): Record<string, number> {
 
 /** Join the text and keep its tail within the cap, so an error or a status line always survives. */
 function capped(content: ToolContent[], maxBytes: number): ToolContent[] {
-  return [textContent(fitTail(content.map((block) => block.text).join('\n'), '', maxBytes).text)]
+  return [textContent(fitTailAndTrailer(content.map((block) => block.text).join('\n'), '', maxBytes).text)]
 }

@@ -1,7 +1,7 @@
 import type { Context } from '@deepseek-ai/cordis'
 import type { Agent } from 'dsh-agent'
 import type { JobInfo, JobRead } from 'dsh-jobs'
-import { truncateUtf8Tail, utf8ByteLength } from 'dsh-tools'
+import { keepUtf8Tail, utf8ByteLength } from 'dsh-basics'
 
 /**
  * How often a `waitFor` wait pulls the job's output. Jobs such as a terminal send hand out output
@@ -47,7 +47,7 @@ export class LineMatcher {
     if (!text) return undefined
     const lines = (this.#partial + text).split('\n')
     const last = lines.at(-1) ?? ''
-    this.#partial = utf8ByteLength(last) > MAX_PARTIAL_LINE_BYTES ? truncateUtf8Tail(last, MAX_PARTIAL_LINE_BYTES) : last
+    this.#partial = utf8ByteLength(last) > MAX_PARTIAL_LINE_BYTES ? keepUtf8Tail(last, MAX_PARTIAL_LINE_BYTES) : last
     for (const raw of lines) {
       const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw
       const found = this.pattern.exec(line)
@@ -87,7 +87,7 @@ export async function waitForMatch(ctx: Context, id: string, agent: Agent, signa
       output += read.output
       const limit = read.job.outputLimitBytes
       if (utf8ByteLength(output) > limit) {
-        output = truncateUtf8Tail(output, limit)
+        output = keepUtf8Tail(output, limit)
         truncated = true
       }
     }

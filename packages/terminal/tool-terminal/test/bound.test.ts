@@ -1,5 +1,5 @@
 import { boundContent, EARLIER_MARKER, fitResult, TRUNCATION_MARKER } from '../src/internal'
-import { utf8ByteLength } from 'dsh-tools'
+import { utf8ByteLength } from 'dsh-basics'
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
 import { disposeAll, setup } from './harness'

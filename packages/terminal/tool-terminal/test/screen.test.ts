@@ -1,6 +1,6 @@
 import type { TerminalScreen } from 'dsh-terminal'
 import { screenHeader, screenLine, TRUNCATION_MARKER } from '../src/internal'
-import { utf8ByteLength } from 'dsh-tools'
+import { utf8ByteLength } from 'dsh-basics'
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
 import { disposeAll, setup } from './harness'

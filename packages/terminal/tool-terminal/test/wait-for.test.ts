@@ -1,5 +1,5 @@
 import { MAX_MATCH_LINE_BYTES, matchLine, TRUNCATION_MARKER } from '../src/internal'
-import { utf8ByteLength } from 'dsh-tools'
+import { utf8ByteLength } from 'dsh-basics'
 import { afterEach, describe, expect, it } from 'vitest'
 import { disposeAll, flush, setup } from './harness'
 

@@ -1,4 +1,4 @@
-import { dropUtf8Head, utf8Length } from './utf8'
+import { dropUtf8Head, utf8ByteLength } from 'dsh-basics'
 
 /** The lines of one chunk still queued; `head` overrides the text of line `start` after a cut. */
 interface Block {
@@ -60,7 +60,7 @@ export class LineQueue {
   push(lines: readonly string[], sizes: readonly number[], first?: string): void {
     const count = lines.length
     if (count === 0) return
-    const firstCost = (first === undefined ? (sizes[0] as number) : utf8Length(first)) + 1
+    const firstCost = (first === undefined ? (sizes[0] as number) : utf8ByteLength(first)) + 1
     // Under a flood most lines cannot survive: find the oldest one that still can, from the end.
     let budget = this.#maxBytes
     let from = count

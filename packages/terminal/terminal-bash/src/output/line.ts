@@ -2,7 +2,7 @@ import { dropCells } from './code-points'
 import { LineCells } from './line-cells'
 import { LinePieces } from './line-pieces'
 import type { PartialLine } from './types'
-import { utf8Length } from './utf8'
+import { utf8ByteLength } from 'dsh-basics'
 import { cellWidth, WIDE_TAIL } from './width'
 
 const BLANK = 0x20
@@ -241,8 +241,8 @@ export class TerminalLine implements PartialLine {
 
   /** UTF-8 bytes of the retained content; free while the line was only appended to. */
   utf8Length(): number {
-    if (this.#editing) return utf8Length(this.text())
-    if (this.#bytes < 0) this.#bytes = utf8Length(this.text())
+    if (this.#editing) return utf8ByteLength(this.text())
+    if (this.#bytes < 0) this.#bytes = utf8ByteLength(this.text())
     return this.#bytes
   }
 

@@ -1,5 +1,5 @@
 import type { PartialLine, SanitizedChunk } from './types'
-import { keepUtf8Head, keepUtf8Tail, utf8Length } from './utf8'
+import { keepUtf8Head, keepUtf8Tail, utf8ByteLength } from 'dsh-basics'
 
 /** Bounds of a {@link ScrollbackRing}. */
 export interface ScrollbackOptions {
@@ -109,7 +109,7 @@ export class ScrollbackRing {
     let bytes = 0
     while (from > 0 && count - from < this.#maxLines) {
       let cost = (sizes[from - 1] as number) + 1
-      if (cost > this.#maxBytes) cost = utf8Length(keepUtf8Tail(lines[from - 1] as string, this.#maxBytes - 1)) + 1
+      if (cost > this.#maxBytes) cost = utf8ByteLength(keepUtf8Tail(lines[from - 1] as string, this.#maxBytes - 1)) + 1
       if (bytes + cost > this.#maxBytes) break
       bytes += cost
       from -= 1
@@ -132,13 +132,13 @@ export class ScrollbackRing {
 
   /** Append one completed line; `clipped` marks a line whose head was already lost upstream. */
   push(text: string, clipped = false): void {
-    this.#store(text, utf8Length(text), clipped)
+    this.#store(text, utf8ByteLength(text), clipped)
   }
 
   #store(text: string, size: number, clipped: boolean): void {
     if (size + 1 > this.#maxBytes) {
       text = keepUtf8Tail(text, this.#maxBytes - 1)
-      size = utf8Length(text)
+      size = utf8ByteLength(text)
       clipped = true
     }
     while (this.#count > 0 && (this.#count >= this.#maxLines || this.#bytes + size + 1 > this.#maxBytes)) this.#evict()

@@ -1,6 +1,6 @@
 import type { PartialLine, SanitizedChunk } from './types'
 import { LineQueue } from './line-queue'
-import { keepUtf8Tail, utf8Length } from './utf8'
+import { keepUtf8Tail, utf8ByteLength } from 'dsh-basics'
 
 /** One consumed slice of a send's output. */
 export interface SendOutputRead {
@@ -194,7 +194,7 @@ export class SendOutputBuffer {
     if (chunk.clipped.length > 0) this.#clipped = true
     const original = chunk.lines[0] as string
     const first = this.#render(chunk.firstLine, original)
-    this.#head?.take(chunk.lines, chunk.sizes, first, first === original ? (chunk.sizes[0] as number) : utf8Length(first))
+    this.#head?.take(chunk.lines, chunk.sizes, first, first === original ? (chunk.sizes[0] as number) : utf8ByteLength(first))
     this.#queue.push(chunk.lines, chunk.sizes, first === original ? undefined : first)
   }
 
@@ -256,7 +256,7 @@ export class SendOutputBuffer {
     let truncated = lost > 0 || this.#clipped
     if (!currentLine) output = output.replace(/\n$/, '')
     else if (current.length > 0 && output.length * 3 > this.#maxBytes) {
-      const size = utf8Length(output)
+      const size = utf8ByteLength(output)
       if (size > this.#maxBytes) {
         const kept = keepUtf8Tail(output, this.#maxBytes)
         const breaks = countBreaks(output, output.length - kept.length)
@@ -264,7 +264,7 @@ export class SendOutputBuffer {
         droppedLines += breaks
         if (breaks > 0) restated = false
         output = kept
-        const cut = size - utf8Length(output)
+        const cut = size - utf8ByteLength(output)
         this.#lostTotal += cut
         droppedBytes += cut
         truncated = true

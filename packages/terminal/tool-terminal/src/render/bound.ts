@@ -1,14 +1,5 @@
-import {
-  type FittedText,
-  type OutputGap,
-  type OutputShape,
-  FoldedOutput,
-  textContent,
-  type ToolContent,
-  truncateUtf8Head,
-  truncateUtf8Tail,
-  utf8ByteLength,
-} from 'dsh-tools'
+import { type FittedText, keepUtf8Head, keepUtf8Tail, utf8ByteLength } from 'dsh-basics'
+import { type OutputGap, type OutputShape, FoldedOutput, textContent, type ToolContent } from 'dsh-tools'
 
 /** The one line that tells the model a result lost bytes; it appears at most once, always last. */
 export const TRUNCATION_MARKER = '[output truncated]'
@@ -149,13 +140,13 @@ export function fitResult(layout: ResultLayout, maxBytes: number, shaping?: Shap
   const separator = `\n${TRUNCATION_MARKER}`
   const metadata = compose(layout.compactHead ?? layout.head, framed(''), required, false)
   const room = Math.max(0, maxBytes - utf8ByteLength(separator))
-  return result(truncateUtf8Head(metadata, room) + separator, true, shapeBody(0), layout.earlier ? shapeEarlier(0) : undefined)
+  return result(keepUtf8Head(metadata, room) + separator, true, shapeBody(0), layout.earlier ? shapeEarlier(0) : undefined)
 }
 
 /** Without shaping (results that are not program output: a list, an acknowledgement), a body keeps its tail. */
 function tailOf(text: string, budget: number): OutputShape {
   const bytes = utf8ByteLength(text)
-  const kept = budget >= bytes ? text : truncateUtf8Tail(text, budget)
+  const kept = budget >= bytes ? text : keepUtf8Tail(text, budget)
   const shownBytes = kept === text ? bytes : utf8ByteLength(kept)
   const lines = text === '' ? 0 : text.split('\n').length
   const shownLines = kept === '' ? 0 : kept.split('\n').length

@@ -12,7 +12,7 @@ import type {
   TerminalSize,
   TerminalSpawnResult,
 } from 'dsh-terminal'
-import { truncateUtf8Head, utf8ByteLength } from 'dsh-tools'
+import { keepUtf8Head, utf8ByteLength } from 'dsh-basics'
 import type { MetaLine, ResultLayout } from './bound'
 
 // Every model-visible text of the six tools is written here, once, as a pure function of the facts.
@@ -57,7 +57,7 @@ export function formatDuration(ms: number): string {
 function oneLine(text: string, maxBytes: number): string {
   const line = text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ')
   if (utf8ByteLength(line) <= maxBytes) return line
-  return `${truncateUtf8Head(line, maxBytes - utf8ByteLength('…'))}…`
+  return `${keepUtf8Head(line, maxBytes - utf8ByteLength('…'))}…`
 }
 
 /** `python3, pid 4711` (plus `, running 3.2 s` when asked and known): who the terminal belongs to. */

@@ -1,6 +1,7 @@
 import type { Agent } from 'dsh-agent'
 import { MAX_TERMINAL_KEYS, type TerminalSendHandle, type TerminalSendRequest, type TerminalSendResult, type TerminalSessionId } from 'dsh-terminal'
-import { defineTool, regexSourceParam, truncateUtf8Head, type ToolOutput } from 'dsh-tools'
+import { keepUtf8Head } from 'dsh-basics'
+import { defineTool, regexSourceParam, type ToolOutput } from 'dsh-tools'
 import { z } from 'zod'
 import { startBackgroundSend, type JobStarter } from '../background'
 import { explainBusy } from '../busy-sessions'
@@ -195,7 +196,7 @@ function inputOf(args: SendArgs): Pick<TerminalSendRequest, 'text' | 'submit' | 
 function sendTitle(args: SendArgs): string {
   const size = windowSizeOf(args)
   const what = args.keys ? `keys ${args.keys.join(' ')}` : args.text !== undefined ? args.text : size ? `resize to ${sizeText(size)}` : ''
-  return `${args.sessionId}: ${truncateUtf8Head(what, TITLE_TEXT_BYTES)}`
+  return `${args.sessionId}: ${keepUtf8Head(what, TITLE_TEXT_BYTES)}`
 }
 
 /** The wait options of a call as the service takes them; only the ones the model gave. */
