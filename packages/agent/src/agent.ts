@@ -1,4 +1,5 @@
 import type { Context, Fiber } from '@deepseek-ai/cordis'
+import { errorMessage } from 'dsh-basics'
 
 /** Cleanup owned by an agent; may be async, and its failure is reported by {@link Agent.dispose}. */
 export type AgentCleanup = () => void | Promise<void>
@@ -75,11 +76,7 @@ export class AgentDisposeError extends AggregateError {
     readonly agentId: string,
     errors: unknown[],
   ) {
-    super(errors, `agent ${agentId} ended but ${errors.length} cleanup step(s) failed: ${errors.map(describe).join('; ')}`)
+    super(errors, `agent ${agentId} ended but ${errors.length} cleanup step(s) failed: ${errors.map(errorMessage).join('; ')}`)
     this.name = 'AgentDisposeError'
   }
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }

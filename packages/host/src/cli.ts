@@ -8,6 +8,7 @@ import { runHeadlessStdio } from './headless/stdio'
 import { runMcpHttp } from './mcp/http-command'
 import { runMcpStdio } from './mcp/stdio'
 import { HOST_VERSION } from './version'
+import { errorMessage } from 'dsh-basics'
 
 /**
  * The `dsh-terminal-mcp` command (also installed as `dsh-terminal`): parse the command line, resolve
@@ -35,7 +36,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     configPath = request.preset ? presetPath(request.preset) : resolveConfigPath(request.config)
     if (request.cwd) process.chdir(request.cwd)
   } catch (error) {
-    process.stderr.write(`dsh-terminal ${request.command}: ${error instanceof Error ? error.message : String(error)}\n`)
+    process.stderr.write(`dsh-terminal ${request.command}: ${errorMessage(error)}\n`)
     return 1
   }
   const web = request.web !== undefined ? { web: request.web } : {}

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import { isPresetName, PRESETS, type PresetName } from '../compose/config-path'
 import { type ListenAddress, parseHttpFlags } from '../mcp/http-address'
+import { errorMessage } from 'dsh-basics'
 
 /** The two ways to serve a composition; `mcp` when the command line names none. */
 export type Command = 'mcp' | 'headless'
@@ -65,7 +66,7 @@ export function parseCliArgs(argv: readonly string[]): CliRequest {
     web = withoutWeb.web
     parsed = parse(withoutWeb.rest)
   } catch (error) {
-    return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) }
+    return { kind: 'usage-error', message: errorMessage(error) }
   }
   const { values, positionals } = parsed
   if (values.help) return { kind: 'help' }
@@ -93,7 +94,7 @@ export function parseCliArgs(argv: readonly string[]): CliRequest {
     try {
       Object.assign(request, parseHttpFlags(command, values.http, values['idle-timeout']))
     } catch (error) {
-      return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) }
+      return { kind: 'usage-error', message: errorMessage(error) }
     }
   }
   return request

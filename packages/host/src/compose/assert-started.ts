@@ -1,4 +1,5 @@
 import type { Loader } from '@deepseek-ai/cordis-plugin-loader'
+import { errorMessage } from 'dsh-basics'
 
 /** Fiber states (a const enum in Cordis, not importable at runtime). */
 const PENDING = 0
@@ -24,7 +25,7 @@ export async function startupFailures(loader: Loader): Promise<string[]> {
     try {
       await fiber.await()
     } catch (error) {
-      failures.push(`${label}: ${error instanceof Error ? error.message : String(error)}`)
+      failures.push(`${label}: ${errorMessage(error)}`)
       continue
     }
     if (fiber.state === PENDING) {

@@ -9,6 +9,7 @@ import { startupFailures } from './assert-started'
 import { FAMILY_BUILTINS, type PluginImporter } from './builtins'
 import { readOnlyInclude } from './include'
 import { exportLog, type LogSink, stderrSink } from './log'
+import { errorMessage } from 'dsh-basics'
 
 /** How to mount a cordis.yml. */
 export interface LoadOptions {
@@ -88,6 +89,6 @@ export async function loadComposition(options: LoadOptions): Promise<Composition
   } catch (error) {
     await dispose().catch(() => {})
     if (error instanceof CompositionError) throw error
-    throw new CompositionError(configPath, [error instanceof Error ? error.message : String(error)], capture.problems)
+    throw new CompositionError(configPath, [errorMessage(error)], capture.problems)
   }
 }

@@ -1,4 +1,5 @@
 import type { ToolResult } from 'dsh-tools'
+import { errorMessage } from 'dsh-basics'
 
 /** One request line: `{"id": …, "tool": "terminal_send", "arguments": {…}}`. */
 export interface HeadlessRequest {
@@ -35,7 +36,7 @@ export function parseRequestLine(line: string): ParsedLine {
   try {
     value = JSON.parse(line)
   } catch (error) {
-    return malformed(null, `not valid JSON (${error instanceof Error ? error.message : String(error)})`)
+    return malformed(null, `not valid JSON (${errorMessage(error)})`)
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return malformed(null, 'expected a JSON object like {"id": 1, "tool": "terminal_list", "arguments": {}}')

@@ -2,6 +2,7 @@ import { reserveStdout, waitForShutdown } from '../cli/lifecycle'
 import { loadComposition } from '../compose/load-config'
 import { startHumanAccess } from '../human/host-access'
 import { runJsonLines } from './runner'
+import { errorMessage } from 'dsh-basics'
 
 /** Options of {@link runHeadlessStdio}. */
 export interface HeadlessStdioOptions {
@@ -17,7 +18,7 @@ export interface HeadlessStdioOptions {
 export async function runHeadlessStdio(options: HeadlessStdioOptions): Promise<number> {
   reserveStdout()
   const composition = await loadComposition({ configPath: options.configPath }).catch((error: unknown) => {
-    process.stderr.write(`dsh-terminal headless: ${error instanceof Error ? error.message : String(error)}\n`)
+    process.stderr.write(`dsh-terminal headless: ${errorMessage(error)}\n`)
     return undefined
   })
   if (!composition) return 1
@@ -32,14 +33,14 @@ export async function runHeadlessStdio(options: HeadlessStdioOptions): Promise<n
     } finally {
       await agent.dispose().catch((error: unknown) => {
         code = 1
-        process.stderr.write(`dsh-terminal headless: closing sessions failed: ${error instanceof Error ? error.message : String(error)}\n`)
+        process.stderr.write(`dsh-terminal headless: closing sessions failed: ${errorMessage(error)}\n`)
       })
     }
   } finally {
     await human.close()
     await composition.dispose().catch((error: unknown) => {
       code = 1
-      process.stderr.write(`dsh-terminal headless: unloading failed: ${error instanceof Error ? error.message : String(error)}\n`)
+      process.stderr.write(`dsh-terminal headless: unloading failed: ${errorMessage(error)}\n`)
     })
   }
   return code

@@ -2,6 +2,7 @@ import type { Composition } from '../compose/load-config'
 import { startWebView } from '../web/server'
 import { HumanGateway } from './gateway'
 import { HumanSocketServer } from './socket-server'
+import { errorMessage } from 'dsh-basics'
 
 /** What a host holds while people can attach to its sessions. */
 export interface HumanAccess {
@@ -51,5 +52,5 @@ export async function startHumanAccess(composition: Composition, command: string
 
 function describe(error: unknown): string {
   const code = (error as { code?: string }).code
-  return `${error instanceof Error ? error.message : String(error)}${code ? ` (${code})` : ''}`
+  return `${errorMessage(error)}${code ? ` (${code})` : ''}`
 }

@@ -4,6 +4,7 @@ import { startHumanAccess } from '../human/host-access'
 import { DEFAULT_IDLE_TIMEOUT_MS, formatDuration, isLoopbackHost, type ListenAddress } from './http-address'
 import { type BearerToken, resolveToken, TOKEN_ENV } from './http-auth'
 import { McpHttpServer } from './http'
+import { errorMessage } from 'dsh-basics'
 
 /** Options of {@link runMcpHttp}. */
 export interface McpHttpRunOptions {
@@ -35,7 +36,7 @@ export interface HttpBannerFacts {
  */
 export async function runMcpHttp(options: McpHttpRunOptions): Promise<number> {
   reserveStdout()
-  const fail = (error: unknown) => process.stderr.write(`dsh-terminal mcp: ${error instanceof Error ? error.message : String(error)}\n`)
+  const fail = (error: unknown) => process.stderr.write(`dsh-terminal mcp: ${errorMessage(error)}\n`)
   let token: BearerToken
   try {
     token = resolveToken()
@@ -65,11 +66,11 @@ export async function runMcpHttp(options: McpHttpRunOptions): Promise<number> {
   await human.close()
   await server.close().catch((error: unknown) => {
     code = 1
-    fail(`closing the sessions failed: ${error instanceof Error ? error.message : String(error)}`)
+    fail(`closing the sessions failed: ${errorMessage(error)}`)
   })
   await composition.dispose().catch((error: unknown) => {
     code = 1
-    fail(`unloading failed: ${error instanceof Error ? error.message : String(error)}`)
+    fail(`unloading failed: ${errorMessage(error)}`)
   })
   return code
 }

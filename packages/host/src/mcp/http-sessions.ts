@@ -4,6 +4,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { Composition } from '../compose/load-config'
 import { type McpConnection, connectMcp } from './connection'
 import { formatDuration } from './http-address'
+import { errorMessage } from 'dsh-basics'
 
 /** Why an HTTP session ended. */
 export type SessionCloseReason = 'deleted' | 'idle' | 'shutdown' | 'not-initialized'
@@ -76,9 +77,7 @@ export class HttpSession {
       await this.connection.close()
       if (reason !== 'not-initialized') this.table.log(`session ${shortId(this.id)} closed (${this.#why(reason)}): its terminals and jobs are closed`)
     } catch (error) {
-      this.table.log(
-        `session ${shortId(this.id)} closed (${this.#why(reason)}), but closing its terminals and jobs failed: ${error instanceof Error ? error.message : String(error)}`,
-      )
+      this.table.log(`session ${shortId(this.id)} closed (${this.#why(reason)}), but closing its terminals and jobs failed: ${errorMessage(error)}`)
     }
   }
 

@@ -6,6 +6,7 @@ import { DEFAULT_IDLE_TIMEOUT_MS, endpointUrl, type ListenAddress, MCP_PATH } fr
 import { checkBearer, originAllowed, TOKEN_ENV } from './http-auth'
 import { sendHttpError } from './http-errors'
 import { HttpSessions } from './http-sessions'
+import { errorMessage } from 'dsh-basics'
 
 /** Default cap on MCP sessions (agents) at once; each may hold its own terminals. */
 export const DEFAULT_MAX_SESSIONS = 64
@@ -105,8 +106,8 @@ export class McpHttpServer {
     try {
       await this.#route(req, res)
     } catch (error) {
-      this.#sessions.log(`request failed: ${error instanceof Error ? error.message : String(error)}`)
-      sendHttpError(res, 'INTERNAL_ERROR', `the request failed in the server: ${error instanceof Error ? error.message : String(error)}`)
+      this.#sessions.log(`request failed: ${errorMessage(error)}`)
+      sendHttpError(res, 'INTERNAL_ERROR', `the request failed in the server: ${errorMessage(error)}`)
     }
   }
 

@@ -5,6 +5,7 @@ import { repositoryRoot } from '../compose/config-path'
 import { loadComposition } from '../compose/load-config'
 import { startHumanAccess } from '../human/host-access'
 import { connectMcp } from './connection'
+import { errorMessage } from 'dsh-basics'
 
 /** Options of {@link runMcpStdio}. */
 export interface McpStdioOptions {
@@ -24,7 +25,7 @@ export interface McpStdioOptions {
 export async function runMcpStdio(options: McpStdioOptions): Promise<number> {
   reserveStdout()
   const composition = await loadComposition({ configPath: options.configPath }).catch((error: unknown) => {
-    process.stderr.write(`dsh-terminal mcp: ${error instanceof Error ? error.message : String(error)}\n`)
+    process.stderr.write(`dsh-terminal mcp: ${errorMessage(error)}\n`)
     return undefined
   })
   if (!composition) return 1
@@ -38,13 +39,13 @@ export async function runMcpStdio(options: McpStdioOptions): Promise<number> {
     await Promise.race([shutdown, connection.closed.catch(() => {})])
     await connection.close().catch((error: unknown) => {
       code = 1
-      process.stderr.write(`dsh-terminal mcp: closing the client's sessions failed: ${String(error instanceof Error ? error.message : error)}\n`)
+      process.stderr.write(`dsh-terminal mcp: closing the client's sessions failed: ${errorMessage(error)}\n`)
     })
   } finally {
     await human.close()
     await composition.dispose().catch((error: unknown) => {
       code = 1
-      process.stderr.write(`dsh-terminal mcp: unloading failed: ${String(error instanceof Error ? error.message : error)}\n`)
+      process.stderr.write(`dsh-terminal mcp: unloading failed: ${errorMessage(error)}\n`)
     })
   }
   return code

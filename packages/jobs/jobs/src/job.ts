@@ -1,6 +1,7 @@
 import type { Agent } from 'dsh-agent'
 import { OutputBuffer } from './output'
 import type { JobFinalStatus, JobHandle, JobInfo, JobStatus } from './types'
+import { errorMessage } from 'dsh-basics'
 
 /** Format a duration for status details: `850ms`, `4.2s`, `3m 07s`. */
 export function formatElapsed(ms: number): string {
@@ -70,7 +71,7 @@ export class Job {
       const text = reader.call(this.#handle)
       if (typeof text === 'string') this.output.write(text)
     } catch (error) {
-      this.output.write(`[could not read job output: ${error instanceof Error ? error.message : String(error)}]\n`)
+      this.output.write(`[could not read job output: ${errorMessage(error)}]\n`)
     }
   }
 

@@ -8,6 +8,7 @@ import { hostInstallationRoots } from './host-installation'
 import { probeBwrap } from './probe'
 import { planMounts } from './protected-paths'
 import { readLegacyTiocsti, type TiocstiFact } from './tiocsti'
+import { errorMessage } from 'dsh-basics'
 
 /** What the one-time probe learned about this host. */
 export interface HostFacts {
@@ -99,7 +100,7 @@ export class LocalSandbox extends Sandbox {
     try {
       facts = await this.probeHost()
     } catch (error) {
-      this.log.warn('sandbox unavailable, confined processes will be refused: %s', describe(error))
+      this.log.warn('sandbox unavailable, confined processes will be refused: %s', errorMessage(error))
       throw error
     }
     if (facts.legacyTiocsti.enabled) {
@@ -125,7 +126,7 @@ async function canonicalDirectory(path: string): Promise<string> {
   try {
     real = await realpath(path)
   } catch (error) {
-    throw new SandboxError('INVALID_POLICY', `workspace root ${path} does not exist or is unreadable (${describe(error)})`, { cause: error })
+    throw new SandboxError('INVALID_POLICY', `workspace root ${path} does not exist or is unreadable (${errorMessage(error)})`, { cause: error })
   }
   if (!(await stat(real)).isDirectory()) {
     throw new SandboxError('INVALID_POLICY', `workspace root ${path} is not a directory`)
@@ -147,7 +148,7 @@ async function canonicalReadableFiles(paths: readonly string[]): Promise<string[
     try {
       real = await realpath(path)
     } catch (error) {
-      throw new SandboxError('INVALID_POLICY', `readable file ${path} does not exist or is unreadable (${describe(error)})`, { cause: error })
+      throw new SandboxError('INVALID_POLICY', `readable file ${path} does not exist or is unreadable (${errorMessage(error)})`, { cause: error })
     }
     if (REPLACED_FILESYSTEMS.some((root) => isWithin(root, real))) {
       throw new SandboxError('INVALID_POLICY', `readable file ${path} lies in ${real}, which the sandbox replaces with its own; name a file elsewhere`)
@@ -158,8 +159,4 @@ async function canonicalReadableFiles(paths: readonly string[]): Promise<string[
     canonical.add(real)
   }
   return [...canonical]
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }

@@ -5,6 +5,7 @@ import type { SandboxPolicyConfig } from './config'
 import { resolveSandboxCwd } from './cwd'
 import { SandboxPolicyError } from './errors'
 import type { ModeChange, ModeChangeListener, OwnerListenerOptions, ResolvedSandboxPolicy } from './types'
+import { errorMessage } from 'dsh-basics'
 
 declare module '@deepseek-ai/cordis' {
   interface Context {
@@ -139,7 +140,7 @@ export class SandboxPolicyService extends Service {
       try {
         result = listener(change)
       } catch (error) {
-        const reason = error instanceof Error ? error.message : String(error)
+        const reason = errorMessage(error)
         throw new SandboxPolicyError('MODE_CHANGE_VETOED', reason, { cause: error })
       }
       if (isThenable(result)) {

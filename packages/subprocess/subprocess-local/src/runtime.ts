@@ -9,6 +9,7 @@ import type { TerminalModesSource } from './modes/modes-source'
 import { TermiosModes } from './modes/termios-modes'
 import { inspectorFor } from './platform'
 import { LocalTerminal } from './terminal'
+import { errorMessage } from 'dsh-basics'
 
 /** What a runtime is built with besides its config (tests inject cgroup layouts this host lacks). */
 export interface LocalSubprocessRuntimeOptions {
@@ -65,7 +66,7 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
       pty = spawn(command.file, command.args, { name: env.TERM ?? 'xterm-256color', cols: spec.cols, rows: spec.rows, cwd: spec.cwd, env, encoding: null })
     } catch (error) {
       await cgroup?.remove(this.config.killWaitMs)
-      throw new SubprocessError('SPAWN_FAILED', `could not start ${program} in a PTY: ${describe(error)}`, { cause: error })
+      throw new SubprocessError('SPAWN_FAILED', `could not start ${program} in a PTY: ${errorMessage(error)}`, { cause: error })
     }
     const terminal = new LocalTerminal({
       pty,
@@ -74,7 +75,7 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
       killWaitMs: this.config.killWaitMs,
       backlogBytes: this.config.backlogBytes,
       exitCleanup: this.config.exitCleanup,
-      report: (error) => this.ctx.logger('subprocess').warn('terminal output listener threw: %s', describe(error)),
+      report: (error) => this.ctx.logger('subprocess').warn('terminal output listener threw: %s', errorMessage(error)),
       onTerminated: (done) => this.terminals.delete(done),
       otherTerminals: (self) => this.livePidsExcept(self),
       cgroup,
@@ -116,8 +117,4 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
 
 function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new SubprocessError('SPAWN_ABORTED', 'terminal spawn was aborted', { cause: signal.reason })
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }

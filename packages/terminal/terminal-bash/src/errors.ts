@@ -1,3 +1,5 @@
+import { errorMessage } from 'dsh-basics'
+
 /** Every code a {@link ShellBackendError} can carry, as a runtime list for routing and docs. */
 export const SHELL_BACKEND_ERROR_CODES = [
   'INVALID_CWD',
@@ -37,7 +39,7 @@ export const shellFailure = {
   missingCwd: (path: string) => new ShellBackendError('INVALID_CWD', `PTY working directory ${JSON.stringify(path)} does not exist`),
   notDirectory: (path: string) => new ShellBackendError('INVALID_CWD', `PTY working directory ${JSON.stringify(path)} is not a directory`),
   unreadableCwd: (path: string, cause: unknown) =>
-    new ShellBackendError('INVALID_CWD', `PTY working directory ${JSON.stringify(path)} cannot be used: ${describe(cause)}`, { cause }),
+    new ShellBackendError('INVALID_CWD', `PTY working directory ${JSON.stringify(path)} cannot be used: ${errorMessage(cause)}`, { cause }),
   sandboxRequired: (mode: string) =>
     new ShellBackendError(
       'SANDBOX_REQUIRED',
@@ -49,8 +51,4 @@ export const shellFailure = {
   startupTimeout: () => new ShellBackendError('STARTUP_TIMEOUT', 'PTY shell did not reach readiness before startup timeout'),
   startupExited: (exit: unknown) => new ShellBackendError('STARTUP_EXITED', 'PTY shell exited during startup', { cause: exit }),
   closed: () => new ShellBackendError('SESSION_CLOSED', 'PTY session is closed'),
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }

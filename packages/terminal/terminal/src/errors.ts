@@ -1,4 +1,5 @@
 import type { Agent } from 'dsh-agent'
+import { errorMessage } from 'dsh-basics'
 
 /** Every code a `TerminalError` can carry, as a runtime list for routing and docs. */
 export const TERMINAL_ERROR_CODES = [
@@ -43,16 +44,11 @@ export class TerminalBackendCleanupError extends AggregateError {
     readonly spawnError: unknown,
     /** Why releasing the partial resources failed. */
     readonly cleanupError: unknown,
-    message = `PTY spawn failed and its cleanup failed too: ${describe(cleanupError)}`,
+    message = `PTY spawn failed and its cleanup failed too: ${errorMessage(cleanupError)}`,
   ) {
     super([spawnError, cleanupError], message)
     this.name = 'TerminalBackendCleanupError'
   }
-}
-
-/** Short text for an unknown thrown value, used in aggregate messages. */
-export function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }
 
 /** Constructors for each refusal, so every message is written in exactly one place. */
@@ -100,5 +96,5 @@ export const refuse = {
 /** One failure as itself, several as an AggregateError: callers see the simplest faithful report. */
 export function combineFailures(failures: unknown[], message: string): unknown {
   if (failures.length === 1) return failures[0]
-  return new AggregateError(failures, `${message}: ${failures.map(describe).join('; ')}`)
+  return new AggregateError(failures, `${message}: ${failures.map(errorMessage).join('; ')}`)
 }

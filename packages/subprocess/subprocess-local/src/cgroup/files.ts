@@ -1,4 +1,5 @@
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs'
+import { errorMessage } from 'dsh-basics'
 
 /**
  * The few synchronous filesystem operations cgroup handling needs (each is a single syscall on
@@ -61,5 +62,5 @@ export const cgroupFs: CgroupFiles = {
 /** The system error code of a failed operation (`EBUSY`, `ENOENT`, …), else the message. */
 export function errorCode(error: unknown): string {
   const code = (error as NodeJS.ErrnoException | undefined)?.code
-  return typeof code === 'string' ? code : error instanceof Error ? error.message : String(error)
+  return typeof code === 'string' ? code : errorMessage(error)
 }
