@@ -1,5 +1,5 @@
 import type { Agent } from 'dsh-agent'
-import { keepUtf8Head } from 'dsh-basics'
+import { keepUtf8Head, raceAbort } from 'dsh-basics'
 import { type JobsConfig, MAX_OUTPUT_LIMIT_BYTES, MIN_OUTPUT_LIMIT_BYTES } from './config'
 import { JobError } from './errors'
 import { Job } from './job'
@@ -124,16 +124,8 @@ export class JobRegistry {
   /** Wait until the owner's job stops running or `signal` aborts; resolves with its snapshot. */
   async wait(id: string, owner: Agent, signal?: AbortSignal): Promise<JobInfo> {
     const job = this.#require(id, owner)
-    if (job.running && !signal?.aborted) {
-      await new Promise<void>((resolve) => {
-        const onAbort = () => resolve()
-        signal?.addEventListener('abort', onAbort, { once: true })
-        void job.ended.then(() => {
-          signal?.removeEventListener('abort', onAbort)
-          resolve()
-        })
-      })
-    }
+    // An abort ends the wait, not the job: the snapshot then says it is still running.
+    if (job.running) await raceAbort(job.ended, signal).catch(() => undefined)
     return job.info()
   }
 

@@ -1,6 +1,7 @@
 import { type ChildProcessByStdio, spawn } from 'node:child_process'
 import type { Socket } from 'node:net'
 import type { Readable, Writable } from 'node:stream'
+import { settledWithin } from 'dsh-basics'
 
 /** Longest wait for one reply before the helper is replaced: a stuck helper must not hold every later read. */
 export const REPLY_TIMEOUT_MS = 2000
@@ -85,9 +86,7 @@ export class LineHelper {
     this.#stop()
     const exits = [...this.#exiting]
     if (exits.length === 0) return Promise.resolve()
-    let timer: NodeJS.Timeout | undefined
-    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, EXIT_WAIT_MS)))
-    return Promise.race([Promise.all(exits).then(() => undefined), bound]).finally(() => clearTimeout(timer))
+    return settledWithin(Promise.all(exits), EXIT_WAIT_MS)
   }
 
   #start(): Helper | undefined {

@@ -27,6 +27,7 @@ import { showingScreen } from '../screen/screen-send'
 import { HumanTaps } from './human-taps'
 import { readScrollbackPage } from './scrollback-page'
 import { TerminalStream } from './terminal-stream'
+import { raceAbort } from 'dsh-basics'
 
 /**
  * One persistent shell: the provider's handle, the output pipeline and at most one active send.
@@ -133,27 +134,17 @@ export class ShellSession implements TerminalBackendSession {
       this.#stream.write(chunk)
       this.#taps.deliver(chunk)
     })
-    let detach: (() => void) | undefined
-    const aborted = new Promise<never>((_, reject) => {
-      const onAbort = () => reject(signal.reason)
-      signal.addEventListener('abort', onAbort, { once: true })
-      detach = () => signal.removeEventListener('abort', onAbort)
-    })
-    try {
-      const result = await Promise.race([operation.done, aborted])
-      switch (result.waitReason) {
-        case 'stdin_read':
-        case 'inferred_idle':
-          this.#motd = result.viewport
-          await this.#pinShellGroup(operation)
-          return
-        case 'timeout':
-          throw shellFailure.startupTimeout()
-        case 'session_exit':
-          throw shellFailure.startupExited(this.status())
-      }
-    } finally {
-      detach?.()
+    const result = await raceAbort(operation.done, signal)
+    switch (result.waitReason) {
+      case 'stdin_read':
+      case 'inferred_idle':
+        this.#motd = result.viewport
+        await this.#pinShellGroup(operation)
+        return
+      case 'timeout':
+        throw shellFailure.startupTimeout()
+      case 'session_exit':
+        throw shellFailure.startupExited(this.status())
     }
   }
 

@@ -1,6 +1,6 @@
 import type { Agent } from 'dsh-agent'
 import { MAX_TERMINAL_KEYS, type TerminalSendHandle, type TerminalSendRequest, type TerminalSendResult, type TerminalSessionId } from 'dsh-terminal'
-import { keepUtf8Head } from 'dsh-basics'
+import { keepUtf8Head, raceAbort, settledWithin } from 'dsh-basics'
 import { defineTool, regexSourceParam, type ToolOutput } from 'dsh-tools'
 import { z } from 'zod'
 import { startBackgroundSend, type JobStarter } from '../background'
@@ -302,19 +302,11 @@ export async function settleOrCancel(
   graceMs = CANCEL_GRACE_MS,
 ): Promise<TerminalSendResult> {
   if (!signal.aborted) {
-    let onAbort = () => {}
-    const aborted = new Promise<undefined>((resolve) => {
-      onAbort = () => resolve(undefined)
-      signal.addEventListener('abort', onAbort, { once: true })
-    })
     try {
-      const settled = await Promise.race([handle.done.then((result) => ({ result })), aborted])
       // A send that settled first is a result even if the cancel arrives right after.
-      if (settled) return settled.result
+      return await raceAbort(handle.done, signal)
     } catch (error) {
       if (!signal.aborted) throw error
-    } finally {
-      signal.removeEventListener('abort', onAbort)
     }
   }
   // Cancel explicitly as well as through the request's signal: cancel() is idempotent by contract.
@@ -322,18 +314,3 @@ export async function settleOrCancel(
   await settledWithin(handle.done, graceMs)
   throw sendCancelled(sessionId)
 }
-
-/** Wait for `promise` to settle (either way), but no longer than `ms`. */
-async function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const timeout = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms)
-  })
-  try {
-    await Promise.race([promise.then(noop, noop), timeout])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-function noop(): void {}

@@ -6,6 +6,7 @@ import { z } from 'zod'
 import type { BackgroundHolders } from '../busy-sessions'
 import { MIN_RESULT_BYTES, type TerminalToolsConfig } from '../config'
 import { boundContent, fitResult, type ResultLayout, type ShapingOptions } from '../render/bound'
+import { withTimeout } from 'dsh-basics'
 
 /** What every tool factory needs: the plugin context (services read at call time), the config and shared state. */
 export interface ToolDeps {
@@ -98,16 +99,8 @@ export async function inputStateOf(
   sessionId: TerminalSessionId,
   waitMs = INPUT_STATE_WAIT_MS,
 ): Promise<TerminalInputState | undefined> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(resolve, waitMs, undefined)
-  })
-  try {
-    const looked = Promise.resolve()
-      .then(() => ctx.terminals.inputState(owner, sessionId))
-      .catch(() => undefined)
-    return await Promise.race([looked, late])
-  } finally {
-    clearTimeout(timer)
-  }
+  const looked = Promise.resolve()
+    .then(() => ctx.terminals.inputState(owner, sessionId))
+    .catch(() => undefined)
+  return withTimeout(looked, waitMs, () => undefined)
 }
