@@ -1,6 +1,17 @@
 import { describe, expect, it } from 'vitest'
 import { BYTE_CLASS_COUNT, BYTE_CLASSES, ByteClass } from '../src/output/byte-classes'
-import { ACTION_SHIFT, Action, CSI_DIGIT_SPAN, GROUND_TEXT_SPAN, PRINT_IN_GROUND, ROW_SHIFT, STATE_MASK, State, TRANSITIONS } from '../src/output/transitions'
+import {
+  ACTION_SHIFT,
+  Action,
+  CSI_DIGIT_SPAN,
+  GROUND_LEAD_SPAN,
+  GROUND_TEXT_SPAN,
+  PRINT_IN_GROUND,
+  ROW_SHIFT,
+  STATE_MASK,
+  State,
+  TRANSITIONS,
+} from '../src/output/transitions'
 
 const states = Object.values(State)
 const actions = Object.values(Action)
@@ -29,11 +40,17 @@ describe('sanitizer tables', () => {
     }
   })
 
-  it('reads the fast paths’ spans off the table: printable ASCII in ground, digits in CSI parameters', () => {
+  it('reads the fast paths’ spans off the table: printable ASCII and UTF-8 leads in ground, digits in CSI parameters', () => {
     expect(GROUND_TEXT_SPAN).toEqual({ first: 0x20, last: 0x7e })
     expect(CSI_DIGIT_SPAN).toEqual({ first: 0x30, last: 0x39 })
     const printing = Array.from({ length: 256 }, (_, byte) => byte).filter((byte) => entry(State.Ground, byte) === PRINT_IN_GROUND)
     expect(printing).toEqual([0x09, ...Array.from({ length: 0x7f - 0x20 }, (_, offset) => 0x20 + offset)])
+    // The text run takes a UTF-8 sequence only when its lead byte is in the span: the span must hold
+    // every lead byte, or one outside it would go back and forth between the run and the loop.
+    expect(GROUND_LEAD_SPAN).toEqual({ first: 0xc2, last: 0xf4 })
+    const leadInGround = (Action.Utf8Lead << ACTION_SHIFT) | State.Ground
+    const leads = Array.from({ length: 256 }, (_, byte) => byte).filter((byte) => entry(State.Ground, byte) === leadInGround)
+    expect(leads).toEqual(Array.from({ length: 0xf5 - 0xc2 }, (_, offset) => 0xc2 + offset))
     // The parameters' fast path also runs right after `ESC [`, so both states must read digits and separators alike.
     for (const byte of [0x30, 0x39, 0x3a, 0x3b]) expect(entry(State.CsiEntry, byte)).toBe(entry(State.CsiParameters, byte))
   })

@@ -1,28 +1,30 @@
 import { Buffer } from 'node:buffer'
 import { CsiReader } from './csi'
-import { BROKEN, PENDING, sequenceLength, Utf8Decoder } from './decode'
+import * as decode from './decode'
 import { TerminalLine } from './line'
 import { OscPayload } from './osc-payload'
 import { DEFAULT_SCREEN, ScreenRows } from './screen-rows'
 import { TextBatch } from './text-batch'
 import * as transitions from './transitions'
-import { sequenceWidth } from './width'
+import * as width from './width'
 import type { PartialLine, PromptMarker, SanitizedChunk, TerminalSanitizerOptions } from './types'
 
 /** Default columns retained of one unterminated line (its tail survives when it grows longer). */
 export const DEFAULT_MAX_LINE_LENGTH = 1_048_576
 
-// Module-local bindings of the tables: under a CommonJS transform (tsx, vitest) an imported binding
-// is a getter call, which the hot loop must not pay for on every byte.
-const { ACTION_SHIFT, Action, CSI_DIGIT_SPAN, GROUND_TEXT_SPAN, PRINT_IN_GROUND, ROW_SHIFT, STATE_MASK, State, TRANSITIONS } = transitions
+// Module-local bindings of the tables and of the functions the hot loop calls: under a CommonJS
+// transform (tsx, vitest) an imported binding is a getter call, which the loop must not pay per byte.
+const { ACTION_SHIFT, Action, CSI_DIGIT_SPAN, GROUND_LEAD_SPAN, GROUND_TEXT_SPAN, PRINT_IN_GROUND, ROW_SHIFT, STATE_MASK, State, TRANSITIONS } = transitions
+const { BROKEN, PENDING, sequenceLength, Utf8Decoder } = decode
+const { sequenceWidth } = width
 type State = transitions.State
 
 const REPLACEMENT = 0xfffd
-/** The ground row's entry of a UTF-8 lead byte: the fast path reads a complete sequence inline. */
-const UTF8_LEAD_IN_GROUND = (Action.Utf8Lead << ACTION_SHIFT) | State.Ground
 /** The parameter entries of a CSI sequence: its fast path reads them while bytes map to these. */
 const DIGIT_IN_PARAMETERS = (Action.CsiDigit << ACTION_SHIFT) | State.CsiParameters
 const SEPARATOR_IN_PARAMETERS = (Action.CsiSeparator << ACTION_SHIFT) | State.CsiParameters
+/** The entry of a final byte after parameters: the sequence is applied and ground follows. */
+const DISPATCH_FROM_PARAMETERS = (Action.CsiDispatch << ACTION_SHIFT) | State.Ground
 /** Runs shorter than this are batched; longer ones are decoded natively in one call. */
 const SHORT_RUN = 48
 const EMPTY: readonly never[] = Object.freeze([])
@@ -118,12 +120,37 @@ export class TerminalSanitizer {
     const text = this.#text
     const csi = this.#csi
     const payload = this.#payload
+    const printInGround = PRINT_IN_GROUND
+    const textFirst = GROUND_TEXT_SPAN.first
+    const textLast = GROUND_TEXT_SPAN.last
+    const leadFirst = GROUND_LEAD_SPAN.first
+    const leadLast = GROUND_LEAD_SPAN.last
     let state: State = start
     let index = 0
     while (index < size) {
       if (state === ground) {
-        // Fast path: the run of text from here (one call site, so the JIT inlines it).
-        index = this.#textRun(bytes, buffer, index, size)
+        // Fast path, written here rather than called so it is always compiled into the loop: the run
+        // of bytes the table prints in ground (printable ASCII, TAB) and complete, valid, non-C1
+        // UTF-8 sequences (lead bytes per the table), written at once.
+        const start = index
+        // Columns minus bytes: each byte is a column, except in multibyte and wide characters.
+        let columnsOverBytes = 0
+        while (index < size) {
+          const byte = bytes[index] as number
+          if (byte >= textFirst && byte <= textLast) {
+            index += 1
+          } else if (byte >= leadFirst && byte <= leadLast) {
+            const length = sequenceLength(bytes, index, size)
+            if (length <= 0 || (byte === 0xc2 && (bytes[index + 1] as number) < 0xa0)) break
+            // Wide characters take two columns (none starts below U+1100, lead byte 0xE1).
+            columnsOverBytes += (byte >= 0xe1 ? sequenceWidth(bytes, index, length) : 1) - length
+            index += length
+            // Any other byte asks the table; the ground row starts it (State.Ground is 0).
+          } else if (table[byte] === printInGround) {
+            index += 1
+          } else break
+        }
+        if (index > start) this.#writeRun(bytes, buffer, start, index, columnsOverBytes)
         if (index >= size) break
       }
       const byte = bytes[index] as number
@@ -194,6 +221,16 @@ export class TerminalSanitizer {
           if (end > index) {
             state = State.CsiParameters
             index = end
+            // And then the final byte, most often: applied here when the table says it dispatches.
+            if (index < size) {
+              const final = bytes[index] as number
+              const next = table[(State.CsiParameters << rowShift) | final] as number
+              if (next === DISPATCH_FROM_PARAMETERS) {
+                csi.dispatch(final)
+                state = ground
+                index += 1
+              }
+            }
           }
           break
         }
@@ -231,40 +268,6 @@ export class TerminalSanitizer {
     if (this.#utf8.reset()) this.#text.point(REPLACEMENT)
     this.#state = State.Ground
     return this.#flush(firstLine)
-  }
-
-  /**
-   * Fast path in ground: the run of bytes from `start` that the table prints (printable ASCII, TAB)
-   * plus complete, valid, non-C1 UTF-8 sequences, written at once. Returns where the run ends.
-   */
-  #textRun(bytes: Uint8Array, buffer: Buffer, start: number, size: number): number {
-    const table = TRANSITIONS
-    const printInGround = PRINT_IN_GROUND
-    const utf8LeadInGround = UTF8_LEAD_IN_GROUND
-    const { first, last } = GROUND_TEXT_SPAN
-    let index = start
-    // Columns minus bytes: each byte is a column, except in multibyte and wide characters.
-    let columnsOverBytes = 0
-    while (index < size) {
-      const byte = bytes[index] as number
-      if (byte >= first && byte <= last) {
-        index += 1
-        continue
-      }
-      // The ground row starts the table (State.Ground is 0).
-      const entry = table[byte]
-      if (entry === printInGround) {
-        index += 1
-      } else if (entry === utf8LeadInGround) {
-        const length = sequenceLength(bytes, index, size)
-        if (length <= 0 || (byte === 0xc2 && (bytes[index + 1] as number) < 0xa0)) break
-        // Wide characters take two columns (none starts below U+1100, lead byte 0xE1).
-        columnsOverBytes += (byte >= 0xe1 ? sequenceWidth(bytes, index, length) : 1) - length
-        index += length
-      } else break
-    }
-    if (index > start) this.#writeRun(bytes, buffer, start, index, columnsOverBytes)
-    return index
   }
 
   /** Writes the run `bytes[start..end)` to the line: short runs batched, longer ones decoded natively. */

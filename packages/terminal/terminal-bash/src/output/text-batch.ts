@@ -1,8 +1,10 @@
 import { Buffer } from 'node:buffer'
 import type { TerminalLine } from './line'
-import { cellWidth } from './width'
+import * as width from './width'
 
 const CAPACITY = 4096
+// A module-local binding: under a CommonJS transform (tsx, vitest) an imported one is a getter call.
+const { cellWidth } = width
 
 /**
  * Collects characters decoded one at a time and short ASCII runs as UTF-8 bytes, so each costs a

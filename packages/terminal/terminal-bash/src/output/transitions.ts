@@ -111,6 +111,9 @@ export interface ByteSpan {
  */
 export const GROUND_TEXT_SPAN: ByteSpan = longestSpan(State.Ground, PRINT_IN_GROUND)
 
+/** The span of UTF-8 lead bytes in ground (0xC2–0xF4), read off the table likewise for the text run. */
+export const GROUND_LEAD_SPAN: ByteSpan = longestSpan(State.Ground, (Action.Utf8Lead << ACTION_SHIFT) | State.Ground)
+
 /** The longest span of CSI parameter digits, read off the table likewise for the parameters' fast path. */
 export const CSI_DIGIT_SPAN: ByteSpan = longestSpan(State.CsiParameters, (Action.CsiDigit << ACTION_SHIFT) | State.CsiParameters)
 
