@@ -23,6 +23,8 @@ const REPLACEMENT = 0xfffd
 /** The parameter entries of a CSI sequence: its fast path reads them while bytes map to these. */
 const DIGIT_IN_PARAMETERS = (Action.CsiDigit << ACTION_SHIFT) | State.CsiParameters
 const SEPARATOR_IN_PARAMETERS = (Action.CsiSeparator << ACTION_SHIFT) | State.CsiParameters
+/** The entry of ESC wherever it starts an escape sequence: it does nothing else. */
+const ESCAPE_ENTRY = (Action.Ignore << ACTION_SHIFT) | State.Escape
 /** The entry of a final byte after parameters: the sequence is applied and ground follows. */
 const DISPATCH_FROM_PARAMETERS = (Action.CsiDispatch << ACTION_SHIFT) | State.Ground
 /** Runs shorter than this are batched; longer ones are decoded natively in one call. */
@@ -121,6 +123,8 @@ export class TerminalSanitizer {
     const csi = this.#csi
     const payload = this.#payload
     const printInGround = PRINT_IN_GROUND
+    const escapeEntry = ESCAPE_ENTRY
+    const escapeRow = State.Escape << ROW_SHIFT
     const textFirst = GROUND_TEXT_SPAN.first
     const textLast = GROUND_TEXT_SPAN.last
     const leadFirst = GROUND_LEAD_SPAN.first
@@ -153,10 +157,17 @@ export class TerminalSanitizer {
         if (index > start) this.#writeRun(bytes, buffer, start, index, columnsOverBytes)
         if (index >= size) break
       }
-      const byte = bytes[index] as number
-      const entry = table[(state << rowShift) | byte] as number
-      state = (entry & stateMask) as State
+      let byte = bytes[index] as number
+      let entry = table[(state << rowShift) | byte] as number
       index += 1
+      if (entry === escapeEntry && index < size) {
+        // ESC only moves to the escape state: the byte after it (most often `[`) is looked up in
+        // the same turn, as the next turn would.
+        byte = bytes[index] as number
+        entry = table[escapeRow | byte] as number
+        index += 1
+      }
+      state = (entry & stateMask) as State
       // Literal labels (checked against `Action` by the type checker) let V8 compile a jump table.
       switch (entry >> actionShift) {
         case 0 satisfies typeof Action.Ignore:
