@@ -1,13 +1,13 @@
 import type { ForegroundFacts } from 'dsh-subprocess'
 import type { TerminalInputState, TerminalSendOperation, TerminalSendRead, TerminalSendResult } from 'dsh-terminal'
 import { lookAtInput, markedInput, ownsPrompt } from '../input/input-state'
-import { type SanitizedChunk, SendOutputBuffer, type SendOutputHead } from '../output/index'
+import type { SanitizedChunk, SendOutputBuffer } from '../output/index'
 import { type EvidenceRules, type ProbeSample, type ReadinessProof, ReadinessEvidence } from './evidence'
 import { ForegroundProber, type ProbeTarget } from './foreground-prober'
 import { SendBaselines } from './send-baselines'
 import { isIdleAtPrompt, isPromptOwnerWaiting, isSingleLine, type SendSession, type SendOptions } from './send-contract'
+import { SendOutput } from './send-output'
 import { type ResultEnding, type SendEnding, type SendEvent, type SendPhase, type SendRules, type SendSteps, transitionFor } from './send-transitions'
-import { OutputMatcher } from './output-matcher'
 import { after, afterPollPhase, type Cancel, inMs, now, onAbort, PendingCallbacks, soon } from './timers'
 
 /** Backoff step of the first timed probe when the prompt is trusted (8 ms: a quick command ends first). */
@@ -50,16 +50,12 @@ export class SendOperation implements TerminalSendOperation {
   #baselines: SendBaselines
   /** The shell sat idle at its prompt before a single-line input: its next marker answers this send. */
   #trustPrompt = false
-  #buffer: SendOutputBuffer | undefined
+  readonly #output: SendOutput
   #write: Promise<void> | undefined
   #lastShellFacts: ForegroundFacts | undefined
   /** The latest judged sample: a stdin proof is described from it. */
   #lastFacts: ForegroundFacts | undefined
   #promptFacts: ForegroundFacts | undefined
-  /** Tests output against `waitFor`; absent without one. */
-  #matcher: OutputMatcher | undefined
-  /** Output after the line `waitFor` matched: not this send's, handed to the session as earlier output. */
-  #afterMatch: SendOutputBuffer | undefined
   /** The ending decided while the input state is told. */
   #decided: ResultEnding | undefined
   /** The cancelling interrupt while it runs; `released` waits for it. */
@@ -76,6 +72,7 @@ export class SendOperation implements TerminalSendOperation {
     this.released = new Promise((resolve) => {
       this.#resolveReleased = resolve
     })
+    this.#output = new SendOutput(host.stream.line, options.maxBytes, options.waitFor)
     this.#sendRules = { settleOnSilence: options.settleOnSilence !== false && (options.waitFor === undefined || options.idleMs !== undefined) }
     this.#baselines = SendBaselines.startingAt(host.stream)
     this.#evidence = new ReadinessEvidence(this.#rules(undefined, false, undefined))
@@ -112,7 +109,7 @@ export class SendOperation implements TerminalSendOperation {
       this.#operation.#startWaiting()
     }
     collect(chunk: SanitizedChunk): void {
-      this.#operation.#collect(chunk)
+      this.#operation.#output.collect(chunk)
     }
     collectOrMatch(chunk: SanitizedChunk): boolean {
       return this.#operation.#collectOrMatch(chunk)
@@ -163,7 +160,7 @@ export class SendOperation implements TerminalSendOperation {
 
   /** Output that followed the line `waitFor` matched: the session shows it as earlier output next. */
   get afterMatch(): SendOutputBuffer | undefined {
-    return this.#afterMatch
+    return this.#output.afterMatch
   }
 
   /** Start: arm the timeout, then inspect and write (or, without input, go straight to waiting). */
@@ -207,7 +204,7 @@ export class SendOperation implements TerminalSendOperation {
 
   /** Consume the output produced since the previous read. */
   readOutput(): TerminalSendRead {
-    return this.#buffer ? this.#buffer.readOutput() : { delta: '', truncated: false }
+    return this.#output.read()
   }
 
   /**
@@ -255,8 +252,8 @@ export class SendOperation implements TerminalSendOperation {
     this.#evidence.rebase(this.#rules(facts, true, known ? stream.arrivals : undefined))
     this.#trustPrompt = (known || isIdleAtPrompt(facts, stream)) && isSingleLine(input)
     stream.resetPrompt()
-    this.#openBuffer()
-    this.#openMatcher(stream.line.number + lineCount(input))
+    this.#output.open()
+    this.#output.watch(stream.line.number + lineCount(input))
     this.#baselines = this.#baselines.wrote(stream, now())
     const write = this.#session.write(input)
     this.#write = write
@@ -273,44 +270,16 @@ export class SendOperation implements TerminalSendOperation {
     const stream = this.#session.stream
     this.#baselines = this.#baselines.waitsFrom(this.#options.markersBefore ?? stream.markers, now())
     this.#evidence.rebase(this.#rules(undefined, false, undefined))
-    this.#openBuffer()
-    this.#openMatcher(0)
+    this.#output.open()
+    this.#output.watch(0)
     this.#startWaiting()
   }
 
-  #openBuffer(): void {
-    this.#buffer ??= new SendOutputBuffer(this.#session.stream.line, this.#options.maxBytes)
-  }
-
-  /** Lines numbered below `firstLine` are the echo of the input (the prompt's line and any it continued on): never matched. */
-  #openMatcher(firstLine: number): void {
-    const { waitFor } = this.#options
-    if (waitFor) this.#matcher = new OutputMatcher(waitFor, firstLine)
-  }
-
-  #collect(chunk: SanitizedChunk): void {
-    if (this.#afterMatch) this.#afterMatch.append(chunk)
-    else this.#buffer?.append(chunk)
-  }
-
-  /**
-   * Keep the chunk up to the line `waitFor` matches, and the rest (if the match was on a completed
-   * line) for the session: the result ends with the matching line. Reports `matched`.
-   */
+  /** Collect a chunk, or end the wait when `waitFor` matches in it (reports `matched`). */
   #collectOrMatch(chunk: SanitizedChunk): boolean {
-    const found = this.#matcher?.test(chunk)
-    if (!found) {
-      this.#collect(chunk)
-      return false
-    }
-    const { head, rest } = found
-    this.#buffer?.append(head)
-    if (rest) {
-      this.#afterMatch = SendOutputBuffer.fromLineStart(rest.line, this.#options.maxBytes, rest.firstLine)
-      this.#afterMatch.append(rest)
-    }
-    this.#dispatch({ kind: 'matched', match: found.match })
-    return true
+    const match = this.#output.collectOrMatch(chunk)
+    if (match) this.#dispatch({ kind: 'matched', match })
+    return match !== undefined
   }
 
   #startWaiting(): void {
@@ -409,7 +378,7 @@ export class SendOperation implements TerminalSendOperation {
       await Promise.race([this.#write.catch(() => undefined), new Promise<void>((resolve) => (stop = after(cancelGraceMs, resolve)))])
       stop?.()
     }
-    this.#openBuffer()
+    this.#output.open()
     if (host.exited() || host.closing()) return void this.#dispatch({ kind: 'exit' })
     const before = await host.inspectForeground().catch(() => undefined)
     if (host.exited() || host.closing()) return void this.#dispatch({ kind: 'exit' })
@@ -467,12 +436,8 @@ export class SendOperation implements TerminalSendOperation {
     if (ending.kind === 'error') this.#rejectDone(ending.error)
     else {
       this.#promptFacts = ending.proof === 'prompt' ? this.#lastShellFacts : undefined
-      const settled = this.#buffer?.settle({ currentLine: this.#afterMatch === undefined })
-      const { viewport, truncated } = settled ?? { viewport: '', truncated: false }
-      const result: TerminalSendResult = { viewport, waitReason: ending.reason, sessionStatus: this.#session.status(), truncated }
-      // The output layer numbers lines from 0, results from 1 (as reads do).
-      if (settled?.firstLine !== undefined) result.firstLine = settled.firstLine + 1
-      if (settled?.head) result.outputHead = outputHead(settled.head)
+      const { viewport, truncated, ...numbered } = this.#output.settle()
+      const result: TerminalSendResult = { viewport, waitReason: ending.reason, sessionStatus: this.#session.status(), truncated, ...numbered }
       if (input) result.input = input
       if (ending.match) result.match = ending.match
       // Only a marker that arrived after this send acted carries the status of what it ran, interrupted
@@ -496,12 +461,6 @@ export class SendOperation implements TerminalSendOperation {
   #releaseIfDone(): void {
     if (this.#phase === 'settled' && !this.#interruption) this.#resolveReleased()
   }
-}
-
-/** A result's view of the output layer's head: the same, its line numbered from 1 as reads are. */
-function outputHead(head: SendOutputHead): NonNullable<TerminalSendResult['outputHead']> {
-  const { text, firstLine, gapLines, gapBytes } = head
-  return firstLine === undefined ? { text, gapLines, gapBytes } : { text, firstLine: firstLine + 1, gapLines, gapBytes }
 }
 
 /** Lines the input occupies once echoed: one, plus one per line break before its final Enter. */
