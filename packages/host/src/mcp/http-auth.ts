@@ -37,17 +37,32 @@ export function resolveToken(env: NodeJS.ProcessEnv = process.env): BearerToken 
 export type AuthFailure = 'missing' | 'invalid'
 
 /**
- * Check `Authorization: Bearer <token>` in constant time: both sides are hashed first, so neither
- * the comparison nor the length check tells an attacker how much of a guess was right.
+ * Whether `given` equals the secret `expected`, compared in constant time: both sides are hashed
+ * first, so neither the comparison nor a length difference tells a guesser how much of a guess was
+ * right. An empty `given` never matches.
  */
-export function checkBearer(headers: IncomingHttpHeaders, token: string): AuthFailure | undefined {
-  const header = headers.authorization
-  if (!header) return 'missing'
+export function secretMatches(given: string, expected: string): boolean {
+  if (given === '') return false
+  const a = createHash('sha256').update(given).digest()
+  const b = createHash('sha256').update(expected).digest()
+  return timingSafeEqual(a, b)
+}
+
+/**
+ * The token of an `Authorization: Bearer <token>` header value: `undefined` when there is no header,
+ * `''` when it is not of that form (so it matches no secret).
+ */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (!header) return undefined
   const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header)
-  if (!match) return 'invalid'
-  const given = createHash('sha256').update(match[1]!).digest()
-  const wanted = createHash('sha256').update(token).digest()
-  return timingSafeEqual(given, wanted) ? undefined : 'invalid'
+  return match ? match[1]! : ''
+}
+
+/** Check `Authorization: Bearer <token>` against `token` with {@link secretMatches}. */
+export function checkBearer(headers: IncomingHttpHeaders, token: string): AuthFailure | undefined {
+  const given = bearerToken(headers.authorization)
+  if (given === undefined) return 'missing'
+  return secretMatches(given, token) ? undefined : 'invalid'
 }
 
 /**
