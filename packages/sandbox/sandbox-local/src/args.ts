@@ -20,7 +20,7 @@ export interface MountPlan {
   /** Host sockets hidden behind `/dev/null` (privileged control sockets that would undo the sandbox). */
   readonly hidden: readonly string[]
   /** Directories of the user's sessions (`$XDG_RUNTIME_DIR`, a `$TMPDIR` other than /tmp) replaced by an empty tmpfs. */
-  readonly privateDirs?: readonly string[]
+  readonly privateDirs: readonly string[]
 }
 
 /** A plan with no host-specific mounts and no user namespace: the minimum every sandbox gets. */
@@ -63,7 +63,7 @@ export function bwrapOptions(policy: SandboxPolicy, plan: MountPlan = EMPTY_MOUN
   )
   // The user's runtime and temporary directories, private and empty too: their sockets trust any
   // process of the uid (see privateRuntimeDirs). Before the readable files and the workspace, which win.
-  for (const path of plan.privateDirs ?? []) options.push('--tmpfs', path)
+  for (const path of plan.privateDirs) options.push('--tmpfs', path)
   // Files the command must read although /tmp hid them; bound before the sockets are hidden, so
   // hiding always wins, and before the workspace, which covers any of them that lie inside it.
   for (const path of policy.readableFiles ?? []) options.push('--ro-bind', path, path)
@@ -75,6 +75,9 @@ export function bwrapOptions(policy: SandboxPolicy, plan: MountPlan = EMPTY_MOUN
   const writable = policy.mode === 'workspace-write'
   options.push(writable ? '--bind' : '--ro-bind', policy.workspaceRoot, policy.workspaceRoot)
   if (writable) options.push(...protectedMounts(plan))
+  // The workspace bind shows the host's tree again: a private directory inside it (a $TMPDIR under
+  // the project) is covered once more, so its sockets stay out of reach there too.
+  for (const path of plan.privateDirs) if (path !== policy.workspaceRoot && isWithin(policy.workspaceRoot, path)) options.push('--tmpfs', path)
   if (policy.cwd !== undefined) options.push('--chdir', policy.cwd)
   return options
 }

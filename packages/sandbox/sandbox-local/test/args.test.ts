@@ -51,6 +51,7 @@ describe('bwrap options', () => {
       readOnly: ['/w/.git/config', '/w/tools', '/w/.git/hooks'],
       pinned: ['/w/.git', '/w/tools/.git'],
       hidden: ['/run/docker.sock'],
+      privateDirs: [],
     }
     const options = bwrapOptions({ mode: 'workspace-write', workspaceRoot: '/w' }, plan)
     const after = options.slice(options.indexOf('/w') + 2)
@@ -88,13 +89,28 @@ describe('bwrap options', () => {
   })
 
   it('binds readable files read-only after the private /tmp, before hidden sockets and the workspace', () => {
-    const plan = { userNamespace: false, readOnly: [], pinned: [], hidden: ['/tmp/app/control.sock'] }
+    const plan = { userNamespace: false, readOnly: [], pinned: [], hidden: ['/tmp/app/control.sock'], privateDirs: [] }
     const options = bwrapOptions({ mode: 'workspace-write', workspaceRoot: '/tmp/ws', readableFiles: ['/tmp/app/startup.py'] }, plan)
     const file = options.indexOf('/tmp/app/startup.py')
     expect(options.slice(file - 1, file + 2)).toEqual(['--ro-bind', '/tmp/app/startup.py', '/tmp/app/startup.py'])
     expect(file).toBeGreaterThan(options.indexOf('--tmpfs'))
     expect(file).toBeLessThan(options.indexOf('/tmp/app/control.sock'))
     expect(file).toBeLessThan(options.indexOf('/tmp/ws'))
+  })
+
+  it('covers a private runtime directory before the workspace, and again after it when it lies inside the workspace', () => {
+    const plan = { userNamespace: false, readOnly: [], pinned: [], hidden: [], privateDirs: ['/run/user/0', '/w/tmp'] }
+    const options = bwrapOptions({ mode: 'workspace-write', workspaceRoot: '/w' }, plan)
+    const workspace = options.indexOf('/w')
+    const tmpfs = (path: string) => options.flatMap((option, index) => (option === '--tmpfs' && options[index + 1] === path ? [index] : []))
+    expect(tmpfs('/run/user/0')).toEqual([expect.any(Number)])
+    expect(tmpfs('/run/user/0')[0]).toBeLessThan(workspace)
+    // Inside the workspace the bind would show the host's directory again: it is covered after the bind too.
+    expect(tmpfs('/w/tmp')).toHaveLength(2)
+    expect(tmpfs('/w/tmp')[1]).toBeGreaterThan(workspace)
+    // A workspace inside a private directory stays visible: nothing covers it after its bind.
+    const inside = bwrapOptions({ mode: 'workspace-write', workspaceRoot: '/run/user/0/ws' }, { ...plan, privateDirs: ['/run/user/0'] })
+    expect(inside.lastIndexOf('--tmpfs')).toBeLessThan(inside.indexOf('/run/user/0/ws'))
   })
 
   it('passes the command after `--` untouched', () => {
