@@ -1,7 +1,9 @@
-import { timingSafeEqual } from 'node:crypto'
 import type { Socket } from 'node:net'
+import { errorMessage } from 'dsh-basics'
 import type { TerminalHumanView } from 'dsh-terminal'
+import { secretMatches } from '../mcp/http-auth'
 import type { HumanGateway } from './gateway'
+import { MAX_UNREAD_BYTES } from './limits'
 import {
   type AttachErrorCode,
   type ClientMessage,
@@ -18,9 +20,6 @@ import {
 
 /** How long a new client has to authenticate, and a refused one to read its error before it is cut off. */
 const HELLO_TIMEOUT_MS = 10_000
-
-/** Bytes a client may leave unread on its socket before the host drops it instead of buffering on. */
-export const MAX_UNREAD_BYTES = 8 * 1024 * 1024
 
 /** What one connection needs from the server that accepted it. */
 export interface SocketConnectionOptions {
@@ -103,7 +102,7 @@ export class SocketConnection {
   }
 
   #hello(message: ClientMessage): void {
-    if (message.type !== 'hello' || !tokensEqual(message.token, this.options.token)) {
+    if (message.type !== 'hello' || !secretMatches(message.token, this.options.token)) {
       return this.#fail('UNAUTHORIZED', 'wrong or missing token: send {"type":"hello","token":<contents of <pid>.token>} first')
     }
     this.#authenticated = true
@@ -114,22 +113,17 @@ export class SocketConnection {
   async #attach(sessionId: string, readOnly: boolean): Promise<void> {
     if (this.#view || this.#attaching) return this.#error('ALREADY_ATTACHED', 'this connection is already attached; detach first')
     this.#attaching = true
-    // Output can arrive before the screen is sent: hold it so the client sees it after the replay.
-    let held: Uint8Array[] | undefined = []
-    let ended: string | undefined
     let view: TerminalHumanView
     try {
+      // The view holds output (and an end) until the attach resolved, so the screen goes out first.
       view = await this.options.gateway.attach(sessionId, {
-        onOutput: (bytes) => (held ? held.push(bytes) : this.#output(bytes)),
-        onEnd: (reason) => {
-          if (held) ended = reason
-          else this.#ended(reason)
-        },
+        onOutput: (bytes) => this.#output(bytes),
+        onEnd: (reason) => this.#ended(reason),
       })
     } catch (error) {
       this.#attaching = false
       const code = (error as { code?: string }).code
-      return this.#error(code === 'NO_SESSION' || code === 'NO_TERMINALS' ? code : 'ATTACH_FAILED', (error as Error).message ?? String(error))
+      return this.#error(code === 'NO_SESSION' || code === 'NO_TERMINALS' ? code : 'ATTACH_FAILED', errorMessage(error))
     }
     this.#attaching = false
     if (this.#closed) return view.close()
@@ -151,10 +145,6 @@ export class SocketConnection {
       writer: view.writing,
       ...(this.#readOnlyReason ? { readOnlyReason: this.#readOnlyReason } : {}),
     })
-    const pending = held
-    held = undefined
-    for (const bytes of pending) this.#output(bytes)
-    if (ended !== undefined) this.#ended(ended)
   }
 
   async #input(data: string): Promise<void> {
@@ -169,7 +159,7 @@ export class SocketConnection {
       await view.write(fromBase64(data).toString('utf8'))
     } catch (error) {
       const code = (error as { code?: string }).code
-      this.#error(code === 'HUMAN_WRITER_TAKEN' ? code : 'ATTACH_FAILED', (error as Error).message ?? String(error))
+      this.#error(code === 'HUMAN_WRITER_TAKEN' ? code : 'ATTACH_FAILED', errorMessage(error))
     }
   }
 
@@ -209,11 +199,4 @@ export class SocketConnection {
     // A client that does not even read the error (e.g. a dropped slow watcher) is cut off after a while.
     this.socket.setTimeout(HELLO_TIMEOUT_MS, () => this.socket.destroy())
   }
-}
-
-/** Compare secrets in constant time (length leaks, which is public anyway: 64 hex digits). */
-function tokensEqual(given: string, expected: string): boolean {
-  const a = Buffer.from(given)
-  const b = Buffer.from(expected)
-  return a.length === b.length && timingSafeEqual(a, b)
 }

@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto'
 import type { ServerResponse } from 'node:http'
 import type { TerminalHumanView } from 'dsh-terminal'
 import type { HumanGateway } from '../human/gateway'
+import { MAX_UNREAD_BYTES } from '../human/limits'
+import { toBase64 } from '../human/protocol'
 import { WebRequestError } from './http-io'
-
-/** A viewer that lets this much output pile up unread is cut off (its view closes; the page reconnects). */
-export const MAX_BUFFERED_BYTES = 8 * 1024 * 1024
 
 /** What the first event of a stream tells the page: its view id, the screen to draw and who writes. */
 export interface ScreenEvent {
@@ -24,6 +23,8 @@ const FALLBACK_SIZE = { rows: 24, cols: 80 }
 interface OpenStream {
   readonly sessionId: string
   readonly view: TerminalHumanView
+  /** The response the stream is written to. */
+  readonly res: ServerResponse
 }
 
 /**
@@ -33,7 +34,6 @@ interface OpenStream {
  */
 export class SessionStreams {
   readonly #streams = new Map<string, OpenStream>()
-  readonly #responses = new Set<ServerResponse>()
 
   constructor(
     private readonly gateway: HumanGateway,
@@ -43,13 +43,11 @@ export class SessionStreams {
   /** Attach to `sessionId` and stream it on `res`; rejects (before any byte is written) when the session cannot be watched. */
   async open(sessionId: string, res: ServerResponse): Promise<void> {
     const viewId = randomUUID()
-    const early: Uint8Array[] = []
-    let live = false
-    let endedEarly: string | undefined
     const send = (event: string, data: string): void => {
       if (res.writableEnded || res.destroyed) return
       res.write(`event: ${event}\ndata: ${data}\n\n`)
-      if (res.writableLength > MAX_BUFFERED_BYTES) {
+      // A viewer that lets this much pile up unread is cut off (its view closes; the page reconnects).
+      if (res.writableLength > MAX_UNREAD_BYTES) {
         this.log(`web view: viewer of ${sessionId} fell ${res.writableLength} bytes behind; closing its stream`)
         res.destroy()
       }
@@ -62,25 +60,18 @@ export class SessionStreams {
     res.once('close', () => {
       hungUp = true
     })
+    // The view holds output (and an end) until the attach resolved, so the screen event goes first.
     const view = await this.gateway.attach(sessionId, {
-      onOutput: (bytes) => {
-        if (live) send('output', Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64'))
-        else early.push(bytes.slice())
-      },
-      onEnd: (reason) => {
-        if (live) finish(reason)
-        else endedEarly = reason
-      },
+      onOutput: (bytes) => send('output', toBase64(bytes)),
+      onEnd: finish,
     })
     if (hungUp || res.destroyed) {
       view.close() // the viewer left while the screen was being rendered
       return
     }
-    this.#streams.set(viewId, { sessionId, view })
-    this.#responses.add(res)
+    this.#streams.set(viewId, { sessionId, view, res })
     res.on('close', () => {
       this.#streams.delete(viewId)
-      this.#responses.delete(res)
       view.close()
     })
     res.writeHead(200, {
@@ -93,10 +84,6 @@ export class SessionStreams {
     const size = view.size ?? FALLBACK_SIZE
     const first: ScreenEvent = { viewId, sessionId, screen: view.screen, rows: size.rows, cols: size.cols, writing: view.writing }
     send('screen', JSON.stringify(first))
-    live = true
-    for (const bytes of early) send('output', Buffer.from(bytes).toString('base64'))
-    early.length = 0
-    if (endedEarly !== undefined) finish(endedEarly)
   }
 
   /** The view `viewId` of `sessionId`; `NO_VIEW` (404) when that stream is not open. */
@@ -110,9 +97,11 @@ export class SessionStreams {
 
   /** End every stream (closing their views): the server is going away. */
   closeAll(): void {
-    for (const res of [...this.#responses]) res.end()
-    for (const { view } of this.#streams.values()) view.close()
+    const streams = [...this.#streams.values()]
     this.#streams.clear()
-    this.#responses.clear()
+    for (const { view, res } of streams) {
+      res.end()
+      view.close()
+    }
   }
 }

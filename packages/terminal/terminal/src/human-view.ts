@@ -1,57 +1,68 @@
 import type { TerminalBackendSession, TerminalBackendTap } from './backend'
 import { refuse } from './errors'
-import type { HumanPresence, TerminalHumanObserver, TerminalHumanView } from './human'
+import type { AttachedView, HumanPresence, TerminalHumanObserver, TerminalHumanView } from './human'
 import type { TerminalSize } from './screen'
 import type { TerminalSessionId } from './types'
 
 /**
  * One person's view, bound to its session's {@link HumanPresence}: it counts as attached from the
  * moment its tap opened until it is closed or the session ends, and types only as the writer.
+ * Output (and an end) arriving before {@link HumanView.open} resolved is held and handed to the
+ * observer right after, in order, so the holder can send the screen first.
  */
-export class HumanView implements TerminalHumanView {
+export class HumanView implements TerminalHumanView, AttachedView {
   readonly sessionId: TerminalSessionId
   readonly size: TerminalSize | undefined
   #screen = ''
   #tap: TerminalBackendTap | undefined
   #closed = false
+  /** Set by {@link HumanView.close}: the holder wants nothing more, held things included. */
+  #silenced = false
+  /** True once `open` resolved: the holder has the view. */
+  #opened = false
+  /** Output held until the holder has the view; undefined once it was handed over. */
+  #held: Uint8Array[] | undefined = []
+  /** An end that arrived while output was held; told after it. */
+  #heldEnd: string | undefined
 
   private constructor(
     sessionId: TerminalSessionId,
     private readonly session: TerminalBackendSession,
     private readonly presence: HumanPresence,
     private readonly observer: TerminalHumanObserver,
-    private readonly forget: (view: HumanView) => void,
   ) {
     this.sessionId = sessionId
     this.size = session.size && { rows: session.size.rows, cols: session.size.cols }
   }
 
-  /**
-   * Open a tap on `session` and count the person as attached; resolves once the screen is rendered.
-   * `forget` runs when the view ends (closed by its holder or by the session).
-   */
+  /** Open a tap on `session` and count the person as attached; resolves once the screen is rendered. */
   static async open(
     sessionId: TerminalSessionId,
     session: TerminalBackendSession,
     presence: HumanPresence,
     observer: TerminalHumanObserver,
-    forget: (view: HumanView) => void,
   ): Promise<HumanView> {
     if (!session.tap || !session.writeAsHuman) throw refuse.notWatchable(sessionId)
-    const view = new HumanView(sessionId, session, presence, observer, forget)
-    presence.join(view)
-    view.#tap = session.tap(
-      (bytes) => {
-        if (!view.#closed) observer.onOutput(bytes)
-      },
+    const view = new HumanView(sessionId, session, presence, observer)
+    const tap = session.tap(
+      (bytes) => view.#output(bytes),
       (reason) => view.endedBySession(reason),
     )
+    view.#tap = tap
+    // Joined only once the tap exists (a tap that throws counts nobody), and before the await, so a
+    // session that ends meanwhile ends this view too.
+    if (!view.#closed) presence.join(view)
     try {
-      view.#screen = await view.#tap.screen
+      view.#screen = await tap.screen
     } catch (error) {
       view.close()
       throw error
     }
+    view.#opened = true
+    if (view.#held?.length === 0 && view.#heldEnd === undefined) view.#held = undefined
+    // The holder resumes in this turn's microtasks; what was held follows in the next turn, unless
+    // newer output or an end arrives first (then it goes first).
+    else setImmediate(() => view.#release())
     return view
   }
 
@@ -82,15 +93,47 @@ export class HumanView implements TerminalHumanView {
   }
 
   close(): void {
+    this.#silenced = true
+    this.#held = undefined
+    this.#heldEnd = undefined
     if (this.#closed) return
     this.#end()
   }
 
-  /** The session ended the view (it exited or closed): the observer hears `reason` once. */
+  /** The session ended the view (it exited or closed): the observer hears `reason` once, after any held output. */
   endedBySession(reason: string): void {
     if (this.#closed) return
     this.#end()
-    this.observer.onEnd(reason)
+    if (this.#held === undefined) return this.observer.onEnd(reason)
+    this.#heldEnd = reason
+    if (this.#opened) this.#release()
+  }
+
+  #output(bytes: Uint8Array): void {
+    if (this.#closed) return
+    if (this.#held !== undefined) {
+      if (!this.#opened) {
+        this.#held.push(bytes)
+        return
+      }
+      this.#release()
+      if (this.#closed) return
+    }
+    this.observer.onOutput(bytes)
+  }
+
+  /** Hand the held output, then a held end, to the observer (once; nothing after the holder closed). */
+  #release(): void {
+    const held = this.#held
+    if (held === undefined) return
+    this.#held = undefined
+    for (const bytes of held) {
+      if (this.#silenced) return
+      this.observer.onOutput(bytes)
+    }
+    const end = this.#heldEnd
+    this.#heldEnd = undefined
+    if (end !== undefined && !this.#silenced) this.observer.onEnd(end)
   }
 
   /** The view is over: no more output, no writer role, not attached. */
@@ -98,6 +141,5 @@ export class HumanView implements TerminalHumanView {
     this.#closed = true
     this.#tap?.close()
     this.presence.leave(this)
-    this.forget(this)
   }
 }

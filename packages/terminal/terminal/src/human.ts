@@ -12,9 +12,16 @@ export const DEFAULT_HUMAN_ACTIVE_MS = 5_000
 
 /** Where a person's view of a session gets the terminal's output. */
 export interface TerminalHumanObserver {
-  /** Raw PTY output in arrival order, starting exactly after {@link TerminalHumanView.screen}. */
+  /**
+   * Raw PTY output in arrival order, starting exactly after {@link TerminalHumanView.screen}; never
+   * called before `observeAsHuman` resolved, so a holder that sends the screen first keeps the order.
+   * Output printed while the screen was being rendered is held and handed over after that, first.
+   */
   onOutput(bytes: Uint8Array): void
-  /** The view ended: the session closed or exited, or the view was closed. Called once. */
+  /**
+   * The session ended the view (it closed or exited). Called once, after any held output, and never
+   * before `observeAsHuman` resolved; not called for {@link TerminalHumanView.close}.
+   */
   onEnd(reason: string): void
 }
 
@@ -45,13 +52,19 @@ export interface TerminalHumanView {
   close(): void
 }
 
+/** A view as its session's presence holds it: the session can end it. */
+export interface AttachedView {
+  /** The session ended the view (it closed or exited): it leaves the presence and its observer hears `reason`. */
+  endedBySession(reason: string): void
+}
+
 /**
  * The people attached to one session and when one last typed. Presence is derived on every read
  * from the attached views and the clock, so nothing has to expire it.
  */
 export class HumanPresence {
-  readonly #views = new Set<object>()
-  #writer: object | undefined
+  readonly #views = new Set<AttachedView>()
+  #writer: AttachedView | undefined
   #lastTypedAt = Number.NEGATIVE_INFINITY
 
   constructor(
@@ -74,30 +87,35 @@ export class HumanPresence {
   }
 
   /** Count a view as attached. */
-  join(view: object): void {
+  join(view: AttachedView): void {
     this.#views.add(view)
   }
 
   /** Forget a view (and its writer role). */
-  leave(view: object): void {
+  leave(view: AttachedView): void {
     this.#views.delete(view)
     if (this.#writer === view) this.#writer = undefined
   }
 
+  /** The session ended: end every view still attached (each leaves as it ends). */
+  endAll(reason: string): void {
+    for (const view of [...this.#views]) view.endedBySession(reason)
+  }
+
   /** The view holding the writer role, if any. */
-  get writer(): object | undefined {
+  get writer(): AttachedView | undefined {
     return this.#writer
   }
 
   /** Give `view` the writer role; false when another view holds it. */
-  claimWrite(view: object): boolean {
+  claimWrite(view: AttachedView): boolean {
     if (this.#writer !== undefined && this.#writer !== view) return false
     this.#writer = view
     return true
   }
 
   /** Drop `view`'s writer role, if it holds it. */
-  releaseWrite(view: object): void {
+  releaseWrite(view: AttachedView): void {
     if (this.#writer === view) this.#writer = undefined
   }
 

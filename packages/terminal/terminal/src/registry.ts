@@ -1,10 +1,10 @@
-import { Buffer } from 'node:buffer'
 import type { Agent } from 'dsh-agent'
+import { utf8ByteLength } from 'dsh-basics'
 import type { TerminalBackend, TerminalBackendSession } from './backend'
 import { BackendRegistry } from './backends'
 import type { TerminalInputState } from './input-state'
 import { DEFAULT_MAX_SESSIONS_PER_AGENT, DEFAULT_MAX_TEXT_BYTES } from './config'
-import type { TerminalHumanObserver, TerminalHumanView } from './human'
+import { DEFAULT_HUMAN_ACTIVE_MS, type TerminalHumanObserver, type TerminalHumanView } from './human'
 import { combineFailures, refuse } from './errors'
 import { sessionNameProblem } from './names'
 import { keyNameProblem, MAX_TERMINAL_COLS, MAX_TERMINAL_KEYS, MAX_TERMINAL_ROWS, type TerminalScreen, type TerminalSize } from './screen'
@@ -43,7 +43,7 @@ export interface RegistryOptions {
   maxSessionsPerAgent?: number
   /** UTF-8 bytes of `text` one send may carry. */
   maxTextBytes?: number
-  /** How long after a person's keystroke agent sends are refused with `HUMAN_ACTIVE` (0: never). */
+  /** How long after a person's keystroke agent sends are refused with `HUMAN_ACTIVE` (0: never; default {@link DEFAULT_HUMAN_ACTIVE_MS}). */
   humanActiveMs?: number
 }
 
@@ -67,7 +67,7 @@ export class TerminalRegistry {
     this.#isLive = options.isLive
     this.#maxSessions = options.maxSessionsPerAgent ?? DEFAULT_MAX_SESSIONS_PER_AGENT
     this.#maxTextBytes = options.maxTextBytes ?? DEFAULT_MAX_TEXT_BYTES
-    this.#humanActiveMs = options.humanActiveMs ?? 0
+    this.#humanActiveMs = options.humanActiveMs ?? DEFAULT_HUMAN_ACTIVE_MS
   }
 
   /** Register a backend; see `TerminalSessionService.registerBackend`. */
@@ -116,7 +116,7 @@ export class TerminalRegistry {
     if (request.keys !== undefined) checkKeys(request)
     if (request.size !== undefined) checkSize(request.size, 'PTY send size')
     // Checked here, not in a tool, so every caller is bounded: readline takes time per byte of a line.
-    const bytes = Buffer.byteLength(request.text, 'utf8')
+    const bytes = utf8ByteLength(request.text)
     if (bytes > this.#maxTextBytes) throw refuse.textTooLarge(bytes, this.#maxTextBytes)
     return record.startSend(request)
   }

@@ -33,7 +33,6 @@ export class SessionRecord implements SessionIdentity {
   readonly type: string
   /** People attached to the session, and when one last typed. */
   readonly human: HumanPresence
-  readonly #views = new Set<HumanView>()
   #fence: CloseAttempt | undefined
   #send: object | undefined
 
@@ -44,7 +43,7 @@ export class SessionRecord implements SessionIdentity {
     /** Called synchronously once a close succeeded, before any awaiter of that close resumes. */
     private readonly onClosed: (record: SessionRecord) => void,
     /** How long a person's keystroke holds agent sends off (`humanActiveMs`). */
-    humanActiveMs = 0,
+    humanActiveMs: number,
   ) {
     this.id = identity.id
     this.owner = identity.owner
@@ -77,9 +76,8 @@ export class SessionRecord implements SessionIdentity {
   /** Open a person's view of this session (see `TerminalSessionService.observeAsHuman`). */
   async observe(observer: TerminalHumanObserver): Promise<TerminalHumanView> {
     if (this.#fence) throw refuse.closing(this.id)
-    const view = await HumanView.open(this.id, this.session, this.human, observer, (ended) => this.#views.delete(ended))
-    this.#views.add(view)
-    return view
+    // The view joins `human` before it awaits its screen, so a close meanwhile ends it too.
+    return await HumanView.open(this.id, this.session, this.human, observer)
   }
 
   /**
@@ -137,7 +135,7 @@ export class SessionRecord implements SessionIdentity {
       throw error
     }
     // The backend's tap normally ends its views first; any left hear it here.
-    for (const view of [...this.#views]) view.endedBySession(`the session closed: ${reason}`)
+    this.human.endAll(`the session closed: ${reason}`)
     this.onClosed(this)
   }
 }

@@ -1,6 +1,7 @@
-import type { TerminalBackendSpawnSpec, TerminalBackendTap, TerminalHumanObserver } from 'dsh-terminal'
+import { DEFAULT_HUMAN_ACTIVE_MS, type TerminalBackendSpawnSpec, type TerminalBackendTap, type TerminalHumanObserver } from 'dsh-terminal'
 import { Deferred } from 'dsh-testkit'
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { TerminalRegistry } from '../src/registry'
 import { flush, outcome, setup, StubBackend, StubSession, summary, type TerminalConfigInput, thrown } from './helpers'
 
 /** A stub session a person can watch: the test feeds output and ends taps; writes are recorded. */
@@ -196,5 +197,108 @@ describe('a person watching a session', () => {
     expect((await outcome(h.terminals.observeAsHuman(alice, sessionId, recorder().observer))).ok).toBe(false)
     expect(session.taps.size).toBe(0)
     expect(h.terminals.list(alice)[0]?.human).toBeUndefined()
+  })
+
+  it('holds output printed while the screen renders and hands it over only after observeAsHuman resolved, in order', async () => {
+    const { h, alice, sessionId, session } = await watchable()
+    const order: string[] = []
+    const observer: TerminalHumanObserver = {
+      onOutput: (bytes) => order.push(`output ${new TextDecoder().decode(bytes)}`),
+      onEnd: (reason) => order.push(`end ${reason}`),
+    }
+    const opening = h.terminals.observeAsHuman(alice, sessionId, observer).then((view) => {
+      order.push(`resolved ${view.screen}`)
+      return view
+    })
+    await flush()
+    session.print('one')
+    session.print('two')
+    session.replay.resolve('screen')
+    await opening
+    expect(order).toEqual(['resolved screen'])
+    // Newer output sends what was held first.
+    session.print('three')
+    expect(order).toEqual(['resolved screen', 'output one', 'output two', 'output three'])
+  })
+
+  it('hands held output over in the next turn when nothing newer arrives, and an end that came meanwhile after it, once', async () => {
+    const { h, alice, sessionId, session } = await watchable()
+    const order: string[] = []
+    const observer: TerminalHumanObserver = {
+      onOutput: (bytes) => order.push(`output ${new TextDecoder().decode(bytes)}`),
+      onEnd: (reason) => order.push(`end ${reason}`),
+    }
+    const opening = h.terminals.observeAsHuman(alice, sessionId, observer)
+    await flush()
+    session.print('last words')
+    for (const tap of [...session.taps]) tap.onEnd('the shell exited with status 0')
+    for (const tap of [...session.taps]) tap.onEnd('again')
+    // Ended by the session: nobody counts as attached any more, though the observer has not heard it yet.
+    expect(h.terminals.list(alice)[0]?.human).toBeUndefined()
+    session.replay.resolve('screen')
+    const view = await opening
+    expect(order).toEqual([])
+    expect(view.writing).toBe(false)
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(order).toEqual(['output last words', 'end the shell exited with status 0'])
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(order).toHaveLength(2)
+  })
+
+  it('drops held output of a view its holder closed before it was handed over', async () => {
+    const { h, alice, sessionId, session } = await watchable()
+    const { seen, observer } = recorder()
+    const opening = h.terminals.observeAsHuman(alice, sessionId, observer)
+    await flush()
+    session.print('held')
+    session.replay.resolve('')
+    const view = await opening
+    view.close()
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(seen).toEqual({ output: '', ended: [] })
+  })
+
+  it('a session closed while the screen renders ends the view (heard after it resolved) and counts nobody', async () => {
+    const { h, alice, sessionId, session } = await watchable()
+    const { seen, observer } = recorder()
+    const opening = h.terminals.observeAsHuman(alice, sessionId, observer)
+    await flush()
+    expect(h.terminals.list(alice)[0]?.human).toBe('watching')
+    await h.terminals.kill(alice, sessionId)
+    expect(seen.ended).toEqual([])
+    session.replay.resolve('')
+    const view = await opening
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(seen.ended).toEqual(['the session closed: model request'])
+    expect(view.writing).toBe(false)
+    expect(thrown(() => view.takeWrite())).toMatchObject({ code: 'NO_SESSION' })
+  })
+
+  it('a tap that throws while opening counts nobody as attached', async () => {
+    const { h, alice, sessionId, session } = await watchable()
+    session.tap = () => {
+      throw new Error('no tap today')
+    }
+    expect(await failure(h.terminals.observeAsHuman(alice, sessionId, recorder().observer))).not.toBe('resolved')
+    expect(h.terminals.list(alice)[0]?.human).toBeUndefined()
+  })
+
+  it('a registry given no humanActiveMs holds sends off for DEFAULT_HUMAN_ACTIVE_MS, as the config does', async () => {
+    vi.useFakeTimers({ toFake: ['performance'] })
+    const h = await setup()
+    const alice = await h.agent('alice')
+    const registry = new TerminalRegistry({ isLive: () => true })
+    const backend = new WatchableBackend()
+    registry.addBackend(backend)
+    const { sessionId } = await registry.spawn(alice, { type: 'shell' })
+    const session = backend.sessions[0] as WatchableSession
+    session.replay.resolve('')
+    const view = await registry.observeAsHuman(alice, sessionId, recorder().observer)
+    view.takeWrite()
+    await view.write('x')
+    vi.advanceTimersByTime(DEFAULT_HUMAN_ACTIVE_MS - 1)
+    expect(thrown(() => registry.startSend(alice, sessionId, { text: 'ls', submit: true }))).toMatchObject({ code: 'HUMAN_ACTIVE' })
+    vi.advanceTimersByTime(1)
+    expect(thrown(() => registry.startSend(alice, sessionId, { text: 'ls', submit: true }))).toBe('allowed')
   })
 })

@@ -1,3 +1,4 @@
+import { errorMessage } from 'dsh-basics'
 import type { TerminalBackendTap } from 'dsh-terminal'
 
 /** What a tap renders first: the screen so far, as output that redraws it. */
@@ -14,7 +15,8 @@ interface Tap {
 /**
  * The people watching one session: each tap starts from the rendered screen and then receives
  * every raw chunk, in order. A tap opens between two chunks, so the replay covers exactly the bytes
- * before it and the tap exactly the bytes after. A listener that throws loses its tap, not the session.
+ * before it and the tap exactly the bytes after. A listener that throws loses its tap, not the session:
+ * the tap ends (its `onEnd` hears why), so its view stops counting as attached.
  */
 export class HumanTaps {
   readonly #taps = new Set<Tap>()
@@ -36,11 +38,13 @@ export class HumanTaps {
 
   /** A raw chunk the PTY printed, after the screen model was handed it. */
   deliver(bytes: Uint8Array): void {
+    if (this.#taps.size === 0) return
     for (const tap of this.#taps) {
       try {
         tap.onOutput(bytes)
-      } catch {
+      } catch (error) {
         this.#taps.delete(tap)
+        endQuietly(tap, `the watcher failed on output: ${errorMessage(error)}`)
       }
     }
   }
@@ -51,17 +55,15 @@ export class HumanTaps {
     this.#ended = reason
     const taps = [...this.#taps]
     this.#taps.clear()
-    for (const tap of taps) {
-      try {
-        tap.onEnd(reason)
-      } catch {
-        // The watcher's problem; the others still hear it.
-      }
-    }
+    for (const tap of taps) endQuietly(tap, reason)
   }
+}
 
-  /** True while someone watches. */
-  get watched(): boolean {
-    return this.#taps.size > 0
+/** Tell `tap` it ended; a listener that throws is the watcher's problem, and the others still hear it. */
+function endQuietly(tap: Tap, reason: string): void {
+  try {
+    tap.onEnd(reason)
+  } catch {
+    // Nothing left to tell it.
   }
 }
