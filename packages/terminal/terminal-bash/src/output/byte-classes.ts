@@ -59,7 +59,7 @@ export const ByteClass = {
 export type ByteClass = (typeof ByteClass)[keyof typeof ByteClass]
 
 /** Number of byte classes: the width of one state's row in the transition table. */
-export const BYTE_CLASS_COUNT = 25
+export const BYTE_CLASS_COUNT = Object.keys(ByteClass).length
 
 /** The class of each byte value 0–255. */
 export const BYTE_CLASSES: Uint8Array = classifyBytes()

@@ -145,7 +145,7 @@ export class TerminalSanitizer {
             index += 1
           } else if (byte >= leadFirst && byte <= leadLast) {
             const length = sequenceLength(bytes, index, size)
-            if (length <= 0 || (byte === 0xc2 && (bytes[index + 1] as number) < 0xa0)) break
+            if (length <= 0 || encodesC1(bytes, index)) break
             // Wide characters take two columns (none starts below U+1100, lead byte 0xE1).
             columnsOverBytes += (byte >= 0xe1 ? sequenceWidth(bytes, index, length) : 1) - length
             index += length
@@ -186,7 +186,7 @@ export class TerminalSanitizer {
             // Broken: one U+FFFD for its maximal subpart; the byte that broke it is read again.
             text.point(REPLACEMENT)
             index += -length - 1
-          } else if (byte === 0xc2 && (bytes[index] as number) < 0xa0) {
+          } else if (encodesC1(bytes, index - 1)) {
             // A C1 control encoded in UTF-8 (U+0080–U+009F): dropped, not interpreted.
             index += length - 1
           } else {
@@ -204,7 +204,7 @@ export class TerminalSanitizer {
           } else if (point !== PENDING) {
             state = State.Ground
             // C1 controls encoded in UTF-8 (U+0080–U+009F) are dropped, not interpreted.
-            if (point < 0x80 || point > 0x9f) text.point(point)
+            if (!isC1(point)) text.point(point)
           }
           break
         }
@@ -355,4 +355,14 @@ export class TerminalSanitizer {
     this.#sizes.push(this.#line.utf8Length())
     this.#lines.push(this.#line.complete())
   }
+}
+
+/** A C1 control (U+0080–U+009F): when it arrives encoded in UTF-8 it is dropped, not interpreted. */
+function isC1(point: number): boolean {
+  return point >= 0x80 && point <= 0x9f
+}
+
+/** The complete UTF-8 sequence at `lead` encodes a C1 control (lead 0xC2, then 0x80–0x9F). */
+function encodesC1(bytes: Uint8Array, lead: number): boolean {
+  return bytes[lead] === 0xc2 && (bytes[lead + 1] as number) < 0xa0
 }

@@ -80,7 +80,8 @@ const CLASS_ROW_SHIFT = 5
 /** The entry of every byte that is plain text in ground: the fast path runs while bytes map to it. */
 export const PRINT_IN_GROUND = (Action.Print << ACTION_SHIFT) | State.Ground
 
-const STATE_COUNT = 11
+/** Number of states: the table's rows (derived, so a new state always gets a row). */
+const STATE_COUNT = Object.keys(State).length
 /** Marks a (state, class) pair the grammar forgot: building the table fails rather than ignore it. */
 const UNSET = 0xffff
 const ALL_CLASSES: readonly ByteClass[] = Array.from({ length: BYTE_CLASS_COUNT }, (_, index) => index as ByteClass)
