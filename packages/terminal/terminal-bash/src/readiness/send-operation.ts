@@ -62,8 +62,8 @@ export class SendOperation implements TerminalSendOperation {
   #interruption: Promise<void> | undefined
 
   /** Prepares the send and takes its start baselines; nothing else happens until {@link SendOperation.start}. */
-  constructor(host: SendSession, options: SendOptions) {
-    this.#session = host
+  constructor(session: SendSession, options: SendOptions) {
+    this.#session = session
     this.#options = options
     this.done = new Promise((resolve, reject) => {
       this.#resolveDone = resolve
@@ -72,9 +72,9 @@ export class SendOperation implements TerminalSendOperation {
     this.released = new Promise((resolve) => {
       this.#resolveReleased = resolve
     })
-    this.#output = new SendOutput(host.stream.line, options.maxBytes, options.waitFor)
+    this.#output = new SendOutput(session.stream.line, options.maxBytes, options.waitFor)
     this.#sendRules = { settleOnSilence: options.settleOnSilence !== false && (options.waitFor === undefined || options.idleMs !== undefined) }
-    this.#baselines = SendBaselines.startingAt(host.stream)
+    this.#baselines = SendBaselines.startingAt(session.stream)
     this.#evidence = new ReadinessEvidence(this.#rules(undefined, false, undefined))
     const steps = new SendOperation.#Steps(this)
     this.#steps = steps
@@ -371,7 +371,7 @@ export class SendOperation implements TerminalSendOperation {
   }
 
   async #interrupt(writeInFlight: boolean): Promise<void> {
-    const host = this.#session
+    const session = this.#session
     const { cancelGraceMs } = this.#options.timing
     if (writeInFlight && this.#write) {
       let stop: Cancel | undefined
@@ -379,12 +379,12 @@ export class SendOperation implements TerminalSendOperation {
       stop?.()
     }
     this.#output.open()
-    if (host.exited() || host.closing()) return void this.#dispatch({ kind: 'exit' })
-    const before = await host.inspectForeground().catch(() => undefined)
-    if (host.exited() || host.closing()) return void this.#dispatch({ kind: 'exit' })
+    if (session.exited() || session.closing()) return void this.#dispatch({ kind: 'exit' })
+    const before = await session.inspectForeground().catch(() => undefined)
+    if (session.exited() || session.closing()) return void this.#dispatch({ kind: 'exit' })
     this.#dispatch({ kind: 'interrupt-ready', before })
     try {
-      await host.signalForeground('SIGINT')
+      await session.signalForeground('SIGINT')
     } catch {
       // No foreground group (the shell is going away) or a refusal: the grace or the exit settles the send.
       return

@@ -1,3 +1,4 @@
+import { raceAbort } from 'dsh-basics'
 import { type ForegroundFacts, isStdinWaitProvenOrUnprovable, type SubprocessTerminalHandle } from 'dsh-subprocess'
 import {
   type TerminalBackendSession,
@@ -27,7 +28,6 @@ import { showingScreen } from '../screen/screen-send'
 import { HumanTaps } from './human-taps'
 import { readScrollbackPage } from './scrollback-page'
 import { TerminalStream } from './terminal-stream'
-import { raceAbort } from 'dsh-basics'
 
 /**
  * One persistent shell: the provider's handle, the output pipeline and at most one active send.
@@ -50,6 +50,8 @@ export class ShellSession implements TerminalBackendSession {
   #atPrompt: { facts: ForegroundFacts; arrivals: number } | undefined
   /** Own markers seen when the latest send settled: a send without input reports only a later one. */
   #markersSettled = 0
+  /** A person typed since the latest send settled: statuses from then on are theirs, not the agent's. */
+  #personTyped = false
   #motd = ''
   #exited = false
   #closeStarted = false
@@ -101,6 +103,7 @@ export class ShellSession implements TerminalBackendSession {
         this.#active = undefined
         this.#earlier = operation.afterMatch ?? new SendOutputBuffer(this.#stream.line, this.#config.maxReadBytes)
         this.#markersSettled = this.#stream.markers
+        this.#personTyped = false
         const facts = operation.promptFacts
         this.#atPrompt = facts ? { facts, arrivals: this.#stream.arrivals } : undefined
       },
@@ -199,17 +202,17 @@ export class ShellSession implements TerminalBackendSession {
       waitFor: request.waitFor,
       idleMs: request.idleMs,
       earlier,
-      host: size === undefined ? this.#sendSession : this.#resizingHost(size),
+      session: size === undefined ? this.#sendSession : this.#resizingSession(size),
     })
     return showingScreen(operation, { alternateScreen: () => this.#stream.alternateScreen, snapshot: () => this.#screen.snapshot() })
   }
 
   /**
-   * The session's host for one send whose write resizes the PTY and the screen model first, right
+   * The session as one send sees it, when that send's write resizes the PTY and the screen model first, right
    * after the pre-write inspection, so the foreground group's SIGWINCH comes after that baseline.
    * A resize-only send (empty input) writes no byte.
    */
-  #resizingHost(size: TerminalSize): SendSession {
+  #resizingSession(size: TerminalSize): SendSession {
     return {
       ...this.#sendSession,
       write: (data) => {
@@ -284,6 +287,7 @@ export class ShellSession implements TerminalBackendSession {
   writeAsHuman(data: string): Promise<void> {
     if (this.#closeStarted) return Promise.reject(shellFailure.closed())
     this.#atPrompt = undefined
+    this.#personTyped = true
     return this.#handle.write(data)
   }
 
@@ -346,14 +350,16 @@ export class ShellSession implements TerminalBackendSession {
     startup: boolean,
     signal?: AbortSignal,
     promptFacts?: ForegroundFacts,
-    rules: Pick<SendOptions, 'timing' | 'settleOnSilence' | 'waitFor' | 'idleMs' | 'earlier'> & { host?: SendSession } = { timing: this.#timing },
+    rules: Pick<SendOptions, 'timing' | 'settleOnSilence' | 'waitFor' | 'idleMs' | 'earlier'> & { session?: SendSession } = { timing: this.#timing },
   ): SendOperation {
-    const operation = new SendOperation(rules.host ?? this.#sendSession, {
+    const operation = new SendOperation(rules.session ?? this.#sendSession, {
       input,
       startup,
       signal,
       promptFacts,
-      markersBefore: input === undefined ? this.#markersSettled : undefined,
+      // A send without input reports a status that arrived since the latest result, unless a person
+      // typed since: then only one that arrives during this send.
+      markersBefore: input === undefined ? (this.#personTyped ? this.#stream.markers : this.#markersSettled) : undefined,
       timing: rules.timing,
       settleOnSilence: rules.settleOnSilence,
       waitFor: rules.waitFor,
