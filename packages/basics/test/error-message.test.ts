@@ -8,4 +8,12 @@ describe('errorMessage', () => {
     expect(errorMessage(42)).toBe('42')
     expect(errorMessage(undefined)).toBe('undefined')
   })
+
+  it('names an Error without a message, and shows a thrown object as JSON where it can', () => {
+    expect(errorMessage(new RangeError(''))).toBe('RangeError')
+    expect(errorMessage({ code: 'E_FAIL', detail: 2 })).toBe('{"code":"E_FAIL","detail":2}')
+    const cyclic: Record<string, unknown> = {}
+    cyclic.self = cyclic
+    expect(errorMessage(cyclic)).toBe('[object Object]')
+  })
 })

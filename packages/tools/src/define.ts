@@ -1,6 +1,7 @@
 import type { Agent } from 'dsh-agent'
 import { z } from 'zod'
-import { errorMessage, ToolError } from './errors'
+import { errorMessage } from 'dsh-basics'
+import { ToolError } from './errors'
 import {
   TOOL_KINDS,
   type FinalizeInfo,

@@ -29,17 +29,6 @@ export class ToolError extends Error {
   }
 }
 
-/** The message of any thrown value, for the model-visible `Error: <message>` text. */
-export function errorMessage(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name
-  if (typeof error === 'string') return error
-  try {
-    return JSON.stringify(error) ?? String(error)
-  } catch {
-    return String(error)
-  }
-}
-
 /** The string `code` a thrown value carries, if any (Node system errors and ToolError both do). */
 export function errorCode(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null | undefined)?.code

@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { ToolService } from './service'
 
 export { defineTool, isTool, type Tool, type ToolParameters, type ToolSpec } from './define'
-export { errorCode, errorMessage, ToolError, type ToolErrorCode } from './errors'
+export { errorCode, ToolError, type ToolErrorCode } from './errors'
 export { DEFAULT_GUIDANCE_ORDER, renderGuidance, sortGuidance, type GuidanceSection } from './guidance'
 export { regexSourceParam } from './params'
 export { textContent } from './run'

@@ -1,5 +1,6 @@
 import type { Tool } from './define'
-import { errorCode, errorMessage, ToolError } from './errors'
+import { errorMessage } from 'dsh-basics'
+import { errorCode, ToolError } from './errors'
 import {
   TOOL_KINDS,
   type ToolContent,
