@@ -158,10 +158,9 @@ function checkTarball(packed: Packed, entries: Map<string, string>, publicNames:
   if (manifest.license !== 'MIT') problems.push(`license is ${JSON.stringify(manifest.license)}, expected "MIT"`)
   if (!manifest.engines?.node) problems.push('engines.node is missing')
   if (!manifest.repository?.url || !manifest.repository.directory) problems.push('repository.url or repository.directory is missing')
-  // A plugin package shares the host's Cordis (a peer); a package of plain functions (dsh-basics) needs none.
-  const usesCordis = ['dependencies', 'devDependencies', 'peerDependencies'].some((field) => manifest[field as 'dependencies']?.['@deepseek-ai/cordis'])
+  // A plugin package shares the host's Cordis: a peer, never a dependency of its own. A package of
+  // plain functions (dsh-basics) names none; one that imports Cordis without it fails the import step.
   if (manifest.dependencies?.['@deepseek-ai/cordis']) problems.push('@deepseek-ai/cordis is a dependency; it must be a peer dependency')
-  else if (usesCordis && !manifest.peerDependencies?.['@deepseek-ai/cordis']) problems.push('no peer dependency on @deepseek-ai/cordis')
   for (const field of RUNTIME_FIELDS) {
     for (const [dep, range] of Object.entries(manifest[field] ?? {})) {
       if (dep === TEST_KIT) problems.push(`${field} names the private ${TEST_KIT}`)

@@ -6,7 +6,7 @@
  */
 
 /** The `##` headings the template requires, in the words a heading must start with. */
-export const README_SECTIONS = {
+const README_SECTIONS = {
   use: 'Use it',
   configuration: 'Configuration',
   errors: 'Errors',

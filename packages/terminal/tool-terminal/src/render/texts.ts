@@ -272,7 +272,8 @@ function readCallFor(back: ReadBack): (fromLine: number, count: number, bytes: n
  * With `back` and the backend's `firstLine`, an elided middle names the terminal_read call for it.
  * When a full-screen program holds the terminal (`result.screen`), its screen replaces the viewport.
  */
-export function sendLayout(result: TerminalSendResult, back?: ReadBack, sessionId = back?.sessionId): ResultLayout {
+export function sendLayout(result: TerminalSendResult, back?: ReadBack): ResultLayout {
+  const sessionId = back?.sessionId
   const trailer: MetaLine[] = [{ text: `[wait: ${result.waitReason}]` }]
   if (result.match) trailer.push({ text: matchLine(result.match), optional: true })
   if (result.input) trailer.push(...inputLines(result.input, sessionId))
