@@ -1,7 +1,7 @@
 import { closeHosts, type Discovery, discoverHosts } from './discover'
+import { describeError } from './host-client'
 import { formatSessionTable } from './table'
 import { runAttachedSession } from './terminal-session'
-import { errorMessage } from 'dsh-basics'
 
 /** Options of {@link runAttach}. */
 export interface AttachCommandOptions {
@@ -56,7 +56,6 @@ export async function runAttach(options: AttachCommandOptions): Promise<number> 
 }
 
 function fail(error: unknown): number {
-  const code = (error as { code?: string }).code
-  process.stderr.write(`dsh-terminal attach: ${errorMessage(error)}${code ? ` (${code})` : ''}\n`)
+  process.stderr.write(`dsh-terminal attach: ${describeError(error)}\n`)
   return 1
 }

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs'
 import type { HumanSessionEntry } from '../human/gateway'
 import type { HostInfo } from '../human/protocol'
-import { assertPrivateDir, isProcessAlive, listHostFiles, runtimeDirPath } from '../human/runtime-dir'
-import { AttachError, HostClient } from './host-client'
+import { assertPrivateDir, type HostFiles, isProcessAlive, listHostFiles, runtimeDirPath } from '../human/runtime-dir'
+import { AttachError, describeError, HostClient } from './host-client'
 
 /** One running host that answered, with its sessions. */
 export interface DiscoveredHost {
@@ -24,23 +24,31 @@ export interface Discovery {
 export async function discoverHosts(dir: string = runtimeDirPath()): Promise<Discovery> {
   if (!existsSync(dir)) return { hosts: [], skipped: [] }
   assertPrivateDir(dir)
+  // All at once: each connection's answer timer runs from its opening, so asking one host after
+  // another would let a slow host time out the sockets of the hosts that had already answered.
+  const live = listHostFiles(dir).filter((files) => isProcessAlive(files.pid))
+  const asked = await Promise.all(live.map((files) => askHost(files)))
   const hosts: DiscoveredHost[] = []
   const skipped: string[] = []
-  for (const files of listHostFiles(dir)) {
-    if (!isProcessAlive(files.pid)) continue
-    let client: HostClient | undefined
-    try {
-      client = await HostClient.open(files)
-      const answer = await client.request({ type: 'list' })
-      if (answer.type !== 'sessions') throw new AttachError('BAD_MESSAGE', `host ${files.pid} answered ${answer.type} to list`)
-      hosts.push({ client, host: answer.host, sessions: answer.sessions })
-    } catch (error) {
-      client?.close()
-      const code = (error as { code?: string }).code
-      skipped.push(`skipped ${files.socketPath}: ${(error as Error).message}${code ? ` (${code})` : ''}`)
-    }
+  for (const answer of asked) {
+    if (typeof answer === 'string') skipped.push(answer)
+    else hosts.push(answer)
   }
   return { hosts, skipped }
+}
+
+/** Connect to one host and list its sessions; never rejects: a failure is the line saying why it was skipped. */
+async function askHost(files: HostFiles): Promise<DiscoveredHost | string> {
+  let client: HostClient | undefined
+  try {
+    client = await HostClient.open(files)
+    const answer = await client.request({ type: 'list' })
+    if (answer.type !== 'sessions') throw new AttachError('BAD_MESSAGE', `host ${files.pid} answered ${answer.type} to list`)
+    return { client, host: answer.host, sessions: answer.sessions }
+  } catch (error) {
+    client?.close()
+    return `skipped ${files.socketPath}: ${describeError(error)}`
+  }
 }
 
 /** Close every connection of a discovery except `keep`. */

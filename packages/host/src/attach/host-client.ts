@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
+import { errorMessage } from 'dsh-basics'
 import { type ClientMessage, encodeLine, LineSplitter, type ServerMessage } from '../human/protocol'
 import { assertOwnedEntry, type HostFiles } from '../human/runtime-dir'
 
@@ -16,6 +17,12 @@ export class AttachError extends Error {
     super(message)
     this.name = 'AttachError'
   }
+}
+
+/** An error as one line for a person: its message, then its stable code in parentheses when it has one. */
+export function describeError(error: unknown): string {
+  const code = (error as { code?: unknown } | null | undefined)?.code
+  return typeof code === 'string' && code !== '' ? `${errorMessage(error)} (${code})` : errorMessage(error)
 }
 
 /**
@@ -37,8 +44,7 @@ export class HostClient {
   ) {
     this.closed = new Promise((resolve) => {
       socket.on('close', () => {
-        this.#closed = true
-        for (const waiter of this.#waiters.splice(0)) waiter(undefined)
+        this.#release()
         resolve()
       })
     })
@@ -82,12 +88,17 @@ export class HostClient {
 
   /** Send one message and wait for the next message from the host; an `error` answer rejects. */
   async request(message: ClientMessage): Promise<ServerMessage> {
-    const answer = new Promise<ServerMessage | undefined>((resolve) => this.#waiters.push(resolve))
-    this.send(message)
-    const reply = await answer
+    // Once closed, nothing would ever answer (the close already released the waiters it knew of).
+    const reply = this.#closed ? undefined : await this.#ask(message)
     if (!reply) throw new AttachError('HOST_GONE', `host ${this.files.pid} closed the connection`)
     if (reply.type === 'error') throw new AttachError(reply.code, reply.message)
     return reply
+  }
+
+  #ask(message: ClientMessage): Promise<ServerMessage | undefined> {
+    const answer = new Promise<ServerMessage | undefined>((resolve) => this.#waiters.push(resolve))
+    this.send(message)
+    return answer
   }
 
   /** Wait on an attached session however long it stays quiet. */
@@ -105,9 +116,16 @@ export class HostClient {
     this.#listener = listener
   }
 
-  /** Hang up. */
+  /** Hang up; a request waiting for an answer, or made from now on, rejects with `HOST_GONE`. */
   close(): void {
     this.socket.end()
     this.socket.destroy()
+    this.#release()
+  }
+
+  /** Mark the connection closed and tell every waiting request that no answer will come. */
+  #release(): void {
+    this.#closed = true
+    for (const waiter of this.#waiters.splice(0)) waiter(undefined)
   }
 }

@@ -3,7 +3,7 @@ import { fromBase64, toBase64 } from '../human/protocol'
 import { AttachError, type HostClient } from './host-client'
 
 /** The key that detaches: Ctrl-] (as in telnet and docker attach), never forwarded to the session. */
-export const DETACH_BYTE = 0x1d
+const DETACH_BYTE = 0x1d
 
 /** Switch to the alternate screen, home the cursor and clear it, so the replay draws on a blank page. */
 const ENTER_ALTERNATE_SCREEN = '\x1b[?1049h\x1b[H\x1b[2J'
@@ -50,7 +50,7 @@ export async function runAttachedSession(client: HostClient, sessionId: string, 
       finished = true
       stdin.off('data', onInput)
       stdin.off('end', detach)
-      for (const signal of SIGNALS) process.off(signal, detach)
+      for (const signal of SIGNALS) process.off(signal, onSignal)
       if (raw) stdin.setRawMode(false)
       stdin.pause()
       process.off('exit', restoreOnExit)
@@ -64,6 +64,11 @@ export async function runAttachedSession(client: HostClient, sessionId: string, 
       if (detaching) return
       detaching = true
       client.send({ type: 'detach' })
+    }
+    // A signal must end this process even when the host no longer answers: finish here, without
+    // waiting for `detached`; closing the socket is what makes the host drop the view.
+    function onSignal(signal: NodeJS.Signals) {
+      finish(0, `[detached from ${sessionId} on ${signal}; it keeps running]`)
     }
     function onInput(chunk: Buffer) {
       if (detaching) return
@@ -82,12 +87,12 @@ export async function runAttachedSession(client: HostClient, sessionId: string, 
     void client.closed.then(() => finish(1, `dsh-terminal attach: host ${client.files.pid} went away; ${sessionId} is gone with it (HOST_GONE)`))
     stdin.on('data', onInput)
     stdin.on('end', detach)
-    for (const signal of SIGNALS) process.on(signal, detach)
+    for (const signal of SIGNALS) process.on(signal, onSignal)
     stdin.resume()
   })
 }
 
-/** Signals that detach cleanly instead of leaving the terminal raw. */
+/** Signals that detach at once (restoring the terminal, hanging up) instead of leaving it raw. */
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
 
 /** The line printed when attached: whether keystrokes go in, and how to leave. */

@@ -7,7 +7,7 @@ import { errorMessage } from 'dsh-basics'
 export type Command = 'mcp' | 'headless'
 
 /** The web view's port when `--web` comes without one: the kernel picks a free port. */
-export const DEFAULT_WEB_PORT = 0
+const DEFAULT_WEB_PORT = 0
 
 /** What the command line asked for. */
 export type CliRequest =
@@ -112,7 +112,7 @@ function attachRequest(extra: readonly string[], values: ReturnType<typeof parse
  * Take `--web [port]` (or `--web=port`) out of argv before the strict parse, which cannot express a
  * flag whose value is optional. The next argument is its port only when it is all digits.
  */
-export function takeWebFlag(argv: readonly string[]): { rest: string[]; web?: number } {
+function takeWebFlag(argv: readonly string[]): { rest: string[]; web?: number } {
   const rest: string[] = []
   let web: number | undefined
   for (let index = 0; index < argv.length; index++) {

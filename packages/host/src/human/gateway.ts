@@ -1,5 +1,6 @@
 import type { Context } from '@deepseek-ai/cordis'
-import type { Agent } from 'dsh-agent'
+import type { Agent, AgentService } from 'dsh-agent'
+import { withTimeout } from 'dsh-basics'
 import type {
   TerminalHumanObserver,
   TerminalHumanPresence,
@@ -42,6 +43,9 @@ export class HumanGatewayError extends Error {
   }
 }
 
+/** How long one session's input state may take before its entry is listed without it. */
+const INPUT_STATE_WAIT_MS = 2000
+
 /**
  * The host's door for a person: it lists every session of every agent this host created, and opens
  * a view of one as its owner (through `ctx.terminals.observeAsHuman`). Attach servers (the Unix
@@ -50,11 +54,14 @@ export class HumanGatewayError extends Error {
 export class HumanGateway {
   constructor(private readonly root: Context) {}
 
-  /** Every live session, in agent then publication order, with its input state (inspected now). */
+  /**
+   * Every live session, in agent then publication order, with its input state (inspected now, all
+   * at once; one that fails or takes longer than {@link INPUT_STATE_WAIT_MS} is listed without it).
+   */
   async sessions(): Promise<HumanSessionEntry[]> {
     const terminals = this.#terminals()
     if (!terminals) return []
-    const entries: HumanSessionEntry[] = []
+    const pending: Promise<HumanSessionEntry>[] = []
     for (const agent of this.#agents()) {
       let snapshots
       try {
@@ -63,12 +70,19 @@ export class HumanGateway {
         continue // the agent ended meanwhile
       }
       for (const snapshot of snapshots) {
-        const input = await terminals.inputState(agent, snapshot.sessionId).catch(() => undefined)
-        const entry: HumanSessionEntry = { ...snapshot, ownerId: agent.id, ...(input ? { input } : {}) }
-        entries.push(entry)
+        const looked = Promise.resolve()
+          .then(() => terminals.inputState(agent, snapshot.sessionId))
+          .catch(() => undefined)
+        pending.push(
+          withTimeout(looked, INPUT_STATE_WAIT_MS, () => undefined).then((input) => ({
+            ...snapshot,
+            ownerId: agent.id,
+            ...(input ? { input } : {}),
+          })),
+        )
       }
     }
-    return entries
+    return await Promise.all(pending)
   }
 
   /** Open a person's view of `sessionId` for the agent that owns it; `NO_SESSION` when none of this host's agents does. */
@@ -93,7 +107,7 @@ export class HumanGateway {
   }
 
   #agents(): Agent[] {
-    return (this.root.get('agents') as { list(): Agent[] } | undefined)?.list() ?? []
+    return (this.root.get('agents') as AgentService | undefined)?.list() ?? []
   }
 
   #terminals(): Context['terminals'] | undefined {

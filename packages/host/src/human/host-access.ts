@@ -1,13 +1,11 @@
+import { describeError } from '../attach/host-client'
 import type { Composition } from '../compose/load-config'
 import { startWebView } from '../web/server'
 import { HumanGateway } from './gateway'
 import { HumanSocketServer } from './socket-server'
-import { errorMessage } from 'dsh-basics'
 
 /** What a host holds while people can attach to its sessions. */
 export interface HumanAccess {
-  /** The gateway the socket and the web view serve. */
-  readonly gateway: HumanGateway
   /** Stop accepting people (socket and web view) and remove the socket and token; call before disposing the composition. */
   close(): Promise<void>
 }
@@ -31,7 +29,7 @@ export async function startHumanAccess(composition: Composition, command: string
     const server = await HumanSocketServer.start({ gateway, configPath: composition.configPath })
     closers.push(() => server.close())
   } catch (error) {
-    say(`\`dsh-terminal attach\` is unavailable: ${describe(error)}`)
+    say(`\`dsh-terminal attach\` is unavailable: ${describeError(error)}`)
   }
   if (options.web !== undefined) {
     try {
@@ -39,18 +37,12 @@ export async function startHumanAccess(composition: Composition, command: string
       say(`web view of the sessions: ${view.url}`)
       closers.push(() => view.close())
     } catch (error) {
-      say(`the web view did not start: ${describe(error)}`)
+      say(`the web view did not start: ${describeError(error)}`)
     }
   }
   return {
-    gateway,
     close: async () => {
-      for (const close of closers.reverse()) await close().catch((error: unknown) => say(`closing failed: ${describe(error)}`))
+      for (const close of [...closers].reverse()) await close().catch((error: unknown) => say(`closing failed: ${describeError(error)}`))
     },
   }
-}
-
-function describe(error: unknown): string {
-  const code = (error as { code?: string }).code
-  return `${errorMessage(error)}${code ? ` (${code})` : ''}`
 }

@@ -65,11 +65,6 @@ export function isLoopbackHost(host: string): boolean {
   return bare === 'localhost' || bare.endsWith('.localhost') || bare === '::1' || /^127(\.\d{1,3}){3}$/.test(bare) || bare === '::ffff:127.0.0.1'
 }
 
-/** True for the wildcard addresses that listen on every interface. */
-export function isWildcardHost(host: string): boolean {
-  return host === '0.0.0.0' || host === '::'
-}
-
 /** The URL a client on this machine connects to; a wildcard bind is reached through loopback. */
 export function endpointUrl(address: ListenAddress): string {
   const host = address.host === '::' ? '::1' : address.host === '0.0.0.0' ? DEFAULT_HTTP_HOST : address.host

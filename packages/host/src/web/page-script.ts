@@ -63,14 +63,25 @@ function renderList(sessions) {
   }
 }
 
+let listings = 0;
+
+// Only the latest listing asked for is drawn: a slow older answer never replaces a newer one.
 async function refreshList() {
+  const listing = ++listings;
   try {
     const response = await fetch('/sessions?token=' + encodeURIComponent(token));
     if (!response.ok) throw new Error('listing sessions failed: HTTP ' + response.status);
-    renderList((await response.json()).sessions);
+    const sessions = (await response.json()).sessions;
+    if (listing === listings) renderList(sessions);
   } catch (error) {
-    showStatus(String(error.message || error), true);
+    if (listing === listings) showStatus(String(error.message || error), true);
   }
+}
+
+// The next poll is planned once the previous one answered, so slow listings never pile up.
+async function pollList() {
+  await refreshList();
+  setTimeout(pollList, 2000);
 }
 
 function setWriting(writing) {
@@ -165,6 +176,5 @@ button.addEventListener('click', async () => {
   refreshList();
 });
 
-refreshList();
-setInterval(refreshList, 2000);
+pollList();
 `

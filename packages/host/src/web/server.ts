@@ -1,8 +1,11 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { errorMessage } from 'dsh-basics'
 import type { HumanGateway } from '../human/gateway'
+import { secretMatches } from '../mcp/http-auth'
+import { isLoopbackHost } from '../mcp/http-address'
 import { XtermAssets } from './assets'
-import { checkPost, generateWebToken, requestToken, tokenMatches } from './auth'
+import { checkPost, generateWebToken, requestToken } from './auth'
 import { readJsonObject, sendBody, sendError, sendJson, sendUnauthorized, WebRequestError } from './http-io'
 import { renderPage } from './page'
 import { refusalOf } from './refusals'
@@ -25,7 +28,7 @@ export interface WebView {
 }
 
 /** Why the web view did not start: `NOT_LOOPBACK` (asked for another interface) or `LISTEN_FAILED`. */
-export class WebViewError extends Error {
+class WebViewError extends Error {
   constructor(
     readonly code: 'NOT_LOOPBACK' | 'LISTEN_FAILED',
     message: string,
@@ -54,7 +57,7 @@ function sessionIdOf(segment: string): string {
  */
 export async function startWebView(gateway: HumanGateway, options: WebViewOptions): Promise<WebView> {
   const host = options.host ?? '127.0.0.1'
-  if (host !== '127.0.0.1' && host !== '::1' && host !== 'localhost') {
+  if (!isLoopbackHost(host)) {
     throw new WebViewError('NOT_LOOPBACK', `the web view listens on loopback only, not ${host}`)
   }
   const token = generateWebToken()
@@ -72,7 +75,7 @@ export async function startWebView(gateway: HumanGateway, options: WebViewOption
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', origin)
-    if (!tokenMatches(requestToken(req, url), token)) {
+    if (!secretMatches(requestToken(req, url) ?? '', token)) {
       sendUnauthorized(res)
       return
     }
@@ -127,12 +130,18 @@ export async function startWebView(gateway: HumanGateway, options: WebViewOption
   }
 
   await new Promise<void>((resolve, reject) => {
-    http.once('error', (error: NodeJS.ErrnoException) => {
+    const refuse = (error: NodeJS.ErrnoException) => {
       const hint = error.code === 'EADDRINUSE' ? '; pick another port, or 0 for a free one' : ''
       reject(new WebViewError('LISTEN_FAILED', `web view cannot listen on ${host}:${options.port}: ${error.code ?? error.message}${hint}`))
+    }
+    http.once('error', refuse)
+    http.listen({ host, port: options.port }, () => {
+      http.off('error', refuse)
+      resolve()
     })
-    http.listen({ host, port: options.port }, () => resolve())
   })
+  // Once listening, an error is the operator's to read, never a reason to crash the host.
+  http.on('error', (error: Error) => options.log(`web view: ${errorMessage(error)}`))
   const bound = http.address() as AddressInfo
   const shownHost = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address
   origin = `http://${shownHost}:${bound.port}`
