@@ -1,129 +1,149 @@
-import type { Dirent } from 'node:fs'
-import { lstat, mkdir, readdir, readFile, realpath } from 'node:fs/promises'
+import { realpath } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { isWithin } from 'dsh-sandbox'
-
-/** Bound on the git directories one workspace is searched for (the repository, its submodules, worktrees). */
-const MAX_GIT_DIRS = 64
+import { DEFAULT_GIT_SEARCH_LIMITS, findNestedGitEntries, type GitSearchLimits, rememberedGitEntries, rememberGitEntries, SearchBudget } from './git-search'
+import { createDirectoryIn, entryKind, readEntries, readPointerFile } from './no-follow'
 
 /** What must stay fixed in a workspace's git metadata; see {@link gitProtections}. */
 export interface GitProtections {
-  /** Files and directories bound read-only: hooks, config, gitfiles and common-dir pointers. */
+  /** Files and directories bound read-only: hooks, config, gitfiles and common-dir pointers. Canonical, inside the workspace. */
   readonly readOnly: string[]
   /** Git directories that must stay where they are (mount points cannot be renamed or replaced). */
   readonly pinned: string[]
+  /** How much the search read, and whether it saw the whole workspace within its bounds. */
+  readonly search: { readonly entries: number; readonly complete: boolean }
 }
+
+/** Files of a git directory whose content decides what code git runs: read-only when present. */
+const CODE_FILES = ['config', 'config.worktree', 'commondir']
+
+/** Levels of submodule names with a slash (`modules/a/b`) looked through for git directories. */
+const SUBMODULE_NAME_LEVELS = 4
 
 /**
  * The parts of the workspace's git metadata whose change would run code outside the sandbox at
- * the user's next git command: `hooks/` (a missing one is created, as `git init` would), `config`
- * (`core.hooksPath`, `core.fsmonitor`, aliases, filters), `config.worktree`, `commondir`, and the
- * same in submodule git directories. Objects, refs, logs and the index stay writable, so commits
- * work. A `.git` file (worktree or submodule) is read-only, and the directory it names is covered
- * when it lies in the workspace.
+ * the user's next git command: `hooks/` (a missing one is created, as `git init` would), `config`,
+ * `config.worktree`, `commondir`, in the root's `.git`, in every `.git` found below it (nested
+ * repositories, submodule checkouts), and in the git directories these lead to inside the
+ * workspace. Objects, refs, logs and the index stay writable. Nothing is followed out of the
+ * workspace, nothing is created through a link, and the search is bounded by `limits`.
  */
-export async function gitProtections(workspaceRoot: string): Promise<GitProtections> {
-  const found: GitProtections = { readOnly: [], pinned: [] }
-  const visited = new Set<string>()
-  const dotGit = join(workspaceRoot, '.git')
-  const kind = await entryKind(dotGit)
-  if (kind === 'directory') {
-    found.pinned.push(dotGit)
-    await protectGitDir(dotGit, workspaceRoot, found, visited, true)
-  } else if (kind === 'file') {
-    found.readOnly.push(dotGit)
-    const target = await gitfileTarget(dotGit)
-    if (target !== undefined && isWithin(workspaceRoot, target)) await protectGitDir(target, workspaceRoot, found, visited, false)
-  } else if (kind === 'symlink') {
-    const target = await canonical(dotGit)
-    if (target !== undefined && isWithin(workspaceRoot, target)) await protectGitDir(target, workspaceRoot, found, visited, true)
-  }
-  return found
-}
-
-/**
- * Protect one git directory. `ownsHooks` is false for a linked worktree's directory, which uses
- * its common directory's hooks: no `hooks/` is created there.
- */
-async function protectGitDir(gitDir: string, workspaceRoot: string, found: GitProtections, visited: Set<string>, ownsHooks: boolean): Promise<void> {
-  if (visited.has(gitDir) || visited.size >= MAX_GIT_DIRS) return
-  visited.add(gitDir)
-  for (const name of ['config', 'config.worktree', 'commondir']) {
-    const path = join(gitDir, name)
-    if ((await entryKind(path)) === 'file') found.readOnly.push(path)
-  }
-  await protectHooks(join(gitDir, 'hooks'), workspaceRoot, found, ownsHooks)
-  const common = await pointedDirectory(join(gitDir, 'commondir'), gitDir)
-  if (common !== undefined && isWithin(workspaceRoot, common)) await protectGitDir(common, workspaceRoot, found, visited, true)
-  for (const module of await subdirectories(join(gitDir, 'modules'))) {
-    await protectGitDir(module, workspaceRoot, found, visited, true)
-  }
-  for (const worktree of await subdirectories(join(gitDir, 'worktrees'))) {
-    await protectGitDir(worktree, workspaceRoot, found, visited, false)
+export async function gitProtections(workspaceRoot: string, limits: GitSearchLimits = DEFAULT_GIT_SEARCH_LIMITS): Promise<GitProtections> {
+  const search = new GitMetadataSearch(workspaceRoot, limits)
+  const rootEntry = join(workspaceRoot, '.git')
+  // Only the root's `.git` is pinned: see the package README ("Nested repositories").
+  if ((await entryKind(rootEntry)) === 'directory') search.pinned.add(rootEntry)
+  await search.protectEntry(rootEntry)
+  // Entries found at earlier opens come first, so a flood of new entries cannot crowd them out.
+  const known = rememberedGitEntries(workspaceRoot)
+  for (const entry of known) await search.protectEntry(entry)
+  const found = await findNestedGitEntries(workspaceRoot, search.budget)
+  for (const entry of found) await search.protectEntry(entry)
+  rememberGitEntries(workspaceRoot, found, limits.maxGitDirs)
+  return {
+    readOnly: [...search.readOnly],
+    pinned: [...search.pinned],
+    search: { entries: search.budget.entries, complete: search.budget.complete },
   }
 }
 
-/** The hooks directory, created when missing (else the sandbox could create it with a hook inside). */
-async function protectHooks(hooks: string, workspaceRoot: string, found: GitProtections, create: boolean): Promise<void> {
-  let kind = await entryKind(hooks)
-  if (kind === 'missing' && create) {
-    await mkdir(hooks, { mode: 0o755 }).catch(() => undefined)
-    kind = await entryKind(hooks)
+/** One search's state: what it found, what it visited, and the budget it draws on. */
+class GitMetadataSearch {
+  readonly readOnly = new Set<string>()
+  readonly pinned = new Set<string>()
+  readonly budget: SearchBudget
+  private readonly visited = new Set<string>()
+
+  constructor(
+    private readonly root: string,
+    limits: GitSearchLimits,
+  ) {
+    this.budget = new SearchBudget(limits)
   }
-  if (kind === 'directory') {
-    found.readOnly.push(hooks)
-  } else if (kind === 'symlink') {
-    const target = await canonical(hooks)
-    if (target !== undefined && isWithin(workspaceRoot, target)) found.readOnly.push(target)
+
+  /** A `.git` entry: a git directory, a gitfile naming one, or a link to one. */
+  async protectEntry(entry: string): Promise<void> {
+    const kind = await entryKind(entry)
+    if (kind === 'directory') return this.protectGitDir(entry)
+    if (kind === 'file') {
+      this.readOnly.add(entry)
+      const text = await readPointerFile(entry)
+      const match = text === undefined ? null : /^gitdir:\s*(.+?)\s*$/m.exec(text)
+      if (match?.[1] !== undefined) await this.protectGitDirAt(resolve(dirname(entry), match[1]))
+    } else if (kind === 'symlink') {
+      // The link itself cannot become a mount point; its target inside the workspace is protected.
+      await this.protectGitDirAt(entry)
+    }
   }
-}
 
-/** The directory a `gitdir: <path>` file names, canonical; undefined when unreadable. */
-async function gitfileTarget(gitfile: string): Promise<string | undefined> {
-  const text = await readFile(gitfile, 'utf8').catch(() => '')
-  const match = /^gitdir:\s*(.+?)\s*$/m.exec(text)
-  return match?.[1] === undefined ? undefined : canonical(resolve(dirname(gitfile), match[1]))
-}
-
-/** The directory a one-line pointer file (`commondir`) names, relative to `base`; canonical. */
-async function pointedDirectory(pointer: string, base: string): Promise<string | undefined> {
-  const text = (await readFile(pointer, 'utf8').catch(() => '')).trim()
-  return text === '' ? undefined : canonical(resolve(base, text))
-}
-
-/** Immediate subdirectories of `dir` that look like git directories (they hold a `config` or `HEAD`). */
-async function subdirectories(dir: string): Promise<string[]> {
-  let entries: Dirent[]
-  try {
-    entries = await readdir(dir, { withFileTypes: true })
-  } catch {
-    return []
+  /** The git directory `path` leads to, when that is a directory inside the workspace. */
+  private async protectGitDirAt(path: string): Promise<void> {
+    const target = await this.insideTarget(path)
+    if (target !== undefined && (await entryKind(target)) === 'directory') await this.protectGitDir(target)
   }
-  const found: string[] = []
-  for (const entry of entries.slice(0, MAX_GIT_DIRS)) {
-    if (!entry.isDirectory()) continue
-    const path = join(dir, entry.name)
-    const head = await entryKind(join(path, 'HEAD'))
-    if (head === 'file') found.push(path)
-    // A nested submodule name (`a/b`) is a plain directory whose children are the git directories.
-    else found.push(...(await subdirectories(path)))
+
+  /** Protect one git directory (canonical, inside the workspace) and those it leads to. */
+  private async protectGitDir(gitDir: string): Promise<void> {
+    if (this.visited.has(gitDir)) return
+    if (this.visited.size >= this.budget.limits.maxGitDirs) {
+      this.budget.complete = false
+      return
+    }
+    this.visited.add(gitDir)
+    for (const name of CODE_FILES) await this.protectPath(join(gitDir, name))
+    // A git directory with a common directory (a linked worktree's) uses that one's hooks.
+    const ownsHooks = (await entryKind(join(gitDir, 'commondir'))) === 'missing'
+    if (ownsHooks && (await entryKind(join(gitDir, 'hooks'))) === 'missing') {
+      // Else the sandbox could create it with a hook inside. Never through a link (see no-follow).
+      await createDirectoryIn(this.root, gitDir, 'hooks')
+    }
+    await this.protectPath(join(gitDir, 'hooks'))
+    const common = (await readPointerFile(join(gitDir, 'commondir')))?.trim()
+    if (common) await this.protectGitDirAt(resolve(gitDir, common))
+    for (const module of await this.gitDirsUnder(join(gitDir, 'modules'), SUBMODULE_NAME_LEVELS)) await this.protectGitDir(module)
+    for (const worktree of await this.gitDirsUnder(join(gitDir, 'worktrees'), 1)) await this.protectGitDir(worktree)
   }
-  return found
-}
 
-type EntryKind = 'directory' | 'file' | 'symlink' | 'other' | 'missing'
-
-async function entryKind(path: string): Promise<EntryKind> {
-  try {
-    const info = await lstat(path)
-    if (info.isSymbolicLink()) return 'symlink'
-    if (info.isDirectory()) return 'directory'
-    return info.isFile() ? 'file' : 'other'
-  } catch {
-    return 'missing'
+  /**
+   * Read-only: the entry itself when it is a file or directory, or, when it is a link, its target
+   * if that lies inside the workspace (outside it, everything is read-only already).
+   */
+  private async protectPath(path: string): Promise<void> {
+    const kind = await entryKind(path)
+    if (kind === 'file' || kind === 'directory') {
+      this.readOnly.add(path)
+    } else if (kind === 'symlink') {
+      const target = await this.insideTarget(path)
+      const targetKind = target === undefined ? 'missing' : await entryKind(target)
+      if (target !== undefined && (targetKind === 'file' || targetKind === 'directory')) this.readOnly.add(target)
+    }
   }
-}
 
-async function canonical(path: string): Promise<string | undefined> {
-  return realpath(path).catch(() => undefined)
+  /**
+   * Git directories (they hold a `HEAD` file) below `dir`, looking `levels` deep for names with
+   * slashes. A `dir` that is a link is not entered: what it leads to outside is read-only anyway.
+   */
+  private async gitDirsUnder(dir: string, levels: number): Promise<string[]> {
+    const children: string[] = []
+    await readEntries(
+      this.root,
+      dir,
+      () => this.budget.take(),
+      (entry) => {
+        if (entry.isDirectory) children.push(join(dir, entry.name))
+      },
+    )
+    const found: string[] = []
+    for (const child of children) {
+      if ((await entryKind(join(child, 'HEAD'))) === 'file') found.push(child)
+      else if (levels > 1) found.push(...(await this.gitDirsUnder(child, levels - 1)))
+    }
+    return found
+  }
+
+  /** The canonical target of `path` when it lies inside the workspace; resolving creates nothing. */
+  private async insideTarget(path: string): Promise<string | undefined> {
+    const target = await realpath(path).catch(() => undefined)
+    return target !== undefined && isWithin(this.root, target) ? target : undefined
+  }
 }
