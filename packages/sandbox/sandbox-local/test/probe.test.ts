@@ -1,5 +1,5 @@
 import { Context } from '@deepseek-ai/cordis'
-import { chmod, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { SandboxError } from 'dsh-sandbox'
@@ -38,7 +38,56 @@ function scripted(facts: () => Promise<HostFacts>) {
 
 /** Host facts as a scripted probe reports them, with the given TIOCSTI fact. */
 function hostFacts(legacyTiocsti: HostFacts['legacyTiocsti']): HostFacts {
-  return { bwrapPath: '/usr/bin/bwrap', userNamespace: true, legacyTiocsti, installationRoots: [] }
+  const seccompFilter = join(dir.path, 'filters', 'seccomp-scripted.bpf')
+  return { bwrapPath: '/usr/bin/bwrap', userNamespace: true, seccompFilter, legacyTiocsti, installationRoots: [] }
+}
+
+/** A full report of a confining trial, with some fields replaced. */
+function report(changes: Record<string, string | undefined> = {}): string {
+  const fields: Record<string, string | undefined> = {
+    capabilities: '0000000000000000',
+    'seccomp-mode': '2',
+    'seccomp-filters': '1',
+    remount: 'refused',
+    'sysctl-write': 'refused',
+    keyctl: 'refused',
+    'user-namespace': 'refused',
+    ...changes,
+  }
+  return Object.entries(fields)
+    .filter(([, value]) => value !== undefined)
+    .map(([key, value]) => `${key}=${value}\n`)
+    .join('')
+}
+
+/**
+ * A bwrap stand-in that runs the real bwrap with its argv rewritten by a sed-free shell loop:
+ * `drop` removes options (with their one value), `miss` replaces paths by a missing one, which
+ * `--ro-bind-try` then skips. It weakens one confinement so the probe must notice.
+ */
+async function weakenedBwrap(name: string, change: { drop?: string[]; miss?: string[] }): Promise<string> {
+  const path = join(dir.path, name)
+  const drop = (change.drop ?? []).map((option) => `"$arg" = ${option}`).join(' -o ') || 'x = y'
+  const miss = (change.miss ?? []).map((target) => `"$arg" = ${target}`).join(' -o ') || 'x = y'
+  const real = await resolveExecutable('bwrap')
+  await writeFile(
+    path,
+    [
+      '#!/bin/sh',
+      'skip=0; first=1',
+      'for arg do',
+      '  if [ $first = 1 ]; then set --; first=0; fi',
+      '  if [ $skip = 1 ]; then skip=0; continue; fi',
+      `  if [ ${drop} ]; then [ "$arg" = --seccomp ] && skip=1; continue; fi`,
+      `  if [ ${miss} ]; then arg=/dsh-missing-path; fi`,
+      '  set -- "$@" "$arg"',
+      'done',
+      `exec ${real} "$@"`,
+      '',
+    ].join('\n'),
+  )
+  await chmod(path, 0o755)
+  return path
 }
 
 const enabled = { enabled: true, detail: 'dev.tty.legacy_tiocsti=1' }
@@ -82,24 +131,96 @@ describe('probe: missing or refused bubblewrap fails closed and names the fix', 
   })
 
   it('the proof needs an empty capability set and a refused remount', () => {
-    expect(() => assertConfined('/b', 'capabilities=0000000000000000\nremount=refused\n')).not.toThrow()
-    expect(() => assertConfined('/b', 'capabilities=0000000000000000\nremount=untried\n')).not.toThrow()
-    const kept = () => assertConfined('/b', 'capabilities=000001fffeffffff\nremount=refused\n')
+    expect(() => assertConfined('/b', report())).not.toThrow()
+    expect(() => assertConfined('/b', report({ remount: 'untried' }))).not.toThrow()
+    const kept = () => assertConfined('/b', report({ capabilities: '000001fffeffffff' }))
     expect(kept).toThrow(/kept capabilities \(CapEff 000001fffeffffff\)/)
-    expect(() => assertConfined('/b', 'capabilities=0000000000000000\nremount=allowed\n')).toThrow(/could remount/)
-    expect(() => assertConfined('/b', 'remount=refused\n')).toThrow(/did not report its capabilities/)
-    expect(() => assertConfined('/b', 'capabilities=0\n')).toThrow(/did not report the remount/)
+    expect(() => assertConfined('/b', report({ remount: 'allowed' }))).toThrow(/could remount/)
+    expect(() => assertConfined('/b', report({ capabilities: undefined }))).toThrow(/did not report its capabilities/)
+    expect(() => assertConfined('/b', report({ remount: undefined }))).toThrow(/did not report the remount/)
     expect(() => assertConfined('/b', '')).toThrow(SandboxError)
   })
 
+  it('the proof needs the /proc/sys write, keyctl and a new user namespace refused, naming each failed check', () => {
+    expect(() => assertConfined('/b', report({ 'sysctl-write': 'allowed' }))).toThrow(/could write \/proc\/sys\/vm\/overcommit_ratio/)
+    expect(() => assertConfined('/b', report({ 'sysctl-write': 'unreadable' }))).toThrow(/could not read \/proc\/sys/)
+    expect(() => assertConfined('/b', report({ 'sysctl-write': undefined }))).toThrow(/did not report the \/proc\/sys write/)
+    expect(() => assertConfined('/b', report({ keyctl: 'allowed' }))).toThrow(/keyctl reached the kernel keyrings/)
+    expect(() => assertConfined('/b', report({ keyctl: 'failed-38' }))).toThrow(/keyctl failed with errno 38 instead of the filter's EPERM/)
+    expect(() => assertConfined('/b', report({ keyctl: undefined }))).toThrow(/did not report the keyctl attempt/)
+    expect(() => assertConfined('/b', report({ 'user-namespace': 'allowed' }))).toThrow(/could create a user namespace/)
+    expect(() => assertConfined('/b', report({ 'user-namespace': undefined }))).toThrow(/did not report the user namespace/)
+    // Every failed check is named, not only the first.
+    const all = () => assertConfined('/b', report({ 'sysctl-write': 'allowed', keyctl: 'allowed', 'user-namespace': 'allowed' }))
+    expect(all).toThrow(/overcommit_ratio.*; keyctl reached.*; it could create a user namespace/)
+  })
+
+  it('the seccomp filter must be loaded on top of the host filters; without perl and python3 that is the proof', () => {
+    expect(() => assertConfined('/b', report({ 'seccomp-filters': '2' }), 1)).not.toThrow()
+    expect(() => assertConfined('/b', report({ 'seccomp-filters': '1' }), 1)).toThrow(
+      /seccomp filter is not loaded \(Seccomp_filters 1 inside, 1 in the host process\)/,
+    )
+    expect(() => assertConfined('/b', report({ 'seccomp-filters': '0' }))).toThrow(/seccomp filter is not loaded/)
+    // Old kernels print no Seccomp_filters: keyctl's EPERM proves the filter alone.
+    expect(() => assertConfined('/b', report({ 'seccomp-filters': undefined }))).not.toThrow()
+    expect(() => assertConfined('/b', report({ keyctl: 'untried' }))).not.toThrow()
+    expect(() => assertConfined('/b', report({ keyctl: 'untried', 'seccomp-mode': '0', 'seccomp-filters': '0' }))).toThrow(/neither perl nor python3/)
+    expect(() => assertConfined('/b', report({ keyctl: 'untried', 'seccomp-filters': undefined }))).toThrow(/neither perl nor python3/)
+    // unshare missing: the filter, proven loaded, refuses new user namespaces anyway.
+    expect(() => assertConfined('/b', report({ 'user-namespace': 'untried' }))).not.toThrow()
+  })
+
+  it('an architecture without syscall tables refuses to confine', async () => {
+    const result = await failure(probeBwrap('bwrap', { architecture: 'ia32' }))
+    expect(result.code).toBe('SANDBOX_UNAVAILABLE')
+    expect(result.message).toMatch(/x64 and arm64 only, and this host is ia32/)
+  })
+
+  it('a filter directory that is not private to this uid refuses to confine', async () => {
+    const open = join(dir.path, 'open')
+    await mkdir(open, { mode: 0o755 })
+    await chmod(open, 0o755)
+    const shared = await failure(probeBwrap('bwrap', { filterDirectory: open }))
+    expect(shared.code).toBe('SANDBOX_UNAVAILABLE')
+    expect(shared.message).toMatch(/is not private to uid \d+ \(owner \d+, mode 755\)/)
+    const link = join(dir.path, 'link')
+    await symlink(dir.path, link)
+    const linked = await failure(probeBwrap('bwrap', { filterDirectory: link }))
+    expect(linked.message).toMatch(/is not a directory/)
+  })
+
+  describe.skipIf(bwrapUnavailable !== undefined)('a bubblewrap that loses one confinement fails the proof, with the real bwrap behind it', () => {
+    it('without the seccomp filter: keyctl reaches the keyrings', async () => {
+      const result = await failure(probeBwrap(await weakenedBwrap('no-seccomp', { drop: ['--seccomp'] })))
+      expect(result.code).toBe('SANDBOX_UNAVAILABLE')
+      expect(result.message).toContain('keyctl reached the kernel keyrings')
+      expect(result.message).toContain('seccomp filter is not loaded')
+      expect(result.message).not.toContain('overcommit_ratio')
+    })
+
+    it('without the seccomp filter and --disable-userns: a user namespace can be created too', async () => {
+      const result = await failure(probeBwrap(await weakenedBwrap('no-userns-limit', { drop: ['--seccomp', '--disable-userns'] })))
+      expect(result.message).toContain('keyctl reached the kernel keyrings')
+      expect(result.message).toContain('could create a user namespace (unshare -U)')
+    })
+
+    it.skipIf(process.getuid?.() !== 0)('with /proc/sys left writable: root writes the sysctl (back, unchanged)', async () => {
+      const result = await failure(probeBwrap(await weakenedBwrap('writable-sysctl', { miss: ['/proc/sys'] })))
+      expect(result.code).toBe('SANDBOX_UNAVAILABLE')
+      expect(result.message).toContain('could write /proc/sys/vm/overcommit_ratio')
+      expect(result.message).not.toContain('keyctl')
+    })
+  })
+
   it.skipIf(bwrapUnavailable !== undefined)('the real bwrap passes the proof, in a user namespace here', async () => {
-    const facts = await probeBwrap('bwrap')
+    const facts = await probeBwrap('bwrap', { filterDirectory: join(dir.path, 'filters') })
     expect(facts.path).toMatch(/\/bwrap$/)
     expect(facts.userNamespace).toBe(true)
+    expect(facts.seccompFilter).toMatch(new RegExp(`^${dir.path}/filters/seccomp-[0-9a-f]{32}\\.bpf$`))
   })
 
   it('a host that is not Linux', async () => {
-    const result = await failure(probeBwrap('bwrap', 'darwin'))
+    const result = await failure(probeBwrap('bwrap', { platform: 'darwin' }))
     expect(result.code).toBe('SANDBOX_UNAVAILABLE')
     expect(result.message).toMatch(/needs Linux; this host is darwin/)
   })
@@ -158,7 +279,8 @@ describe('legacy TIOCSTI check', () => {
     const root = new Context()
     await root.plugin(ScriptedSandbox, Config.parse({ legacyTiocsti: 'refuse' }))
     const argv = await root.sandbox.confine(['sh'], { mode: 'read-only', workspaceRoot: dir.path })
-    expect(argv.slice(0, 1)).toEqual(['/usr/bin/bwrap'])
+    expect(argv.slice(0, 1)).toEqual(['/bin/sh'])
+    expect(argv[argv.indexOf('--seccomp') - 1]).toBe('/usr/bin/bwrap')
   })
 
   it('"warn" (the default) confines and logs the risk once', async () => {
