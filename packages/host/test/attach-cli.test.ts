@@ -11,11 +11,9 @@ let host: TestHost
 const panes: TmuxPane[] = []
 const children: Running[] = []
 const clients: RawClient[] = []
-const savedRuntimeDir = process.env.XDG_RUNTIME_DIR
 
 beforeEach(async () => {
   host = await startTestHost()
-  process.env.XDG_RUNTIME_DIR = host.runtimeRoot // the clients below inherit it
   expect((await host.call('terminal_open', { type: 'shell' })).code).toBeUndefined()
 })
 
@@ -27,20 +25,18 @@ afterEach(async () => {
     await child.finished
   }
   await host.close()
-  if (savedRuntimeDir === undefined) delete process.env.XDG_RUNTIME_DIR
-  else process.env.XDG_RUNTIME_DIR = savedRuntimeDir
 })
 
 /** `dsh-terminal attach …` in a real terminal (tmux). */
 function attachInTmux(args: readonly string[]): TmuxPane {
-  const pane = TmuxPane.start(attachCommand(args), { XDG_RUNTIME_DIR: host.runtimeRoot, FORCE_COLOR: '0' })
+  const pane = TmuxPane.start(attachCommand(args, host.runtime), { FORCE_COLOR: '0' })
   panes.push(pane)
   return pane
 }
 
 /** `dsh-terminal attach …` on pipes. */
 function attachOnPipes(args: readonly string[]): Running {
-  const [command, ...rest] = attachCommand(args)
+  const [command, ...rest] = attachCommand(args, host.runtime)
   const running = start(command!, rest)
   children.push(running)
   return running

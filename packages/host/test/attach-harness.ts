@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -11,15 +11,16 @@ import { HumanGateway } from '../src/human/gateway'
 import type { ClientMessage, ServerMessage } from '../src/human/protocol'
 import { HumanSocketServer, type HumanSocketServerOptions } from '../src/human/socket-server'
 import { CLI_ARGS, DANGER_CONFIG, load, TSX } from './helpers'
+import { PrivateRuntime } from './private-runtime'
 
-/** A host composition in this process with one agent, its attach socket in a private runtime root. */
+/** A host composition in this process with one agent, its attach socket in a private `/tmp/dsh-terminal`. */
 export interface TestHost {
   composition: Composition
   agent: Agent
   server: HumanSocketServer
-  /** What XDG_RUNTIME_DIR must be for a client to find the server. */
-  runtimeRoot: string
-  /** `<runtimeRoot>/dsh-terminal`. */
+  /** The mount namespace whose `/tmp/dsh-terminal` the server uses: run clients through `runtime.wrap`. */
+  runtime: PrivateRuntime
+  /** This uid's directory in it, as a path from this process. */
   dir: string
   /** Run a tool as the agent; returns the text and the error code, if any. */
   call(tool: string, args?: Record<string, unknown>): Promise<{ text: string; code?: string; result: ToolResult }>
@@ -28,9 +29,8 @@ export interface TestHost {
 
 /** Start a danger-full-access composition, an agent, and its attach socket. */
 export async function startTestHost(options: Partial<HumanSocketServerOptions> = {}): Promise<TestHost> {
-  const runtimeRoot = mkdtempSync(join(tmpdir(), 'dsh-attach-'))
-  chmodSync(runtimeRoot, 0o700)
-  const dir = join(runtimeRoot, 'dsh-terminal')
+  const runtime = await PrivateRuntime.start()
+  const dir = runtime.dir
   const composition = await load(DANGER_CONFIG)
   const agent = await composition.agents.create()
   const server = await HumanSocketServer.start({ gateway: new HumanGateway(composition.root), configPath: DANGER_CONFIG, dir, ...options })
@@ -39,7 +39,7 @@ export async function startTestHost(options: Partial<HumanSocketServerOptions> =
     composition,
     agent,
     server,
-    runtimeRoot,
+    runtime,
     dir,
     async call(tool, args = {}) {
       const result = await composition.tools.execute({ callId: `attach-test-${++calls}`, name: tool, arguments: args, agent })
@@ -51,7 +51,7 @@ export async function startTestHost(options: Partial<HumanSocketServerOptions> =
       await server.close()
       await agent.dispose().catch(() => {})
       await composition.dispose()
-      rmSync(runtimeRoot, { recursive: true, force: true })
+      await runtime.close()
     },
   }
 }
@@ -118,9 +118,10 @@ export class RawClient {
   }
 }
 
-/** The argv that runs `dsh-terminal attach …` from sources. */
-export function attachCommand(args: readonly string[]): string[] {
-  return [TSX, ...CLI_ARGS, 'attach', ...args]
+/** The argv that runs `dsh-terminal attach …` from sources; inside `runtime` when given, to find its hosts. */
+export function attachCommand(args: readonly string[], runtime?: PrivateRuntime): string[] {
+  const argv = [TSX, ...CLI_ARGS, 'attach', ...args]
+  return runtime ? runtime.wrap(argv) : argv
 }
 
 /** Quote one argument for a shell command line. */

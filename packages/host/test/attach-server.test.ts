@@ -1,12 +1,12 @@
 import { spawnSync } from 'node:child_process'
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { eventually } from 'dsh-testkit'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { HumanGateway } from '../src/human/gateway'
 import type { ServerMessage } from '../src/human/protocol'
-import { ensureRuntimeDir } from '../src/human/runtime-dir'
+import { ensureRuntimeDir, runtimeDirPath } from '../src/human/runtime-dir'
 import { HumanSocketServer } from '../src/human/socket-server'
 import { RawClient, startTestHost, type TestHost } from './attach-harness'
 
@@ -201,5 +201,42 @@ describe('the runtime directory', () => {
     mkdirSync(foreign, { mode: 0o700 })
     chownSync(foreign, 65534, 65534)
     expect(() => ensureRuntimeDir(foreign)).toThrow(expect.objectContaining({ code: 'UNSAFE_RUNTIME_DIR', message: expect.stringContaining('uid 65534') }))
+  })
+
+  it('is refused when its parent is a planted symlink or belongs to another uid, before anything is created in it', () => {
+    const real = join(root, 'real')
+    mkdirSync(real, { mode: 0o1777 })
+    const link = join(root, 'link')
+    symlinkSync(real, link)
+    expect(() => ensureRuntimeDir(join(link, '0'))).toThrow(
+      expect.objectContaining({ name: 'RuntimeDirError', code: 'UNSAFE_RUNTIME_DIR', message: expect.stringContaining('symlink') }),
+    )
+    const foreign = join(root, 'foreign-parent')
+    mkdirSync(foreign)
+    chmodSync(foreign, 0o1777)
+    chownSync(foreign, 65534, 65534)
+    expect(() => ensureRuntimeDir(join(foreign, '0'))).toThrow(
+      expect.objectContaining({
+        name: 'RuntimeDirError',
+        code: 'UNSAFE_RUNTIME_DIR',
+        message: expect.stringContaining('belongs to uid 65534, not to root or you'),
+      }),
+    )
+    expect(readdirSync(real)).toEqual([])
+    expect(readdirSync(foreign)).toEqual([])
+  })
+
+  it('is /tmp/dsh-terminal/<uid> for every host, whatever XDG_RUNTIME_DIR and TMPDIR say', () => {
+    const saved = { XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR, TMPDIR: process.env.TMPDIR }
+    try {
+      process.env.XDG_RUNTIME_DIR = root
+      process.env.TMPDIR = root
+      expect(runtimeDirPath()).toBe(`/tmp/dsh-terminal/${process.getuid?.()}`)
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name]
+        else process.env[name] = value
+      }
+    }
   })
 })

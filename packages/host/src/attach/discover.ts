@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs'
+import { dirname } from 'node:path'
 import type { HumanSessionEntry } from '../human/gateway'
 import type { HostInfo } from '../human/protocol'
-import { assertPrivateDir, type HostFiles, isProcessAlive, listHostFiles, runtimeDirPath } from '../human/runtime-dir'
+import { assertPrivateDir, assertRuntimeParentOf, type HostFiles, isProcessAlive, listHostFiles, runtimeDirPath } from '../human/runtime-dir'
 import { AttachError, describeError, HostClient } from './host-client'
 
 /** One running host that answered, with its sessions. */
@@ -19,9 +20,11 @@ export interface Discovery {
 
 /**
  * Ask every live host in the runtime directory for its sessions. The directory must be private to us
- * (else `UNSAFE_RUNTIME_DIR`); a socket of a dead pid is ignored, one of another uid is skipped and said.
+ * and its parent safe (else `UNSAFE_RUNTIME_DIR`); a socket of a dead pid is ignored, one of another uid is skipped and said.
  */
 export async function discoverHosts(dir: string = runtimeDirPath()): Promise<Discovery> {
+  // A parent that hosts refuse is said even before any host could have made a directory in it.
+  if (existsSync(dirname(dir))) assertRuntimeParentOf(dir)
   if (!existsSync(dir)) return { hosts: [], skipped: [] }
   assertPrivateDir(dir)
   // All at once: each connection's answer timer runs from its opening, so asking one host after

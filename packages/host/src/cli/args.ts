@@ -48,7 +48,7 @@ export const USAGE = `Usage:
             host's sessions; with one (pty-3, or <host pid>:pty-3), show its screen and forward your
             keystrokes. Ctrl-] detaches (the session keeps running). --read-only only watches. While
             someone else attached is typing, you watch read-only. Hosts listen on a private Unix
-            socket in $XDG_RUNTIME_DIR/dsh-terminal (else <tmp>/dsh-terminal-<uid>).
+            socket in /tmp/dsh-terminal/<uid>, whatever their environment; sandboxes hide it.
 
 Headless lines: {"id": 1, "tool": "terminal_open", "arguments": {"type": "shell"}}
            -> {"id": 1, "isError": false, "text": "...", "meta": {...}}

@@ -1,6 +1,6 @@
 import { lstatSync, mkdirSync, readdirSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
+import { assertRuntimeParent, ensureRuntimeParent, hostRuntimeDir, RuntimeParentError } from 'dsh-sandbox'
 
 /** Why the runtime directory, a socket or a token file cannot be trusted. */
 export type RuntimeDirErrorCode = 'UNSAFE_RUNTIME_DIR' | 'FOREIGN_SOCKET'
@@ -33,20 +33,25 @@ export function currentUid(): number {
 }
 
 /**
- * Where hosts put their sockets: `$XDG_RUNTIME_DIR/dsh-terminal` when that variable names a directory
- * we own, else `<tmpdir>/dsh-terminal-<uid>` (the uid in the name keeps users from colliding).
+ * Where hosts put their sockets: `/tmp/dsh-terminal/<uid>`, the same for every host of this uid
+ * whatever its environment, so every sandbox can hide it (the rule lives in dsh-sandbox).
  */
-export function runtimeDirPath(env: NodeJS.ProcessEnv = process.env): string {
-  const xdg = env.XDG_RUNTIME_DIR
-  if (xdg) {
-    try {
-      const stat = lstatSync(xdg)
-      if (stat.isDirectory() && stat.uid === currentUid()) return join(xdg, 'dsh-terminal')
-    } catch {
-      // Unset in practice: fall back to the temporary directory.
-    }
+export function runtimeDirPath(): string {
+  return hostRuntimeDir(currentUid())
+}
+
+/**
+ * Throw `UNSAFE_RUNTIME_DIR` unless the directory holding `dir` is safe (see dsh-sandbox's
+ * `assertRuntimeParent`); with `create`, make it first (mode 1777) when it is missing.
+ */
+export function assertRuntimeParentOf(dir: string, create = false): void {
+  try {
+    if (create) ensureRuntimeParent(dirname(dir), currentUid())
+    else assertRuntimeParent(dirname(dir), currentUid())
+  } catch (error) {
+    if (error instanceof RuntimeParentError) throw new RuntimeDirError('UNSAFE_RUNTIME_DIR', error.message)
+    throw error
   }
-  return join(tmpdir(), `dsh-terminal-${currentUid()}`)
 }
 
 /**
@@ -70,8 +75,12 @@ export function assertPrivateDir(dir: string): void {
   }
 }
 
-/** Create the runtime directory (mode 0700) if missing, then verify it as {@link assertPrivateDir} does. */
+/**
+ * Create the runtime directory (mode 0700, and its parent, mode 1777) if missing, then verify both as
+ * {@link assertRuntimeParentOf} and {@link assertPrivateDir} do.
+ */
 export function ensureRuntimeDir(dir: string = runtimeDirPath()): string {
+  assertRuntimeParentOf(dir, true)
   try {
     mkdirSync(dir, { mode: 0o700 })
   } catch (error) {

@@ -1,4 +1,5 @@
 import { defaultNetwork, isWithin, type SandboxPolicy } from 'dsh-sandbox'
+import { kernelMaskOptions } from './proc-masks'
 
 /**
  * Host-dependent parts of the bwrap command line, decided outside the pure argv builder: whether
@@ -21,6 +22,11 @@ export interface MountPlan {
   readonly hidden: readonly string[]
   /** Directories of the user's sessions (`$XDG_RUNTIME_DIR`, a `$TMPDIR` other than /tmp) replaced by an empty tmpfs. */
   readonly privateDirs: readonly string[]
+  /**
+   * Where every dsh-terminal host keeps its attach socket and token (`/tmp/dsh-terminal`), when the
+   * workspace shows it again: covered with an empty tmpfs after every other mount (see hostRuntimeCover).
+   */
+  readonly hostRuntimeParent?: string
 }
 
 /** A plan with no host-specific mounts and no user namespace: the minimum every sandbox gets. */
@@ -37,8 +43,9 @@ export function bwrapOptions(policy: SandboxPolicy, plan: MountPlan = EMPTY_MOUN
     '--die-with-parent',
   ]
   // A user namespace of its own: the bounding set is empty, so not even a file-capability or
-  // setuid program can regain a privilege inside (bwrap also sets no_new_privs).
-  if (plan.userNamespace) options.push('--unshare-user')
+  // setuid program can regain a privilege inside (bwrap also sets no_new_privs). --disable-userns
+  // keeps the sandbox from making more (the seccomp filter refuses them too, with or without this).
+  if (plan.userNamespace) options.push('--unshare-user', '--disable-userns')
   options.push(
     // Own pid namespace: a daemonised descendant cannot outlive the sandbox's init, and `kill -1`
     // cannot reach host processes. The host still sees every member under bwrap's pid.
@@ -57,6 +64,8 @@ export function bwrapOptions(policy: SandboxPolicy, plan: MountPlan = EMPTY_MOUN
     '/dev',
     '--proc',
     '/proc',
+    // Read-only /proc/sys and friends, kernel files hidden: uid 0 inside may be the host's root.
+    ...kernelMaskOptions(),
     // A private, empty /tmp that disappears with the sandbox.
     '--tmpfs',
     '/tmp',
@@ -69,22 +78,22 @@ export function bwrapOptions(policy: SandboxPolicy, plan: MountPlan = EMPTY_MOUN
   for (const path of policy.readableFiles ?? []) options.push('--ro-bind', path, path)
   // Only a loopback interface; also the host's abstract Unix sockets become unreachable.
   if ((policy.network ?? defaultNetwork(policy.mode)) === 'none') options.push('--unshare-net')
-  // A read-only mount does not stop connect(2) on a socket file, so control sockets are covered.
-  for (const path of plan.hidden) options.push('--ro-bind', '/dev/null', path)
   // Bound after /tmp so a workspace under /tmp stays visible; read-write only in workspace-write.
   const writable = policy.mode === 'workspace-write'
-  options.push(writable ? '--bind' : '--ro-bind', policy.workspaceRoot, policy.workspaceRoot)
+  // A read-only workspace of / is the root bound above: binding the host's / again (recursively)
+  // would bring back its /proc, /dev and /tmp over the sandbox's own.
+  if (writable || policy.workspaceRoot !== '/') options.push(writable ? '--bind' : '--ro-bind', policy.workspaceRoot, policy.workspaceRoot)
   if (writable) options.push(...protectedMounts(plan))
   // The workspace bind shows the host's tree again: a private directory inside it (a $TMPDIR under
   // the project) is covered once more, so its sockets stay out of reach there too.
   for (const path of plan.privateDirs) if (path !== policy.workspaceRoot && isWithin(policy.workspaceRoot, path)) options.push('--tmpfs', path)
+  // A read-only mount does not stop connect(2) on a socket file, so control sockets are covered,
+  // after the workspace: a workspace holding one (e.g. /run) would otherwise show it again.
+  for (const path of plan.hidden) options.push('--ro-bind', '/dev/null', path)
+  // Last, so that no bind (workspace, protected path) can show another host's attach socket again.
+  if (plan.hostRuntimeParent !== undefined) options.push('--tmpfs', plan.hostRuntimeParent)
   if (policy.cwd !== undefined) options.push('--chdir', policy.cwd)
   return options
-}
-
-/** The full confined argv: bwrap, its options, `--`, then the original command untouched. */
-export function bwrapArgv(bwrapPath: string, argv: readonly string[], policy: SandboxPolicy, plan?: MountPlan): string[] {
-  return [bwrapPath, ...bwrapOptions(policy, plan), '--', ...argv]
 }
 
 /**

@@ -1,12 +1,15 @@
 import type { Context, Logger } from '@deepseek-ai/cordis'
 import { realpath, stat } from 'node:fs/promises'
-import { assertConfineRequest, isWithin, Sandbox, SandboxError, type SandboxPolicy } from 'dsh-sandbox'
-import { bwrapArgv } from './args'
+import { dirname } from 'node:path'
+import { assertConfineRequest, HOST_RUNTIME_PARENT, isWithin, Sandbox, SandboxError, type SandboxPolicy } from 'dsh-sandbox'
 import type { LocalSandboxConfig } from './config'
 import { CONTROL_SOCKETS } from './control-sockets'
+import { hostRuntimeCover } from './host-runtime-cover'
 import { hostInstallationRoots } from './host-installation'
+import { bwrapArgv } from './launch'
 import { probeBwrap } from './probe'
 import { planMounts } from './protected-paths'
+import { filterGuard, installSeccompFilter } from './seccomp/filter-file'
 import { readLegacyTiocsti, type TiocstiFact } from './tiocsti'
 import { errorMessage } from 'dsh-basics'
 
@@ -16,6 +19,8 @@ export interface HostFacts {
   bwrapPath: string
   /** Whether sandboxes get a user namespace of their own (the trial proved confinement either way). */
   userNamespace: boolean
+  /** The private file holding the seccomp program every sandbox loads (see `installSeccompFilter`). */
+  seccompFilter: string
   /** Whether TIOCSTI terminal input injection is allowed on this kernel. */
   legacyTiocsti: TiocstiFact
   /** Canonical roots of the host's own code, kept read-only when they lie in a writable workspace. */
@@ -56,6 +61,14 @@ export class LocalSandbox extends Sandbox {
         'workspace root "/" would make the whole filesystem writable; choose a project directory, or danger-full-access explicitly',
       )
     }
+    // Binding the host's /proc, /dev or /sys over the sandbox's masks would show every host process (and its root) or a writable /sys.
+    const replaced = REPLACED_FILESYSTEMS.find((root) => isWithin(root, workspaceRoot))
+    if (replaced !== undefined) {
+      throw new SandboxError(
+        'INVALID_POLICY',
+        `workspace root ${workspaceRoot} lies in ${replaced}, which the sandbox replaces with its own; choose a project directory`,
+      )
+    }
     const facts = await this.probe()
     const confined: SandboxPolicy = { mode: policy.mode, workspaceRoot }
     if (policy.cwd !== undefined) confined.cwd = policy.cwd
@@ -63,9 +76,15 @@ export class LocalSandbox extends Sandbox {
     if (policy.readableFiles !== undefined) confined.readableFiles = await canonicalReadableFiles(policy.readableFiles)
     const writable = policy.mode === 'workspace-write'
     const sources = { config: this.config, installationRoots: facts.installationRoots, controlSockets: this.controlSockets() }
-    const plan = await planMounts(workspaceRoot, writable, facts.userNamespace, sources)
+    const hostRuntimeParent = hostRuntimeCover(workspaceRoot, confined.readableFiles ?? [], this.hostRuntimeParent())
+    const plan = { ...(await planMounts(workspaceRoot, writable, facts.userNamespace, sources)), ...(hostRuntimeParent ? { hostRuntimeParent } : {}) }
     if (writable && plan.readOnly.some((path) => path === workspaceRoot)) this.warnWorkspaceIsInstallation(workspaceRoot)
-    return bwrapArgv(facts.bwrapPath, argv, confined, plan)
+    // Checked at every start, so a temp cleaner or a writable workspace never leaves a wrong filter;
+    // a workspace holding the file keeps it read-only inside.
+    const seccompFilter = await installSeccompFilter(dirname(facts.seccompFilter))
+    const guard = writable ? filterGuard(workspaceRoot, seccompFilter) : undefined
+    const guarded = guard === undefined ? plan : { ...plan, readOnly: [...plan.readOnly, guard] }
+    return bwrapArgv({ bwrapPath: facts.bwrapPath, seccompFilter }, argv, confined, guarded)
   }
 
   /**
@@ -74,7 +93,13 @@ export class LocalSandbox extends Sandbox {
    */
   protected async probeHost(): Promise<HostFacts> {
     const [bwrap, legacyTiocsti] = await Promise.all([probeBwrap(this.config.bwrapPath), readLegacyTiocsti()])
-    return { bwrapPath: bwrap.path, userNamespace: bwrap.userNamespace, legacyTiocsti, installationRoots: hostInstallationRoots() }
+    return {
+      bwrapPath: bwrap.path,
+      userNamespace: bwrap.userNamespace,
+      seccompFilter: bwrap.seccompFilter,
+      legacyTiocsti,
+      installationRoots: hostInstallationRoots(),
+    }
   }
 
   /**
@@ -83,6 +108,14 @@ export class LocalSandbox extends Sandbox {
    */
   protected controlSockets(): readonly string[] {
     return CONTROL_SOCKETS
+  }
+
+  /**
+   * Where hosts keep their attach sockets (`HOST_RUNTIME_PARENT`). Overridable so a test can plant a
+   * host directory of its own instead of touching the real one; production code never overrides it.
+   */
+  protected hostRuntimeParent(): string {
+    return HOST_RUNTIME_PARENT
   }
 
   /** Say once that a writable workspace is read-only in effect, because the host's code is all of it. */
@@ -105,8 +138,8 @@ export class LocalSandbox extends Sandbox {
     }
     if (facts.legacyTiocsti.enabled) {
       const risk =
-        `TIOCSTI terminal input injection is allowed (${facts.legacyTiocsti.detail}): a confined process can push ` +
-        'input into its terminal, which only processes of the same sandbox read when the terminal is private to it'
+        `TIOCSTI terminal input injection is allowed by the kernel (${facts.legacyTiocsti.detail}): the sandbox's seccomp ` +
+        'filter refuses it inside every sandbox, but processes outside it (and a sandbox without the filter) can still push input into their terminal'
       if (this.config.legacyTiocsti === 'refuse') {
         const error = new SandboxError(
           'SANDBOX_UNAVAILABLE',
@@ -134,8 +167,8 @@ async function canonicalDirectory(path: string): Promise<string> {
   return real
 }
 
-/** Filesystems the sandbox replaces with its own: a host file there would bypass that. */
-const REPLACED_FILESYSTEMS = ['/proc', '/dev']
+/** Kernel filesystems the sandbox replaces with its own or masks parts of: a host file bound from there would bypass that. */
+const REPLACED_FILESYSTEMS = ['/proc', '/dev', '/sys']
 
 /**
  * Each readable file at its canonical path, once. Only a regular file qualifies: a directory could

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { bwrapArgv, bwrapOptions, EMPTY_MOUNT_PLAN } from 'dsh-sandbox-local'
+import { bwrapArgv, bwrapOptions, EMPTY_MOUNT_PLAN, kernelMaskOptions } from 'dsh-sandbox-local'
 
 describe('bwrap options', () => {
   it('read-only: read-only root, private /tmp, no network, read-only workspace', () => {
@@ -16,6 +16,7 @@ describe('bwrap options', () => {
       '/dev',
       '--proc',
       '/proc',
+      ...kernelMaskOptions(),
       '--tmpfs',
       '/tmp',
       '--unshare-net',
@@ -35,8 +36,14 @@ describe('bwrap options', () => {
     const plain = bwrapOptions({ mode: 'workspace-write', workspaceRoot: '/w' })
     expect(plain.slice(plain.indexOf('--cap-drop'), plain.indexOf('--cap-drop') + 2)).toEqual(['--cap-drop', 'ALL'])
     expect(plain).not.toContain('--unshare-user')
+    expect(plain).not.toContain('--disable-userns')
     const userNamespace = bwrapOptions({ mode: 'workspace-write', workspaceRoot: '/w' }, { ...EMPTY_MOUNT_PLAN, userNamespace: true })
     expect(userNamespace.indexOf('--unshare-user')).toBeLessThan(userNamespace.indexOf('--unshare-pid'))
+    // bwrap accepts --disable-userns only with --unshare-user; without one the seccomp filter alone refuses new ones.
+    expect(userNamespace.slice(userNamespace.indexOf('--unshare-user'), userNamespace.indexOf('--unshare-user') + 2)).toEqual([
+      '--unshare-user',
+      '--disable-userns',
+    ])
   })
 
   it('network: the mode decides by default, the policy can cut egress in workspace-write or share it in read-only', () => {
@@ -45,7 +52,7 @@ describe('bwrap options', () => {
     expect(bwrapOptions({ mode: 'read-only', workspaceRoot: '/w' })).toContain('--unshare-net')
   })
 
-  it('protected paths come after the workspace, parents first; a pin inside a read-only path stays read-only', () => {
+  it('protected paths come after the workspace, parents first, then hidden sockets; a pin inside a read-only path stays read-only', () => {
     const plan = {
       userNamespace: false,
       readOnly: ['/w/.git/config', '/w/tools', '/w/.git/hooks'],
@@ -68,9 +75,11 @@ describe('bwrap options', () => {
       '--ro-bind',
       '/w/.git/hooks',
       '/w/.git/hooks',
+      // Control sockets last: a workspace that holds one must not show it again.
+      '--ro-bind',
+      '/dev/null',
+      '/run/docker.sock',
     ])
-    const hidden = options.indexOf('/run/docker.sock')
-    expect(options.slice(hidden - 2, hidden + 1)).toEqual(['--ro-bind', '/dev/null', '/run/docker.sock'])
     // Under read-only the whole workspace is read-only already: no protections needed, sockets still hidden.
     const readOnly = bwrapOptions({ mode: 'read-only', workspaceRoot: '/w' }, plan)
     expect(readOnly).not.toContain('/w/.git')
@@ -113,9 +122,16 @@ describe('bwrap options', () => {
     expect(inside.lastIndexOf('--tmpfs')).toBeLessThan(inside.indexOf('/run/user/0/ws'))
   })
 
-  it('passes the command after `--` untouched', () => {
-    const argv = bwrapArgv('/usr/bin/bwrap', ['--not-an-option', 'a b', ''], { mode: 'read-only', workspaceRoot: '/w' })
-    expect(argv[0]).toBe('/usr/bin/bwrap')
+  it('passes the command after `--` untouched, behind the shell that opens the seccomp filter as descriptor 3', () => {
+    const launch = { bwrapPath: '/usr/bin/bwrap', seccompFilter: '/run/dsh-sandbox/seccomp-0123.bpf' }
+    const argv = bwrapArgv(launch, ['--not-an-option', 'a b', ''], { mode: 'read-only', workspaceRoot: '/w' })
+    expect(argv.slice(0, 8)).toEqual(['/bin/sh', '-c', 'exec 3<"$1" && shift && exec "$@"', 'sh', launch.seccompFilter, '/usr/bin/bwrap', '--seccomp', '3'])
     expect(argv.slice(argv.indexOf('--'))).toEqual(['--', '--not-an-option', 'a b', ''])
+  })
+
+  it('a read-only workspace of / is not bound again over the sandbox /proc, /dev and /tmp', () => {
+    const options = bwrapOptions({ mode: 'read-only', workspaceRoot: '/' })
+    expect(options.filter((option) => option === '/')).toHaveLength(2)
+    expect(options.slice(options.indexOf('--ro-bind'), options.indexOf('--ro-bind') + 3)).toEqual(['--ro-bind', '/', '/'])
   })
 })

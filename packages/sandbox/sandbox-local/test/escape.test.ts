@@ -129,6 +129,15 @@ describe.skipIf(bwrapUnavailable !== undefined)('attacks on the sandbox, with re
     expect(host.stdout).toContain('GRANTED')
   })
 
+  it('a control socket stays hidden when the workspace holds it (the workspace bind would show it again)', async () => {
+    const script = `python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(s.recv(64).decode().strip())" '${socketPath}'`
+    for (const mode of ['read-only', 'workspace-write'] as const) {
+      const inside = await sh(script, { mode, workspaceRoot: outside.path, cwd: outside.path })
+      expect(inside.stdout).not.toContain('GRANTED')
+      expect(inside.code).not.toBe(0)
+    }
+  })
+
   it("the user's runtime directory is private and empty inside: its sockets (the user bus, agents, dsh-terminal attach) cannot be reached", async () => {
     const runtime = await scratchDir('escape-runtime', '/var/tmp')
     const attachDir = join(runtime.path, 'dsh-terminal')

@@ -3,6 +3,14 @@
  * extend {@link Sandbox} and are mounted instead.
  */
 export { SandboxError, type SandboxErrorCode } from './errors'
+export {
+  assertRuntimeParent,
+  ensureRuntimeParent,
+  HOST_RUNTIME_PARENT,
+  hostRuntimeDir,
+  RuntimeParentError,
+  type RuntimeParentErrorCode,
+} from './host-runtime'
 export { isWithin } from './paths'
 export { Sandbox } from './service'
 export {

@@ -1,0 +1,150 @@
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { eventually } from 'dsh-testkit'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { attachCommand } from './attach-harness'
+import { CLI_ARGS, DANGER_CONFIG, DEFAULT_CONFIG, READ_ONLY_CONFIG, REPO_ROOT, TSX } from './helpers'
+import { PrivateRuntime } from './private-runtime'
+import { type Finished, type Running, start } from './process'
+
+/**
+ * The attacks on the attach sockets from inside a sandbox, with real hosts (headless, from sources)
+ * and real bubblewrap: a host started with another XDG_RUNTIME_DIR than the sandboxing host, a host
+ * whose workspace is /tmp, and a read-only workspace of /. Every host runs in one private
+ * `/tmp/dsh-terminal` (see PrivateRuntime), so the test meets no other host on this machine.
+ */
+
+/** Four hosts start tsx at once on a loaded machine: give them this long to listen. */
+const STARTUP_MS = 90_000
+
+/** One `dsh-terminal headless` host driven over its JSON lines. */
+class HeadlessHost {
+  #calls = 0
+
+  private constructor(private readonly running: Running) {}
+
+  /** Start a host inside `runtime` with exactly the environment variables given (XDG_RUNTIME_DIR and TMPDIR removed otherwise). */
+  static start(runtime: PrivateRuntime, env: Record<string, string>, args: readonly string[]): HeadlessHost {
+    const assignments = Object.entries(env).map(([name, value]) => `${name}=${value}`)
+    const argv = ['env', '-u', 'XDG_RUNTIME_DIR', '-u', 'TMPDIR', ...assignments, TSX, ...CLI_ARGS, 'headless', ...args]
+    const [program, ...rest] = runtime.wrap(argv, REPO_ROOT)
+    return new HeadlessHost(start(program!, rest))
+  }
+
+  /** Call a tool; resolves with the text of its response line. */
+  async call(tool: string, args: Record<string, unknown>): Promise<string> {
+    const id = ++this.#calls
+    this.running.child.stdin.write(`${JSON.stringify({ id, tool, arguments: args })}\n`)
+    const responses = () =>
+      this.running
+        .stdout()
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as { id: number; text: string; isError: boolean })
+    await this.running.waitForStdout(() => responses().some((response) => response.id === id))
+    const response = responses().find((candidate) => candidate.id === id)!
+    if (response.isError) throw new Error(`${tool} failed: ${response.text}\n${this.running.stderr()}`)
+    return response.text
+  }
+
+  /** Open a shell session and run `script` in it; resolves with what the session printed. */
+  async shell(script: string): Promise<string> {
+    const opened = await this.call('terminal_open', { type: 'shell' })
+    const sessionId = /pty-\d+/.exec(opened)?.[0]
+    if (!sessionId) throw new Error(`no session id in: ${opened}`)
+    return await this.call('terminal_send', { sessionId, text: script, timeoutMs: 60_000 })
+  }
+
+  /** End the host (EOF ends a headless run) and wait for it. */
+  async close(): Promise<Finished> {
+    this.running.child.stdin.end()
+    return await this.running.finished
+  }
+}
+
+let runtime: PrivateRuntime
+let scratch: string
+const xdg = { a: '', b: '' }
+const hosts: Record<'sandboxed' | 'unconfined' | 'tmpWorkspace' | 'rootWorkspace', HeadlessHost> = {} as never
+/** Every host's pid, from the socket names in the namespace. */
+let pids: number[] = []
+
+/**
+ * What an attacker in a session tries: list the fixed parent and both XDG directories, then read
+ * every host's token and connect to every host's socket (their pids are known, as `ps` would tell).
+ */
+function attackScript(): string {
+  const dir = runtime.insideDir
+  const connect = `python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print('CONN' + 'ECTED', sys.argv[1])"`
+  const perHost = pids.map((pid) => `cat ${dir}/${pid}.token; ${connect} ${dir}/${pid}.sock`).join('; ')
+  return `{ ls -A /tmp/dsh-terminal ${dir} ${xdg.a} ${xdg.b}; ${perHost}; } 2>&1; echo PROBE-DONE`
+}
+
+/** The tokens as the test reads them from outside the sandboxes. */
+function tokens(): string[] {
+  return pids.map((pid) => readFileSync(join(runtime.dir, `${pid}.token`), 'utf8').trim())
+}
+
+describe.skipIf(process.platform !== 'linux')("no sandboxed session reaches any host's attach socket", () => {
+  beforeAll(async () => {
+    runtime = await PrivateRuntime.start()
+    scratch = mkdtempSync('/var/tmp/dsh-attach-sandbox-')
+    xdg.a = mkdtempSync(join(scratch, 'xdg-a-'))
+    xdg.b = mkdtempSync(join(scratch, 'xdg-b-'))
+    for (const path of [xdg.a, xdg.b]) chmodSync(path, 0o700)
+    const workspace = mkdtempSync(join(scratch, 'workspace-'))
+    hosts.sandboxed = HeadlessHost.start(runtime, { XDG_RUNTIME_DIR: xdg.a }, ['--config', DEFAULT_CONFIG, '--cwd', workspace])
+    hosts.unconfined = HeadlessHost.start(runtime, { XDG_RUNTIME_DIR: xdg.b }, ['--config', DANGER_CONFIG])
+    hosts.tmpWorkspace = HeadlessHost.start(runtime, {}, ['--config', DEFAULT_CONFIG, '--cwd', '/tmp'])
+    hosts.rootWorkspace = HeadlessHost.start(runtime, { TMPDIR: '/var/tmp' }, ['--config', READ_ONLY_CONFIG, '--cwd', '/'])
+    const sockets = await eventually(
+      () => {
+        const names = existsSync(runtime.dir) ? readdirSync(runtime.dir).filter((name) => name.endsWith('.sock')) : []
+        return names.length === 4 && names
+      },
+      'four hosts to listen in /tmp/dsh-terminal',
+      STARTUP_MS,
+    )
+    pids = sockets.map((name) => Number(name.replace('.sock', '')))
+  }, STARTUP_MS + 10_000)
+
+  afterAll(async () => {
+    await Promise.all(Object.values(hosts).map((host) => host.close()))
+    await runtime?.close()
+    rmSync(scratch, { recursive: true, force: true })
+  })
+
+  it('every host uses /tmp/dsh-terminal/<uid>, whatever its XDG_RUNTIME_DIR or TMPDIR; attach lists all four from any environment', async () => {
+    expect(readdirSync(xdg.a)).toEqual([])
+    expect(readdirSync(xdg.b)).toEqual([])
+    const [command, ...args] = attachCommand([], runtime)
+    const listing = start('env', [`XDG_RUNTIME_DIR=${xdg.b}`, 'TMPDIR=/var/tmp', command!, ...args])
+    listing.child.stdin.end()
+    const listed = await listing.finished
+    expect(listed.code).toBe(0)
+    for (const pid of pids) expect(listed.stdout).toContain(`host ${pid}:`)
+  })
+
+  it('outside any sandbox, the attack reads every token and connects to every socket (the probe works)', async () => {
+    const [command, ...args] = runtime.wrap(['sh', '-c', attackScript()])
+    const unconfined = start(command!, args)
+    unconfined.child.stdin.end()
+    const { stdout } = await unconfined.finished
+    for (const token of tokens()) expect(stdout).toContain(token)
+    for (const pid of pids) expect(stdout.split('\n')).toContain(`${pid}.sock`)
+    expect(stdout.match(/CONNECTED/g)).toHaveLength(pids.length)
+  })
+
+  it.each([
+    ['a host whose XDG_RUNTIME_DIR differs from the others', 'sandboxed'],
+    ['a host whose workspace (writable) is /tmp', 'tmpWorkspace'],
+    ['a host whose read-only workspace is /', 'rootWorkspace'],
+  ] as const)('a sandboxed session of %s sees no host socket or token', async (_, which) => {
+    const inside = await hosts[which].shell(attackScript())
+    expect(inside).toContain('PROBE-DONE')
+    expect(inside).not.toContain('CONNECTED')
+    for (const token of tokens()) expect(inside).not.toContain(token)
+    const listed = inside.split('\n').map((line) => line.trim())
+    for (const pid of pids) expect(listed).not.toContain(`${pid}.sock`)
+  })
+})
