@@ -199,6 +199,48 @@ export async function subprocess(): Promise<BenchRow[]> {
     samples: limited.contender,
   })
 
+  // The host-death watchdog: started right after a runtime loads (one spawn of /bin/sh), then one
+  // registration line per open. A fresh runtime per sample, with exitCleanup off (no watchdog) and on,
+  // opened at once: the worst case, since the watchdog's spawn then lands inside the first open.
+  const firstOpen = (exitCleanup: boolean) => async () => {
+    const fresh = new Context()
+    const freshFiber = await fresh.plugin(local, { exitCleanup })
+    const start = performance.now()
+    const { handle } = await providerShell(fresh)
+    const elapsed = performance.now() - start
+    await handle.terminate()
+    await freshFiber.dispose()
+    return elapsed
+  }
+  const unwatchedRoot = new Context()
+  const unwatchedFiber = await unwatchedRoot.plugin(local, { exitCleanup: false })
+  const openIn = (ctx: Context) => async () => {
+    const start = performance.now()
+    const { handle } = await providerShell(ctx)
+    const elapsed = performance.now() - start
+    await handle.terminate()
+    return elapsed
+  }
+  const steady = await collectInterleaved(iterations, openIn(unwatchedRoot), openIn(root))
+  await unwatchedFiber.dispose()
+  rows.push({ figure: 'provider: open, no watchdog (interleaved)', unit: 'ms', samples: steady.floor, note: 'exitCleanup: false' })
+  rows.push({
+    figure: 'provider: open, watchdog running',
+    unit: 'ms',
+    floor: 'provider: open, no watchdog (interleaved)',
+    note: 'one registration line to the watchdog per open, one more at close',
+    samples: steady.contender,
+  })
+  const watched = await collectInterleaved(iterations, firstOpen(false), firstOpen(true))
+  rows.push({ figure: 'provider: first open of a runtime, no watchdog (interleaved)', unit: 'ms', samples: watched.floor, note: 'exitCleanup: false' })
+  rows.push({
+    figure: 'provider: first open of a runtime, with the host-death watchdog',
+    unit: 'ms',
+    floor: 'provider: first open of a runtime, no watchdog (interleaved)',
+    note: 'opened right after load: the watchdog (/bin/sh, detached) starts during this open; the session is registered',
+    samples: watched.contender,
+  })
+
   rows.push({
     figure: 'node-pty: SIGHUP idle bash → exit',
     unit: 'ms',

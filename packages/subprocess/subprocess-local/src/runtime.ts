@@ -9,6 +9,7 @@ import type { TerminalModesSource } from './modes/modes-source'
 import { TermiosModes } from './modes/termios-modes'
 import { inspectorFor } from './platform'
 import { LocalTerminal } from './terminal'
+import { HostWatchdog, type HostWatchdogOptions } from './watchdog/watchdog'
 import { errorMessage } from 'dsh-basics'
 
 /** What a runtime is built with besides its config (tests inject cgroup layouts this host lacks). */
@@ -17,11 +18,14 @@ export interface LocalSubprocessRuntimeOptions {
   readonly cgroups?: CgroupLimiterOptions
   /** Where terminals read their echo/canonical flags (default: `TermiosModes`: one perl helper, or one `stty` helper shell without perl; started on first use). */
   readonly modes?: TerminalModesSource
+  /** How the host-death watchdog runs (tests: another platform, a missing shell); used only with `exitCleanup`. */
+  readonly watchdog?: Omit<HostWatchdogOptions, 'warn'>
 }
 
 /**
  * `ctx.subprocess` backed by node-pty on this machine. Every terminal it spawns is terminated
- * when the plugin unloads, and (by default) SIGKILLed synchronously when the host exits.
+ * when the plugin unloads, and (by default) SIGKILLed synchronously when the host exits, or by the
+ * host-death watchdog when the host is killed without running exit handlers (SIGKILL).
  * `spec.limits` are enforced with one cgroup per terminal where the host allows (see `CgroupLimiter`).
  */
 export class LocalSubprocessRuntime extends SubprocessRuntime {
@@ -29,18 +33,24 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
   private readonly terminals = new Set<LocalTerminal>()
   private readonly limiter: CgroupLimiter
   private readonly modes: TerminalModesSource
+  private readonly watchdog: HostWatchdog | undefined
 
   constructor(ctx: Context, config: LocalSubprocessConfig, options: LocalSubprocessRuntimeOptions = {}) {
     super(ctx)
     this.config = config
-    this.limiter = new CgroupLimiter(options.cgroups ?? {}, (message) => ctx.logger('subprocess').warn('%s', message))
+    const warn = (message: string) => ctx.logger('subprocess').warn('%s', message)
+    this.limiter = new CgroupLimiter(options.cgroups ?? {}, warn)
     this.modes = options.modes ?? new TermiosModes()
+    // Without exitCleanup sessions are meant to outlive the host, so nothing watches for its death.
+    this.watchdog = config.exitCleanup ? new HostWatchdog({ ...options.watchdog, warn }) : undefined
+    // Started once the plugin loaded, not on the first open: Node forks synchronously (a few ms).
+    if (this.watchdog) setImmediate(() => this.watchdog?.start()).unref()
     ctx.effect(
       () => () =>
         this.terminateAll().finally(() => {
-          this.limiter.dispose()
-          // Awaited: the helpers' processes are gone when the plugin is.
-          return this.modes.dispose()
+          for (const parent of this.limiter.dispose()) this.watchdog?.forgetCgroup(parent)
+          // Awaited: the helpers' processes (and the watchdog, after killing what a failed teardown left) are gone when the plugin is.
+          return Promise.all([this.modes.dispose(), this.watchdog?.dispose()]).then(() => {})
         }),
       'subprocess: terminate every terminal',
     )
@@ -58,7 +68,11 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
     if (found.status === 'rejected') throw found.reason
     const file = found.value
     throwIfAborted(spec.signal)
+    // Registered before the spawn: a host killed a moment later still takes the session's cgroups down.
+    // (Normally running since the plugin loaded; this starts it when an open came first, or again after it died.)
+    this.watchdog?.start()
     const { cgroup, applied } = this.limiter.open(spec.limits)
+    for (const parent of this.limiter.parentDirs) this.watchdog?.watchCgroup(parent)
     // Under limits the PTY runs a launcher that joins the cgroups and then execs the program.
     const command = cgroup ? cgroup.launcher(file, args) : { file, args }
     let pty: ReturnType<typeof spawn>
@@ -76,7 +90,10 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
       backlogBytes: this.config.backlogBytes,
       exitCleanup: this.config.exitCleanup,
       report: (error) => this.ctx.logger('subprocess').warn('terminal output listener threw: %s', errorMessage(error)),
-      onTerminated: (done) => this.terminals.delete(done),
+      onTerminated: (done) => {
+        this.terminals.delete(done)
+        this.watchdog?.forgetSession(done.pid)
+      },
       otherTerminals: (self) => this.livePidsExcept(self),
       cgroup,
       limits: applied,
@@ -93,6 +110,8 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
       await terminal.terminate()
       throwIfAborted(spec.signal)
     }
+    // Before the handle is returned nothing could have been typed into the session, so nothing escaped yet.
+    this.watchdog?.watchSession(terminal.pid, terminal.started, (pty as { ptsName?: string }).ptsName, cgroup !== undefined)
     return terminal
   }
 

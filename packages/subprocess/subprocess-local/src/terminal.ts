@@ -199,6 +199,11 @@ export class LocalTerminal implements SubprocessTerminalHandle {
     return this.#exit
   }
 
+  /** The top-level process's start identity once {@link settle} read it (empty before, or when it could not). */
+  get started(): string {
+    return this.#shell.started
+  }
+
   onOutput(listener: TerminalOutputListener): () => void {
     return this.#output.subscribe(listener)
   }

@@ -12,6 +12,15 @@ const LEAKS: Record<string, string> = {
   SENTRY_DSN: 'https://leak-dsn@o1.ingest.sentry.io/1',
   MY_PASS: 'leak-pass',
   http_proxy: 'http://u:leak-proxy@proxy:3128',
+  MYSQL_PWD: 'leak-mysql',
+  CI_JOB_JWT: 'leak-jwt',
+  LDAP_BIND_PW: 'leak-ldap',
+  STRIPE_SK: 'leak-stripe',
+  KUBECONFIG: '/tmp/leak-kubeconfig',
+  REPORT_URL: 'https://reports.example/upload?password=leak-query',
+  GIT_REMOTE: 'https://ghp_leakleakleak@github.com/org/repo.git',
+  ALERTS: 'https://hooks.slack.com/services/T0/B0/leak-slack',
+  CURL_HEADERS: 'Authorization: Bearer leak-bearer-token',
 }
 
 /** Parent variables that must arrive: a look-alike, a URL without password, and the allow-listed one. */
@@ -19,6 +28,8 @@ const KEPT: Record<string, string> = {
   GIT_AUTHOR_NAME: 'kept-author',
   HOMEPAGE_URL: 'https://kept-user@example.org/',
   HF_AUTH: 'allowed-hf',
+  OLDPWD: '/tmp/kept-oldpwd',
+  AWS_PROFILE: 'kept-profile',
 }
 
 let mounted: Awaited<ReturnType<typeof mountRuntime>> | undefined

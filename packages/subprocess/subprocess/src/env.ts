@@ -1,30 +1,93 @@
 import { SubprocessError } from './errors'
 
 /**
- * Inherited names that look like credentials, in any case. A terminal is driven by a model, so
- * anything a process could echo back must not carry secrets by accident; a false positive costs an
- * allow-list entry, a false negative leaks. Families: `KEY`, `PASS` (PASSWORD, PASSWD, PASSPHRASE,
- * `npm_config__password`), `SECRET`, `TOKEN`, `CREDENTIAL`, `AUTH` (AUTHORIZATION, OAUTH,
- * `SSH_AUTH_SOCK`, `DOCKER_AUTH_CONFIG`, `NPM_CONFIG__AUTH`, `…:_authToken`) except the `AUTHOR`
- * that git commits need, `COOKIE`, `BEARER`, `SESSID`/`SESSIONID` (cookie names such as PHPSESSID),
- * and the words `PAT` and `DSN` (`GH_PAT`, `SENTRY_DSN`; not PATH).
+ * The parts of an inherited name that mark a credential, matched in any case; the table behind
+ * {@link CREDENTIAL_NAME_PATTERN}. A "word" is delimited by anything but a letter (`_`, a digit, the
+ * ends), so `PATH` is not `PAT` and `GOPRIVATE` is not `PRIVATE`. A terminal is driven by a model,
+ * so anything a process could echo back must not carry secrets by accident: a false positive costs
+ * an allow-list entry, a false negative leaks.
  */
-export const CREDENTIAL_NAME_PATTERN =
-  /KEY|PASS|SECRET|TOKEN|CREDENTIAL|AUTH(?!OR(?!I[SZ]))|COOKIE|BEARER|SESSID|SESSIONID|(?<![A-Z])PAT(?![A-Z])|(?<![A-Z])DSN(?![A-Z])/i
+const CREDENTIAL_NAME_PARTS: readonly string[] = [
+  // KEY, PASS (PASSWORD, PASSWD, PASSPHRASE, npm_config__password), SECRET, TOKEN, CREDENTIAL
+  // (AWS_SHARED_CREDENTIALS_FILE, GOOGLE_APPLICATION_CREDENTIALS), COOKIE, BEARER, JWT (CI_JOB_JWT).
+  'KEY',
+  'PASS',
+  'SECRET',
+  'TOKEN',
+  'CREDENTIAL',
+  'COOKIE',
+  'BEARER',
+  'JWT',
+  'WEBHOOK',
+  // AUTH: AUTHORIZATION, AUTHENTICATION, OAUTH, SSH_AUTH_SOCK, DOCKER_AUTH_CONFIG, `…:_authToken`;
+  // not the AUTHOR that git commits need (AUTHORISATION/AUTHORIZATION still are AUTH).
+  'AUTH(?!OR(?!I[SZ]))',
+  // Cookie names of server sessions: PHPSESSID, JSESSIONID.
+  'SESSID',
+  'SESSIONID',
+  // Words: GH_PAT, SENTRY_DSN, STRIPE_SK, SSH_PRIVATE, GPG_SIGNING.
+  '(?<![A-Z])(?:PAT|DSN|SK|PRIVATE|SIGNING)(?![A-Z])',
+  // PWD as a word of a longer name (MYSQL_PWD), never the shell's own PWD (nor OLDPWD, not a word).
+  '(?<=[^A-Z])PWD(?![A-Z])|^PWD(?=[^A-Z])',
+  // PW as the last word (LDAP_BIND_PW, ROOT_PW2); not a first word (Playwright's PW_TEST_*).
+  '(?<![A-Z])PW\\d*$',
+  // Pointers to credential stores, which tools read by themselves: a kubeconfig holds cluster
+  // credentials, DOCKER_CONFIG registry auths, NETRC passwords, CLOUDSDK_CONFIG and
+  // AZURE_CONFIG_DIR cloud tokens. (AWS_PROFILE or AWS_CONFIG_FILE name no secret and pass.)
+  'KUBECONFIG',
+  '^DOCKER_CONFIG$',
+  '(?<![A-Z])NETRC(?![A-Z])',
+  '^CLOUDSDK_CONFIG$',
+  '^AZURE_CONFIG_DIR$',
+]
+
+/**
+ * Inherited names that look like credentials, in any case: words such as KEY, PASS, SECRET, TOKEN,
+ * AUTH (not AUTHOR), JWT, `_PWD`, `_PW`, `_SK`, and pointers to credential stores such as
+ * KUBECONFIG (the full table and its reasons are in this module and the README's "Environment scrub").
+ */
+export const CREDENTIAL_NAME_PATTERN = new RegExp(CREDENTIAL_NAME_PARTS.join('|'), 'i')
 
 /** The harness's own configuration namespace, never leaked into terminals (not even by an allow-list). */
 export const HARNESS_NAME_PATTERN = /^DSH_/i
 
 /**
- * Values that carry a password whatever their name: a URL with a password in its userinfo
- * (`postgres://u:p@host`, `redis://:p@host`, anywhere in the value), a bare `user:password@host`
- * (how proxies are often written), and a connection string with a password or account key field.
- * The password part may hold `/`, so `https://host:8080/a@b` is dropped too (a false positive).
+ * Well-known prefixes of vendor tokens: GitHub (`ghp_`, `github_pat_`, …), GitLab (`glpat-`, …),
+ * Slack (`xoxb-`, `xapp-`, …), OpenAI and Anthropic (`sk-`), Stripe (`sk_live_`, `rk_test_`, …),
+ * Hugging Face (`hf_`), Google OAuth access tokens (`ya29.`). npm's `npm_` is matched on its own
+ * (exactly 36 letters and digits follow), since `npm_` also starts the names of npm's variables.
+ */
+const TOKEN_PREFIX = '(?:gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|oas)-|xox[abeoprs]-|xapp-|sk-|[sr]k_(?:live|test)_|hf_|ya29\\.)'
+
+/** Query parameters that carry a secret: any name ending in one of the families, or one of the short names. */
+const SECRET_QUERY_NAME = '(?:[\\w.-]*[_.-])?(?:token|secret|password|passwd|signature|credential)|pwd|pass|sig|key|auth|(?:api|access|private|secret)[_-]?key'
+
+/**
+ * Values that carry a credential whatever their name, matched anywhere in the value:
+ * - a URL with a password in its userinfo (`postgres://u:p@host`, `redis://:p@host`); the password
+ *   may hold `/`, so `https://host:8080/a@b` is dropped too (a false positive);
+ * - a bare `user:password@host` (how proxies are often written);
+ * - a connection string with a password or account key field (`Password=`, `Pwd=`, `AccountKey=`);
+ * - a URL query with a secret parameter (`?password=`, `&passwd=`, `?pwd=`, `token=`,
+ *   `access_token=`, `api_key=`, `apikey=`, `secret=`, `sig=`, `X-Amz-Signature=`);
+ * - a URL whose user (no password) is a token: a vendor prefix (`https://ghp_…@github.com`) or an
+ *   opaque string of 32 or more characters with a digit (GitHub's classic 40-hex tokens);
+ * - a vendor token on its own (`ghp_` plus at least 20 characters, `npm_` plus 36, …);
+ * - an incoming-webhook URL, whose path is the credential: Slack `hooks.slack.com/…`, Discord
+ *   `discord.com/api/webhooks/…`, and any `/webhook/`, `/webhooks/` or `/webhookb2/` path (Teams);
+ * - HTTP authorization: an `Authorization:` header (also `Proxy-Authorization:`), `Bearer <token>`,
+ *   or `Basic <base64>` (base64 that mixes case or holds a digit, `+` or `/`: not "Basic usage").
  */
 export const CREDENTIAL_VALUE_PATTERNS: readonly RegExp[] = [
   /[a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*:[^\s@]*@/i,
   /^[^\s/?#@:]+:[^\s/@]+@[^\s/@]/,
   /(?:^|;)\s*(?:password|pwd|accountkey|sharedaccesskey|sharedaccesssignature)\s*=/i,
+  new RegExp(`[?&;](?:${SECRET_QUERY_NAME})=[^&#\\s]`, 'i'),
+  new RegExp(`[a-z][a-z0-9+.-]*://(?:${TOKEN_PREFIX}[^\\s/?#@:]*|(?=[^\\s/?#@:]*\\d)[\\w.~-]{32,})@`, 'i'),
+  new RegExp(`(?<![\\w-])(?:${TOKEN_PREFIX}[\\w-]{20,}|npm_[A-Za-z0-9]{36}(?!\\w))`),
+  /(?:^|[\s/@.])hooks\.slack\.com\/\S|discord(?:app)?\.com\/api\/webhooks\/\S|[a-z]:\/\/[^\s/]+\/(?:\S*\/)?webhook(?:s|b2)?\/[^\s/?#]/i,
+  /(?:^|[^\w-])(?:proxy-)?authorization\s*:|\bbearer\s+[\w.~+/-]{8,}/i,
+  /\b(?:Basic|basic|BASIC)\s+(?=[A-Za-z0-9+/]*(?:[a-z][A-Z]|[0-9+/]))[A-Za-z0-9+/]{4,}={0,2}(?![\w+/=])/,
 ]
 
 /** Options of {@link scrubEnvironment}. */

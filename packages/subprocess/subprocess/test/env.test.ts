@@ -42,6 +42,51 @@ const CREDENTIALS: Record<string, string> = {
   GOOGLE_APPLICATION_CREDENTIALS: '/c.json',
   DSH_MODE: 'x',
   dsh_debug: '1',
+  // Names the earlier rules missed.
+  MYSQL_PWD: 'p',
+  PWD_FILE: '/run/secrets/db',
+  CI_JOB_JWT: 'eyJhbGciOiJSUzI1NiJ9.e30.c2ln',
+  CI_JOB_JWT_V2: 'x',
+  LDAP_BIND_PW: 'p',
+  ROOT_PW2: 'p',
+  STRIPE_SK: 'x',
+  SK: 'x',
+  SSH_PRIVATE: 'x',
+  GPG_SIGNING: 'x',
+  SLACK_WEBHOOK: 'x',
+  KUBECONFIG: '/home/me/.kube/config',
+  DOCKER_CONFIG: '/home/me/.docker',
+  NETRC: '/home/me/.netrc',
+  CURL_NETRC_FILE: '/home/me/.netrc',
+  CLOUDSDK_CONFIG: '/home/me/.config/gcloud',
+  AZURE_CONFIG_DIR: '/home/me/.azure',
+  AWS_SHARED_CREDENTIALS_FILE: '/home/me/.aws/credentials',
+  // Values the earlier rules missed, under names that say nothing.
+  REPORT_URL: 'https://reports.example/upload?user=u&password=hunter2',
+  LEGACY_URL: 'https://legacy.example/login?x=1&passwd=hunter2',
+  MSSQL_URL: 'https://db.example/?pwd=hunter2',
+  FEED_URL: 'https://feed.example/rss?token=abc123',
+  GRAPH_URL: 'https://graph.example/me?access_token=abc123',
+  MAPS_URL: 'https://maps.example/api?api_key=abc123',
+  WEATHER_URL: 'https://weather.example/v1?apikey=abc123',
+  CALLBACK_URL: 'https://cb.example/hook?secret=abc123',
+  BLOB_URL: 'https://acct.blob.core.windows.net/c/f?sv=2022-11-02&se=2030-01-01&sig=abc%2Bdef',
+  S3_URL: 'https://b.s3.amazonaws.com/k?X-Amz-Credential=AKIA%2F&X-Amz-Signature=abc123',
+  GIT_REMOTE: 'https://ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com/org/repo.git',
+  GITLAB_REMOTE: 'https://glpat-abcdefghij0123456789@gitlab.com/org/repo.git',
+  SLACK_REMOTE: 'https://xoxb-123-456-abc@slack.example/',
+  OPENAI_BASE: 'https://sk-proj-abc123@api.example/v1',
+  CLASSIC_REMOTE: 'https://0123456789abcdef0123456789abcdef01234567@github.com/org/repo.git',
+  ALERTS: 'https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXX',
+  DISCORD: 'https://discord.com/api/webhooks/123456789/abcDEF-ghi',
+  TEAMS: 'https://org.webhook.office.com/webhookb2/abc@def/IncomingWebhook/123/456',
+  CURL_HEADERS: 'Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.abc',
+  EXTRA_HEADER: 'Proxy-Authorization: Basic dXNlcjpwYXNz',
+  UPSTREAM_BEARER_HEADER_VALUE: 'x',
+  HEADER_VALUE: 'Bearer 0123456789abcdef',
+  BASIC_VALUE: 'Basic dXNlcjpwYXNz',
+  STASHED: 'ghp_abcdefghijklmnopqrstuvwxyz0123456789',
+  NPM_LOGIN: 'npm_abcdefghijklmnopqrstuvwxyz0123456789',
 }
 
 /** Look-alikes that must survive: what shells, git and tools need. */
@@ -70,6 +115,58 @@ const HARMLESS: Record<string, string> = {
   PS1: '\\u@\\h:\\w\\$ ',
   XDSH_THING: 'x',
   EMPTY: '',
+  // What every shell and the common tools set; none may be dropped.
+  PWD: '/home/me/project',
+  OLDPWD: '/home/me',
+  LC_ALL: 'C.UTF-8',
+  LC_CTYPE: 'sk_SK.UTF-8',
+  LC_MESSAGES: 'C',
+  SSH_TTY: '/dev/pts/3',
+  SSH_CONNECTION: '10.0.0.1 51000 10.0.0.2 22',
+  SHLVL: '2',
+  EDITOR: 'vim',
+  VISUAL: 'vim',
+  PAGER: 'less',
+  MANPAGER: 'less -R',
+  KUBE_EDITOR: 'vim',
+  NODE_OPTIONS: '--max-old-space-size=4096',
+  HOSTNAME: 'devbox',
+  USER: 'me',
+  LOGNAME: 'me',
+  SHELL: '/bin/bash',
+  TMPDIR: '/tmp',
+  XDG_RUNTIME_DIR: '/run/user/1000',
+  XDG_CONFIG_HOME: '/home/me/.config',
+  COLORTERM: 'truecolor',
+  TERM_PROGRAM: 'vscode',
+  TERM_SESSION_ID: 'w0t0p0:1234',
+  HISTFILE: '/home/me/.bash_history',
+  HISTSIZE: '1000',
+  PYTHONPATH: '/home/me/lib',
+  VIRTUAL_ENV: '/home/me/.venv',
+  GOPATH: '/home/me/go',
+  GOPRIVATE: 'github.com/org/*',
+  CARGO_HOME: '/home/me/.cargo',
+  JAVA_HOME: '/usr/lib/jvm/default',
+  AWS_PROFILE: 'dev',
+  AWS_REGION: 'eu-west-1',
+  AWS_CONFIG_FILE: '/home/me/.aws/config',
+  KUBE_NAMESPACE: 'default',
+  PWDEBUG: '1',
+  PW_TEST_HTML_REPORT_OPEN: 'never',
+  SKIP_TESTS: '1',
+  TASK_ID: '7',
+  DISK_PATH: '/dev/sda',
+  CI: 'true',
+  CI_JOB_ID: '42',
+  GPG_TTY: '/dev/pts/3',
+  LESSOPEN: '| /usr/bin/lesspipe %s',
+  DOCS_URL: 'https://docs.example/guide?page=2&sort=asc#webhooks',
+  SEARCH_URL: 'https://search.example/?q=token+bucket&tokenizer=bpe',
+  HOOK_DOCS: 'https://docs.example/webhooks/',
+  MOTD: 'Basic usage: see the bearer of this note',
+  SSH_REMOTE: 'ssh://git@gitlab.com/org/repo.git',
+  LOCALE_NOTE: 'sk_SK task-runner disk-usage',
 }
 
 describe('scrubEnvironment', () => {
@@ -148,6 +245,105 @@ describe('classification', () => {
     expect(isCredentialValue('user:pass@proxy:3128')).toBe(true)
     expect(isCredentialValue('Endpoint=sb://ns/;SharedAccessKeyName=n;SharedAccessKey=k')).toBe(true)
     expect(isCredentialValue('/usr/bin:/bin')).toBe(false)
+  })
+
+  it('classifies the names the earlier rules missed, and keeps their look-alikes', () => {
+    for (const name of [
+      'MYSQL_PWD',
+      'mysql_pwd',
+      'DB_PWD2',
+      'PWD_FILE',
+      'CI_JOB_JWT',
+      'JWT',
+      'LDAP_BIND_PW',
+      'PW',
+      'STRIPE_SK',
+      'sk_live',
+      'SSH_PRIVATE',
+      'PRIVATE_REGISTRY',
+    ]) {
+      expect(isScrubbedName(name), name).toBe(true)
+    }
+    for (const name of ['SIGNING_CERT', 'DISCORD_WEBHOOK_URL', 'KUBECONFIG', 'kubeconfig', 'DOCKER_CONFIG', 'NETRC', 'CLOUDSDK_CONFIG', 'AZURE_CONFIG_DIR']) {
+      expect(isScrubbedName(name), name).toBe(true)
+    }
+    for (const name of [
+      'PWD',
+      'OLDPWD',
+      'pwd',
+      'PWDEBUG',
+      'PW_TEST_REPORTER',
+      'PWTEST_SKIP',
+      'SKIP',
+      'TASK',
+      'DISK_SIZE',
+      'GOPRIVATE',
+      'DOCKER_HOST',
+      'DOCKER_CONFIG_DIRS_NOTE',
+      'AWS_PROFILE',
+    ]) {
+      expect(isScrubbedName(name), name).toBe(false)
+    }
+  })
+
+  it('classifies each value shape the earlier rules missed, and a near miss of each', () => {
+    const shapes: [string, boolean][] = [
+      // Secrets in a URL query, and queries that only look alike.
+      ['https://h/p?password=x', true],
+      ['https://h/p?a=1&passwd=x', true],
+      ['https://h/p?pwd=x', true],
+      ['https://h/p?token=x', true],
+      ['https://h/p?access_token=x', true],
+      ['https://h/p?api_key=x', true],
+      ['https://h/p?apikey=x', true],
+      ['https://h/p?secret=x', true],
+      ['https://h/p?sv=1&sig=x', true],
+      ['https://h/p?client_secret=x', true],
+      ['https://h/p?X-Amz-Security-Token=x', true],
+      ['https://h/p?token=', false],
+      ['https://h/p?tokenizer=x&passage=y', false],
+      ['https://h/p?sort_key_name=x', false],
+      // Tokens as the user of a URL, and ordinary users.
+      ['https://ghp_xxx@github.com/o/r', true],
+      ['https://github_pat_11AAA@github.com/o/r', true],
+      ['https://glpat-xxx@gitlab.com/o/r', true],
+      ['https://xoxb-1-2-x@slack.example', true],
+      ['https://sk-xxx@api.example', true],
+      ['git+https://0123456789abcdef0123456789abcdef01234567@github.com/o/r', true],
+      ['https://user@host/x', false],
+      ['https://a.very.long.but.plain.user.name.here@host/x', false],
+      ['ssh://git@github.com/o/r', false],
+      // A vendor token on its own.
+      ['ghp_abcdefghijklmnopqrstuvwxyz0123456789', true],
+      ['token=xoxp-1234567890-abcdefghijklmnop', true],
+      ['sk-ant-api03-abcdefghijklmnopqrstuv', true],
+      ['sk_live_abcdefghijklmnopqrstuvwx', true],
+      ['npm_abcdefghijklmnopqrstuvwxyz0123456789', true],
+      ['ghp_short', false],
+      ['npm_config_cache_folder_is_a_name_only', false],
+      ['disk-abcdefghijklmnopqrstuvwxyz', false],
+      // Incoming-webhook URLs.
+      ['https://hooks.slack.com/services/T0/B0/X', true],
+      ['https://hooks.slack.com/workflows/T0/A0/1/X', true],
+      ['https://discord.com/api/webhooks/1/x', true],
+      ['https://discordapp.com/api/webhooks/1/x', true],
+      ['https://org.webhook.office.com/webhookb2/a/IncomingWebhook/b/c', true],
+      ['https://ci.example/webhook/abc123', true],
+      ['https://docs.example/webhooks/', false],
+      ['https://slack.com/help', false],
+      // HTTP authorization.
+      ['Authorization: token abc', true],
+      ['-H "authorization:Bearer x"', true],
+      ['Proxy-Authorization: Basic dTpw', true],
+      ['Bearer abcdefgh12', true],
+      ['Basic dXNlcjpwYXNz', true],
+      ['Basic dTpw', true],
+      ['Basic usage', false],
+      ['Basic Auth', false],
+      ['the bearer of bad news', false],
+      ['X-Authorized-Party value', false],
+    ]
+    for (const [value, expected] of shapes) expect(isCredentialValue(value), value).toBe(expected)
   })
 
   it('combines both in isScrubbed', () => {

@@ -105,12 +105,20 @@ export class CgroupLimiter {
     }
   }
 
-  /** Remove the runtime's parent cgroups (after every terminal was terminated). Never throws. */
-  dispose(): void {
+  /** The runtime's parent cgroups created so far, one per hierarchy in use (the host-death watchdog removes them too). */
+  get parentDirs(): readonly string[] {
+    return [...this.#parents.values()]
+  }
+
+  /** Remove the runtime's parent cgroups (after every terminal was terminated); returns the ones now gone. Never throws. */
+  dispose(): string[] {
+    const removed: string[] = []
     for (const parent of this.#parents.values()) {
-      if (!removeTree(this.#files, parent)) this.#warn(`could not remove cgroup ${parent}; the next start sweeps it`)
+      if (removeTree(this.#files, parent)) removed.push(parent)
+      else this.#warn(`could not remove cgroup ${parent}; the next start sweeps it`)
     }
     this.#parents.clear()
+    return removed
   }
 
   #detect(options: CgroupLimiterOptions): LimitPlacement {
