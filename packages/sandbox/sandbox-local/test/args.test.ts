@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { bwrapArgv, bwrapOptions, EMPTY_MOUNT_PLAN, kernelMaskOptions } from 'dsh-sandbox-local'
+import { bwrapArgv, bwrapOptions, EMPTY_MOUNT_PLAN, kernelMaskOptions } from 'dsh-sandbox-local/internal'
 
 describe('bwrap options', () => {
   it('read-only: read-only root, private /tmp, no network, read-only workspace', () => {

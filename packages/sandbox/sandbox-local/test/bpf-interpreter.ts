@@ -1,4 +1,4 @@
-import { INSTRUCTION_BYTES } from 'dsh-sandbox-local'
+import { INSTRUCTION_BYTES } from 'dsh-sandbox-local/internal'
 
 /** What a syscall looks like to a seccomp filter: `struct seccomp_data` without the instruction pointer. */
 export interface SeccompData {

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process'
 import { mkdtemp, realpath, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { probeBwrap } from 'dsh-sandbox-local'
+import { probeBwrap } from 'dsh-sandbox-local/internal'
 
 /**
  * Why real-bwrap tests cannot run here, or undefined when they can. On CI bwrap is installed by

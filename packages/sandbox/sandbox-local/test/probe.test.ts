@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { SandboxError } from 'dsh-sandbox'
 import * as localPlugin from 'dsh-sandbox-local'
-import { assertConfined, Config, explainBwrapFailure, type HostFacts, LocalSandbox, probeBwrap, readLegacyTiocsti, resolveExecutable } from 'dsh-sandbox-local'
+import { Config, type HostFacts, LocalSandbox } from 'dsh-sandbox-local'
+import { assertConfined, explainBwrapFailure, probeBwrap, readLegacyTiocsti, resolveExecutable } from 'dsh-sandbox-local/internal'
 import { bwrapUnavailable, scratchDir } from './helpers'
 
 let dir: { path: string; remove: () => Promise<void> }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { KERNEL_MASKS, kernelMaskOptions } from 'dsh-sandbox-local'
+import { KERNEL_MASKS, kernelMaskOptions } from 'dsh-sandbox-local/internal'
 
 describe('kernel masks', () => {
   it('every row says why, and names a path under /proc or /sys once', () => {

@@ -23,7 +23,7 @@ import {
   seccompProgram,
   SYSCALL_NUMBERS,
   X32_SYSCALL_BIT,
-} from 'dsh-sandbox-local'
+} from 'dsh-sandbox-local/internal'
 import { runFilter } from './bpf-interpreter'
 import { scratchDir } from './helpers'
 

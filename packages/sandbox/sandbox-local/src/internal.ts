@@ -1,0 +1,20 @@
+/**
+ * The provider's parts, for this repository's tests and benchmarks: the bwrap argv builder, the
+ * probe, the kernel masks, the seccomp program and the git-metadata search. Not the plugin's API —
+ * mount the plugin from `dsh-sandbox-local` and use `ctx.sandbox`; these names may change in any release.
+ */
+export { bwrapOptions, EMPTY_MOUNT_PLAN, type MountPlan } from './args'
+export { CONTROL_SOCKETS } from './control-sockets'
+export { type GitProtections, gitProtections } from './git-metadata'
+export { DEFAULT_GIT_SEARCH_LIMITS, type GitSearchLimits } from './git-search'
+export { hostInstallationRoots, installationRoot } from './host-installation'
+export { type BwrapLaunch, bwrapArgv, SECCOMP_FD } from './launch'
+export { assertConfined, type BwrapFacts, explainBwrapFailure, type ProbeHost, probeBwrap, proofScript, resolveExecutable } from './probe'
+export { KERNEL_MASKS, type KernelMask, type KernelMaskTreatment, kernelMaskOptions } from './proc-masks'
+export { encode, INSTRUCTION_BYTES, type Instruction, MAX_INSTRUCTIONS, RESULT } from './seccomp/bpf'
+export { filterDirectory, filterFileName, filterGuard, installFilterFile, installSeccompFilter } from './seccomp/filter-file'
+export { encodedSeccompProgram, seccompArchitecture, seccompProgram, X32_SYSCALL_BIT } from './seccomp/program'
+export { CLONE_NAMESPACE_FLAGS, type Condition, ERRNO, HARMLESS_PERSONALITIES, REFUSED_IOCTLS, SECCOMP_RULES, type SeccompRule } from './seccomp/rules'
+export { AUDIT_ARCH, type SeccompArchitecture, SYSCALL_NUMBERS, type SyscallName } from './seccomp/syscalls'
+export { planMounts, type ProtectionSources } from './protected-paths'
+export { LEGACY_TIOCSTI_SYSCTL, readLegacyTiocsti, type TiocstiFact } from './tiocsti'
