@@ -2,6 +2,8 @@ import serialize from '@xterm/addon-serialize'
 import xterm from '@xterm/headless'
 import type { TerminalScreen, TerminalSize } from 'dsh-terminal'
 import type { KeyModes } from '../input/send-input'
+import { EmulatorGuard } from './emulator-guard'
+import { MAX_PIECE_WORK } from './emulator-rules'
 import { renderScreen } from './screen-render'
 
 const { Terminal } = xterm
@@ -13,6 +15,14 @@ const { Terminal } = xterm
  * waits, and the kernel makes the printing program wait in turn: nothing is dropped, nothing grows.
  */
 export const MAX_UNPARSED_BYTES = 1024 * 1024
+
+/**
+ * Most emulator work (in cells, as the {@link EmulatorGuard} estimates it) the backlog may hold
+ * beyond its bytes: tens of ms of parsing. A few bytes can cost a whole screen (`ESC # 8`, `CSI 40 L`),
+ * so a flood of such sequences reaches this bound long before the byte bound, and is pushed back
+ * the same way.
+ */
+export const MAX_UNPARSED_WORK = 4 * MAX_PIECE_WORK
 
 /** The colours a query for the default foreground (OSC 10) and background (OSC 11) is answered with: a dark terminal. */
 const DEFAULT_COLORS: ReadonlyMap<number, string> = new Map([
@@ -42,6 +52,8 @@ export interface ScreenModelOptions {
  */
 export class ScreenModel {
   readonly #terminal: InstanceType<typeof Terminal>
+  /** Clamps what the program printed before the emulator acts on it (see {@link EmulatorGuard}). */
+  readonly #guard: EmulatorGuard
   readonly #reply: (data: string) => void
   #size: TerminalSize
   #title: string | undefined
@@ -49,6 +61,8 @@ export class ScreenModel {
   #serializer: InstanceType<typeof serialize.SerializeAddon> | undefined
   /** Bytes handed to the emulator whose write callback has not run yet. */
   #unparsedBytes = 0
+  /** The guard's work estimate of those bytes' sequences. */
+  #unparsedWork = 0
   /** Writes (chunks, resizes, snapshot marks) handed over and not yet reached by the parser. */
   #unparsedWrites = 0
   #disposed = false
@@ -57,6 +71,7 @@ export class ScreenModel {
   constructor(options: ScreenModelOptions) {
     this.#size = { rows: options.size.rows, cols: options.size.cols }
     this.#reply = options.reply
+    this.#guard = new EmulatorGuard(this.#size)
     this.#terminal = new Terminal({
       rows: this.#size.rows,
       cols: this.#size.cols,
@@ -92,6 +107,11 @@ export class ScreenModel {
     return this.#unparsedBytes
   }
 
+  /** The guard's estimate of the emulator work those bytes still cost, in cells (bounded by {@link MAX_UNPARSED_WORK}). */
+  get unparsedWork(): number {
+    return this.#unparsedWork
+  }
+
   /**
    * The input modes programs set (keys and pastes are encoded for them), after every byte handed
    * over: a backlog (e.g. the prompt that just settled a send, with bash's `CSI ? 2004 h`) is parsed
@@ -106,21 +126,31 @@ export class ScreenModel {
     return { applicationCursorKeys: applicationCursorKeysMode, applicationKeypad: applicationKeypadMode, bracketedPaste: bracketedPasteMode }
   }
 
-  /** Take one raw chunk of PTY output, in arrival order. Ignored after {@link ScreenModel.dispose}. */
+  /**
+   * Take one raw chunk of PTY output, in arrival order; the emulator gets it through the guard.
+   * Ignored after {@link ScreenModel.dispose}.
+   */
   write(bytes: Uint8Array): void {
     if (this.#disposed || bytes.length === 0) return
-    const length = bytes.length
+    this.#guard.write(bytes, (piece, work) => this.#hand(piece, work))
+    if (this.#unparsedBytes > MAX_UNPARSED_BYTES || this.#unparsedWork > MAX_UNPARSED_WORK)
+      this.#parseWhile(
+        () => this.#unparsedBytes > MAX_UNPARSED_BYTES || this.#unparsedWork > MAX_UNPARSED_WORK,
+        () => this.#unparsedBytes + this.#unparsedWork,
+      )
+  }
+
+  /** One guarded piece to the emulator's queue: xterm parses a piece without a break and yields between pieces. */
+  #hand(piece: Uint8Array, work: number): void {
+    const length = piece.length
     this.#unparsedBytes += length
+    this.#unparsedWork += work
     this.#unparsedWrites += 1
-    this.#terminal.write(bytes, () => {
+    this.#terminal.write(piece, () => {
       this.#unparsedBytes -= length
+      this.#unparsedWork -= work
       this.#unparsedWrites -= 1
     })
-    if (this.#unparsedBytes > MAX_UNPARSED_BYTES)
-      this.#parseWhile(
-        () => this.#unparsedBytes > MAX_UNPARSED_BYTES,
-        () => this.#unparsedBytes,
-      )
   }
 
   /** Parse slices of the backlog now, in order, while `wanted` holds and each slice shrinks `backlog`. */
@@ -140,6 +170,7 @@ export class ScreenModel {
   resize(size: TerminalSize): void {
     if (this.#disposed) return
     this.#size = { rows: size.rows, cols: size.cols }
+    this.#guard.resize(this.#size)
     const { rows, cols } = this.#size
     this.#afterParsed(() => {
       if (this.#terminal.rows !== rows || this.#terminal.cols !== cols) this.#terminal.resize(cols, rows)
