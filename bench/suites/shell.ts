@@ -3,6 +3,7 @@
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { children, eventually } from 'dsh-testkit'
+import { LinePattern } from '../../packages/basics/src/index'
 import { collect, collectInterleaved, timed } from '../lib/measure'
 import { treeReady } from '../lib/process-tree'
 import { summarize } from '../lib/stats'
@@ -171,7 +172,7 @@ export async function shell(): Promise<BenchRow[]> {
       },
       async () => {
         const start = performance.now()
-        const result = await stack.run(id, READY, { waitFor: /ready/ })
+        const result = await stack.run(id, READY, { waitFor: LinePattern.compile('ready') })
         const elapsed = performance.now() - start
         if (result.waitReason !== 'output_match' || result.match?.line !== 'ready') {
           throw new Error(`bench: waitFor did not settle on the line: ${JSON.stringify(result)}`)

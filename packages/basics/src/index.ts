@@ -1,3 +1,5 @@
 export { errorMessage } from './error-message'
+export { LINE_PATTERN_WINDOW, LinePattern, MAX_LINE_PATTERN_LENGTH, MAX_LINE_PATTERN_PROGRAM } from './line-pattern'
+export { LinePatternError, type LinePatternErrorCode } from './line-pattern-refusal'
 export { raceAbort, settledWithin, withTimeout } from './races'
 export { dropUtf8Head, type FittedText, fitTailAndTrailer, keepUtf8Head, keepUtf8Tail, type Utf8Cut, utf8ByteLength } from './utf8'

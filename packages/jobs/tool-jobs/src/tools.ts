@@ -1,5 +1,5 @@
 import type { Context } from '@deepseek-ai/cordis'
-import { fitTailAndTrailer } from 'dsh-basics'
+import { fitTailAndTrailer, LinePattern } from 'dsh-basics'
 import { defineTool, type OutputShape, regexSourceParam, textContent, type Tool, type ToolContent } from 'dsh-tools'
 import { z } from 'zod'
 import type { ToolJobsConfig } from './config'
@@ -27,12 +27,15 @@ export const JOBS_GUIDANCE = {
 
 const jobId = z.string().min(1).describe('Id of a job you started, e.g. pty-send-1')
 
-/** `waitFor`: a JavaScript regular-expression source; one that does not compile is INVALID_ARGUMENTS naming it. */
+/**
+ * `waitFor`: a line pattern's source; one that is no regular expression is INVALID_ARGUMENTS naming
+ * it, and `execute` compiles it (UNSUPPORTED_PATTERN for backreferences and lookaround).
+ */
 const waitFor = regexSourceParam('waitFor')
   .optional()
   .describe(
-    'Wait until a line of output after your previous read matches this JavaScript regular expression (source only, e.g. "ready|listening on"), ' +
-      'or the job ends, or the timeout passes. Implies wait.',
+    'Wait until a line of output after your previous read matches this regular expression (source only, e.g. "ready|listening on"; "(?i)ready" ignores case), ' +
+      'or the job ends, or the timeout passes. Implies wait. RE2 syntax: no backreferences (\\1) or lookaround ((?=…), (?<=…)).',
   )
 
 /** Parameters of job_output: `timeoutMs` is bounded by `maxWaitMs`, `maxBytes` by `maxResultBytes`. */
@@ -86,13 +89,15 @@ export function jobTools(ctx: Context, config: ToolJobsConfig): Tool[] {
     execute: async (args, call) => {
       // The new parameters report how the wait went; a plain wait: true answers as it always did.
       const reported = args.waitFor !== undefined || args.timeoutMs !== undefined
+      // Compiled before the wait: JavaScript-only syntax throws UNSUPPORTED_PATTERN, reported as it is.
+      const pattern = args.waitFor === undefined ? undefined : LinePattern.compile(args.waitFor, 'waitFor')
       let waited: JobWaitResult | undefined
       if (args.wait || reported) {
         const timeoutMs = args.timeoutMs ?? config.maxWaitMs
         waited =
-          args.waitFor === undefined
+          pattern === undefined
             ? await waitThenRead(ctx, args.jobId, call.agent, call.signal, timeoutMs)
-            : await waitForMatch(ctx, args.jobId, call.agent, call.signal, new RegExp(args.waitFor), timeoutMs)
+            : await waitForMatch(ctx, args.jobId, call.agent, call.signal, pattern, timeoutMs)
       }
       const read = waited?.read ?? ctx.jobs.read(args.jobId, call.agent)
       const report =

@@ -1,7 +1,7 @@
 import type { Context } from '@deepseek-ai/cordis'
 import type { Agent } from 'dsh-agent'
 import type { JobInfo, JobRead } from 'dsh-jobs'
-import { keepUtf8Tail, utf8ByteLength } from 'dsh-basics'
+import { keepUtf8Tail, type LinePattern, utf8ByteLength } from 'dsh-basics'
 
 /**
  * How often a `waitFor` wait pulls the job's output. Jobs such as a terminal send hand out output
@@ -35,12 +35,13 @@ export interface JobWaitResult {
 
 /**
  * Tests output against a pattern line by line as it arrives, in pieces: each completed line, and
- * the line still in progress as far as it got (so a prompt without a newline can match too).
+ * the line still in progress as far as it got (so a prompt without a newline can match too). The
+ * pattern is a `LinePattern`: linear-time on a bounded tail of each line, so no line stalls the host.
  */
 export class LineMatcher {
   #partial = ''
 
-  constructor(readonly pattern: RegExp) {}
+  constructor(readonly pattern: LinePattern) {}
 
   /** Feed the next piece of output; the first line in it that matches, if any. */
   feed(text: string): JobOutputMatch | undefined {
@@ -50,8 +51,8 @@ export class LineMatcher {
     this.#partial = utf8ByteLength(last) > MAX_PARTIAL_LINE_BYTES ? keepUtf8Tail(last, MAX_PARTIAL_LINE_BYTES) : last
     for (const raw of lines) {
       const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw
-      const found = this.pattern.exec(line)
-      if (found) return { text: found[0], line }
+      const text = this.pattern.firstMatch(line)
+      if (text !== undefined) return { text, line }
     }
     return undefined
   }
@@ -73,7 +74,14 @@ export async function waitThenRead(ctx: Context, id: string, agent: Agent, signa
  * what it returns); all of it is returned as one read, bounded to the job's `outputLimitBytes`
  * (tail kept, `truncated` set when bytes were lost).
  */
-export async function waitForMatch(ctx: Context, id: string, agent: Agent, signal: AbortSignal, pattern: RegExp, timeoutMs: number): Promise<JobWaitResult> {
+export async function waitForMatch(
+  ctx: Context,
+  id: string,
+  agent: Agent,
+  signal: AbortSignal,
+  pattern: LinePattern,
+  timeoutMs: number,
+): Promise<JobWaitResult> {
   const matcher = new LineMatcher(pattern)
   const deadline = AbortSignal.timeout(timeoutMs)
   const stop = AbortSignal.any([signal, deadline])

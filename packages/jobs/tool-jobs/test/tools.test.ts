@@ -61,7 +61,7 @@ describe('dsh-tool-jobs', () => {
       properties: {
         jobId: { type: 'string', minLength: 1, description: 'Id of a job you started, e.g. pty-send-1' },
         wait: { type: 'boolean', description: 'Wait until the job finishes before reading (bounded by the host)' },
-        waitFor: { type: 'string', minLength: 1, description: expect.stringContaining('JavaScript regular expression') },
+        waitFor: { type: 'string', minLength: 1, maxLength: 2048, description: expect.stringContaining('(?i)ready') },
         timeoutMs: { type: 'integer', minimum: 1, maximum: 30_000, description: 'Longest this call waits, in ms (1 to 30000, the default). Implies wait.' },
         maxBytes: { type: 'integer', minimum: 64, maximum: 262_144, description: expect.stringContaining('keeps its head and tail') },
       },
@@ -377,7 +377,7 @@ describe('job_output waitFor and timeoutMs', () => {
       expect(result.error?.code).toBe('INVALID_ARGUMENTS')
       return result.error?.message.replace('invalid arguments for tool "job_output": ', '')
     }
-    expect(await refused({ waitFor: '(ready' })).toBe('waitFor: waitFor "(ready" is not a valid JavaScript regular expression (Unterminated group)')
+    expect(await refused({ waitFor: '(ready' })).toBe('waitFor: waitFor "(ready" is not a valid regular expression (missing closing ): "(ready")')
     expect(await refused({ waitFor: '' })).toBe('waitFor: waitFor must not be empty: it would match the first line of output')
     expect(await refused({ timeoutMs: 0 })).toBe('timeoutMs: timeoutMs must be at least 1 ms')
     expect(await refused({ timeoutMs: 5001 })).toBe('timeoutMs: timeoutMs must be at most 5000 ms (maxWaitMs of dsh-tool-jobs)')
@@ -388,6 +388,47 @@ describe('job_output waitFor and timeoutMs', () => {
     // Nothing was read by a refused call.
     job.write('kept\n')
     expect(textOf(await call(root, agent, 'job_output', { jobId: job.id }))).toMatch(/^kept\n/)
+  })
+
+  it('refuses backtracking-only syntax as UNSUPPORTED_PATTERN before it waits or reads', async () => {
+    const { root, agent } = await setup()
+    const job = startJob(root, agent)
+    job.write('ready\n')
+    for (const [waitFor, named] of [
+      ['(ab)\\1', 'a backreference'],
+      ['x(?=y)', 'a lookahead'],
+      ['(?<=port )\\d+', 'a lookbehind'],
+    ] as const) {
+      const result = await call(root, agent, 'job_output', { jobId: job.id, waitFor })
+      expect(result.error?.code).toBe('UNSUPPORTED_PATTERN')
+      const message = result.error?.message ?? ''
+      expect([
+        message.startsWith(`waitFor ${JSON.stringify(waitFor)} uses ${named} (`),
+        message.includes('), which the linear-time matcher does not take; '),
+      ]).toEqual([true, true])
+    }
+    // Nothing was read by a refused call.
+    expect(textOf(await call(root, agent, 'job_output', { jobId: job.id }))).toMatch(/^ready\n/)
+  })
+
+  it('(a+)+$ against 100 000 a and a b holds nobody: another call is answered while the wait goes on, which then matches a later line', async () => {
+    const { root, agent } = await setup()
+    const job = startJob(root, agent, { outputLimitBytes: 262_144 })
+    const settled: string[] = []
+    const waiting = call(root, agent, 'job_output', { jobId: job.id, waitFor: '(a+)+$', maxBytes: 64 }).then((result) => {
+      settled.push('wait')
+      return result
+    })
+    job.write(`${'a'.repeat(100_000)}b\n`)
+    // A RegExp would still be backtracking on that line here, and this call would never be answered.
+    const listed = await call(root, agent, 'job_list')
+    settled.push('list')
+    expect(listed.isError).toBe(false)
+    job.write('aaa\n')
+    const result = await waiting
+    expect(settled).toEqual(['list', 'wait'])
+    // Lines are tested in order: the attack line was tested, did not match, and the next one did.
+    expect(result.meta).toMatchObject({ waited: 'match', match: { text: 'aaa', line: 'aaa' }, output: { lines: 2 } })
   })
 
   it("another agent's job is an unknown job, waitFor or not", async () => {

@@ -173,7 +173,7 @@ describe('line numbers across eviction and the byte caps', () => {
 
   it('maps a waitFor result and the earlier output that followed the match', async () => {
     const result = await stack.run(id, 'for i in 1 2 3; do echo "item $i"; done; echo READY; for i in 1 2 3; do echo "after $i"; done', {
-      waitFor: /^READY$/,
+      waitFor: '^READY$',
     })
     expect(result).toMatchObject({ waitReason: 'output_match', viewport: expect.stringMatching(/\nitem 3\nREADY$/) })
     expectMapped(stack, id, result, [0, 1, 3], 2)

@@ -1,4 +1,5 @@
 import fc from 'fast-check'
+import { LinePattern } from 'dsh-basics'
 import { describe, expect, it } from 'vitest'
 import { type SanitizedChunk, SendOutputBuffer, type SendOutputHead, type SendOutputResult, TerminalSanitizer } from '../src/output'
 import { OutputMatcher } from '../src/readiness/output-matcher'
@@ -199,7 +200,7 @@ describe('SendOutputBuffer line numbers', () => {
     const sanitizer = new TerminalSanitizer()
     sanitizer.write(utf8(`motd\r\n${PROMPT}`))
     const send = new SendOutputBuffer(sanitizer.line, 100)
-    const found = new OutputMatcher(/READY/, 2).test(sanitizer.write(utf8('run\r\nREADY\r\nafter 1\r\nafter 2\r\ncur')))
+    const found = new OutputMatcher(LinePattern.compile('READY'), 2).test(sanitizer.write(utf8('run\r\nREADY\r\nafter 1\r\nafter 2\r\ncur')))
     const rest = found?.rest as SanitizedChunk
     send.append(found?.head as SanitizedChunk)
     const after = SendOutputBuffer.fromLineStart(rest.line, 100, rest.firstLine)

@@ -1,5 +1,5 @@
 import type { Agent } from 'dsh-agent'
-import { utf8ByteLength } from 'dsh-basics'
+import { LinePattern, utf8ByteLength } from 'dsh-basics'
 import type { TerminalBackend, TerminalBackendSession } from './backend'
 import { BackendRegistry } from './backends'
 import type { TerminalInputState } from './input-state'
@@ -112,7 +112,10 @@ export class TerminalRegistry {
         throw refuse.invalid(`PTY send ${key} must be an integer from 1 to ${MAX_TIMER_MS}`)
       }
     }
-    if (request.waitFor !== undefined && !(request.waitFor instanceof RegExp)) throw refuse.invalid('PTY send waitFor must be a RegExp')
+    if (request.waitFor !== undefined && !(request.waitFor instanceof LinePattern)) {
+      // A RegExp would backtrack on the host's event loop: only a linear-time pattern is taken.
+      throw refuse.invalid('PTY send waitFor must be a LinePattern (LinePattern.compile from dsh-basics), not a RegExp')
+    }
     if (request.keys !== undefined) checkKeys(request)
     if (request.size !== undefined) checkSize(request.size, 'PTY send size')
     // Checked here, not in a tool, so every caller is bounded: readline takes time per byte of a line.

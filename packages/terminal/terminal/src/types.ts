@@ -1,4 +1,5 @@
 import type { Agent } from 'dsh-agent'
+import type { LinePattern } from 'dsh-basics'
 import type { TerminalHumanPresence } from './human'
 import type { TerminalInputState, TerminalOutputMatch } from './input-state'
 import type { TerminalScreen, TerminalSize } from './screen'
@@ -85,9 +86,10 @@ export interface TerminalSendRequest {
   /**
    * Settle as soon as output that arrives after the write matches (wait reason `output_match`),
    * tested line by line. Silence then does not end the send unless `idleMs` is given too; a wait
-   * for input, the session's exit, cancellation and the timeout still do.
+   * for input, the session's exit, cancellation and the timeout still do. A `LinePattern` (from
+   * `LinePattern.compile` in dsh-basics), never a RegExp: its test takes linear time on the host.
    */
-  waitFor?: RegExp
+  waitFor?: LinePattern
   /** Silence that settles this send as `inferred_idle`, in ms (1 … 2³¹−1); default: the backend's own. */
   idleMs?: number
   /**

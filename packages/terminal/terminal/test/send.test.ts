@@ -1,4 +1,5 @@
 import { asTerminalSessionId, type TerminalSendResult, type TerminalSessionId } from 'dsh-terminal'
+import { LinePattern } from 'dsh-basics'
 import { Deferred } from 'dsh-testkit'
 import { describe, expect, it } from 'vitest'
 import { flush, outcome, setup, StubBackend, summary, thrown } from './helpers'
@@ -142,6 +143,21 @@ describe('send reservation', () => {
         message: 'PTY send timeoutMs must be an integer from 1 to 2147483647',
       })
     }
+  })
+
+  it('takes waitFor only as a LinePattern: a RegExp (which backtracks on the host) or a look-alike is refused before the backend sees it', async () => {
+    const { h, alice, sessionId, session } = await opened()
+    const lookAlike = { source: '(a+)+$', firstMatch: (line: string) => /(a+)+$/.exec(line)?.[0] }
+    for (const waitFor of [/(a+)+$/, lookAlike, '(a+)+$']) {
+      expect(thrown(() => h.terminals.startSend(alice, sessionId, { text: 'x', submit: true, waitFor: waitFor as never }))).toMatchObject({
+        code: 'INVALID_REQUEST',
+        message: 'PTY send waitFor must be a LinePattern (LinePattern.compile from dsh-basics), not a RegExp',
+      })
+    }
+    expect(session.sends).toEqual([])
+    const waitFor = LinePattern.compile('(a+)+$')
+    h.terminals.startSend(alice, sessionId, { text: 'x', submit: true, waitFor })
+    expect(session.sends[0]?.request.waitFor).toBe(waitFor)
   })
 })
 

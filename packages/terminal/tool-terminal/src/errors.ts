@@ -1,7 +1,12 @@
+import type { LinePatternErrorCode } from 'dsh-basics'
 import { ToolError } from 'dsh-tools'
 
-/** Codes this package adds to the ones `dsh-terminal` and `dsh-tools` already report. */
-export type TerminalToolErrorCode = 'JOBS_UNAVAILABLE' | 'CANCELLED' | 'NO_SCREEN'
+/**
+ * Codes this package adds to the ones `dsh-terminal` and `dsh-tools` already report.
+ * `UNSUPPORTED_PATTERN` is a `waitFor` that only a backtracking engine takes (backreferences,
+ * lookaround) or one too large: `LinePattern.compile` (dsh-basics) raises it with that code.
+ */
+export type TerminalToolErrorCode = 'JOBS_UNAVAILABLE' | 'CANCELLED' | 'NO_SCREEN' | Extract<LinePatternErrorCode, 'UNSUPPORTED_PATTERN'>
 
 /** A refusal by a terminal tool; the pipeline turns it into `Error: <message>` with this `code`. */
 export function terminalToolError(code: TerminalToolErrorCode, message: string): ToolError {

@@ -65,8 +65,8 @@ export class StubSend implements TerminalSendOperation {
     const lines = (this.partialLine + text).split('\n')
     this.partialLine = lines.at(-1) ?? ''
     for (const line of lines) {
-      const found = pattern.exec(line)
-      if (found) return this.finish({ waitReason: 'output_match', match: { text: found[0], line }, exitCode: undefined })
+      const found = pattern.firstMatch(line)
+      if (found !== undefined) return this.finish({ waitReason: 'output_match', match: { text: found, line }, exitCode: undefined })
     }
   }
 

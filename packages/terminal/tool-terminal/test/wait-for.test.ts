@@ -1,5 +1,5 @@
 import { MAX_MATCH_LINE_BYTES, matchLine, TRUNCATION_MARKER } from '../src/internal'
-import { utf8ByteLength } from 'dsh-basics'
+import { LinePattern, MAX_LINE_PATTERN_LENGTH, MAX_LINE_PATTERN_PROGRAM, utf8ByteLength } from 'dsh-basics'
 import { afterEach, describe, expect, it } from 'vitest'
 import { disposeAll, flush, setup } from './harness'
 
@@ -8,18 +8,18 @@ afterEach(disposeAll)
 const INVALID = 'Error: invalid arguments for tool "terminal_send": '
 
 describe('terminal_send waitFor, timeoutMs and idleMs', () => {
-  it('passes the wait options to the backend: waitFor as a RegExp, the bounds as given', async () => {
+  it('passes the wait options to the backend: waitFor as a linear-time LinePattern, the bounds as given', async () => {
     const h = await setup()
     await h.call('terminal_open', { type: 'shell' })
     await h.call('terminal_send', { sessionId: 'pty-1', text: 'npm run dev', waitFor: 'ready in \\d+ ms', timeoutMs: 120_000, idleMs: 30_000 })
     const request = h.backend.session('pty-1').sends[0]!.request
-    expect(request.waitFor).toBeInstanceOf(RegExp)
-    expect({ source: request.waitFor?.source, flags: request.waitFor?.flags, timeoutMs: request.timeoutMs, idleMs: request.idleMs }).toEqual({
+    expect(request.waitFor).toBeInstanceOf(LinePattern)
+    expect({ source: request.waitFor?.source, timeoutMs: request.timeoutMs, idleMs: request.idleMs }).toEqual({
       source: 'ready in \\d+ ms',
-      flags: '',
       timeoutMs: 120_000,
       idleMs: 30_000,
     })
+    expect(request.waitFor?.firstMatch('VITE ready in 312 ms')).toBe('ready in 312 ms')
     // Without them the backend keeps its own bounds: nothing is passed.
     await h.call('terminal_send', { sessionId: 'pty-1', text: 'ls' })
     expect(Object.keys(h.backend.session('pty-1').sends[1]!.request).sort()).toEqual(['signal', 'submit', 'text'])
@@ -89,15 +89,52 @@ describe('terminal_send waitFor, timeoutMs and idleMs', () => {
       const bad = await h.call('terminal_send', { sessionId: 'pty-1', text: 'serve', waitFor: 'ready(', run_in_background: background })
       expect([bad.error?.code, h.text(bad)]).toEqual([
         'INVALID_ARGUMENTS',
-        `${INVALID}waitFor: waitFor "ready(" is not a valid JavaScript regular expression (Unterminated group)`,
+        `${INVALID}waitFor: waitFor "ready(" is not a valid regular expression (missing closing ): "ready(")`,
       ])
     }
     const empty = await h.call('terminal_send', { sessionId: 'pty-1', text: 'serve', waitFor: '' })
     expect(h.text(empty)).toBe(`${INVALID}waitFor: waitFor must not be empty: it would match the first line of output`)
     const huge = await h.call('terminal_send', { sessionId: 'pty-1', text: 'serve', waitFor: `${'a'.repeat(500)}[` })
     expect(h.text(huge)).toMatch(/^Error: invalid arguments for tool "terminal_send": waitFor: waitFor "a{100}" is not a valid/)
+    const tooLong = await h.call('terminal_send', { sessionId: 'pty-1', text: 'serve', waitFor: 'a'.repeat(MAX_LINE_PATTERN_LENGTH + 1) })
+    expect(h.text(tooLong)).toBe(`${INVALID}waitFor: waitFor must be at most ${MAX_LINE_PATTERN_LENGTH} characters long`)
     expect(h.backend.session('pty-1').sends).toEqual([])
     expect(h.root.jobs.list(h.agent)).toEqual([])
+  })
+
+  it('refuses backtracking-only syntax as UNSUPPORTED_PATTERN, saying what to write instead, and writes nothing', async () => {
+    const h = await setup()
+    await h.call('terminal_open', { type: 'shell' })
+    const refusals: [string, string][] = [
+      ['(ab)\\1', 'uses a backreference (\\1), which the linear-time matcher does not take; write the repeated text out again'],
+      ['(?<x>ab)\\k<x>', 'uses a named backreference'],
+      ['x(?=y)', 'uses a lookahead ((?=…) or (?!…)), which the linear-time matcher does not take; match the text itself'],
+      ['(?<=port )\\d+', 'uses a lookbehind ((?<=…) or (?<!…)), which the linear-time matcher does not take; include the text before it'],
+      ['\\u2713 done', 'uses a \\u escape, which the linear-time matcher does not take; write \\x{2713} for \\u2713'],
+      ['a{1001}', 'uses a repeat count above 1000'],
+      ['.{0,300}ready', `is too large for the linear-time matcher (program size 607, at most ${MAX_LINE_PATTERN_PROGRAM})`],
+    ]
+    for (const background of [false, true]) {
+      for (const [pattern, reason] of refusals) {
+        const result = await h.call('terminal_send', { sessionId: 'pty-1', text: 'serve', waitFor: pattern, run_in_background: background })
+        expect({ pattern, code: result.error?.code, isError: result.isError }).toEqual({ pattern, code: 'UNSUPPORTED_PATTERN', isError: true })
+        expect(h.text(result)).toContain(`Error: waitFor ${JSON.stringify(pattern)} ${reason}`)
+      }
+    }
+    expect(h.backend.session('pty-1').sends).toEqual([])
+    expect(h.root.jobs.list(h.agent)).toEqual([])
+  })
+
+  it('takes inline flags: (?i) ignores case', async () => {
+    const h = await setup()
+    await h.call('terminal_open', { type: 'shell' })
+    await h.call('terminal_send', { sessionId: 'pty-1', text: 'serve', waitFor: '(?i)server (is )?ready' })
+    const pattern = h.backend.session('pty-1').sends[0]!.request.waitFor
+    expect([pattern?.firstMatch('SERVER IS READY'), pattern?.firstMatch('Server ready.'), pattern?.firstMatch('server starting')]).toEqual([
+      'SERVER IS READY',
+      'Server ready',
+      undefined,
+    ])
   })
 
   it('refuses timeoutMs and idleMs below 1, above maxTimeoutMs, or fractional, naming the bound', async () => {

@@ -1,3 +1,4 @@
+import type { LinePattern } from 'dsh-basics'
 import type { TerminalOutputMatch } from 'dsh-terminal'
 import type { SanitizedChunk } from '../output/index'
 
@@ -14,16 +15,17 @@ export interface MatchFound {
 /**
  * Tests a send's output against its `waitFor`, line by line as chunks arrive: each completed line
  * once, and the line the cursor is on as it stands (a server may print `ready` without a newline).
- * The pattern is copied without the `g` and `y` flags, so no `lastIndex` state carries between lines.
- * Lines numbered below `firstLine` are the echo of the input and never match.
+ * The pattern is a `LinePattern`: linear-time, stateless, and it sees a bounded tail of each line,
+ * so one test costs a bounded time whatever the output. Lines numbered below `firstLine` are the
+ * echo of the input and never match.
  */
 export class OutputMatcher {
-  readonly #pattern: RegExp
+  readonly #pattern: LinePattern
   readonly #firstLine: number
 
   /** @param firstLine - the first line number that may match (later than the input's echo). */
-  constructor(pattern: RegExp, firstLine: number) {
-    this.#pattern = new RegExp(pattern.source, pattern.flags.replace(/[gy]/g, ''))
+  constructor(pattern: LinePattern, firstLine: number) {
+    this.#pattern = pattern
     this.#firstLine = firstLine
   }
 
@@ -32,14 +34,14 @@ export class OutputMatcher {
     const { lines } = chunk
     for (let index = Math.max(0, this.#firstLine - chunk.firstLine); index < lines.length; index++) {
       const line = lines[index] as string
-      const found = this.#pattern.exec(line)
-      if (found) return { match: { text: found[0], line }, ...split(chunk, index + 1) }
+      const text = this.#pattern.firstMatch(line)
+      if (text !== undefined) return { match: { text, line }, ...split(chunk, index + 1) }
     }
     const current = chunk.line
     if (current.number < this.#firstLine || current.length === 0) return undefined
-    const text = current.text()
-    const found = this.#pattern.exec(text)
-    return found ? { match: { text: found[0], line: text }, head: chunk } : undefined
+    const line = current.text()
+    const text = this.#pattern.firstMatch(line)
+    return text === undefined ? undefined : { match: { text, line }, head: chunk }
   }
 }
 

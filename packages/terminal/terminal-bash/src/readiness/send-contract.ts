@@ -1,3 +1,4 @@
+import type { LinePattern } from 'dsh-basics'
 import { type ForegroundFacts, type InspectOptions, isStdinWaitProven, isStdinWaitProvenOrUnprovable } from 'dsh-subprocess'
 import type { TerminalSessionStatus } from 'dsh-terminal'
 import { ownsPrompt, type ScreenView } from '../input/input-state'
@@ -54,7 +55,7 @@ export interface SendOptions {
   /** Silence alone may settle the send (`inferred_idle`); default true. */
   readonly settleOnSilence?: boolean | undefined
   /** Settle as `output_match` once output after the write matches; silence then settles only with `idleMs`. */
-  readonly waitFor?: RegExp | undefined
+  readonly waitFor?: LinePattern | undefined
   /** The caller's own silence bound (already in `timing.idleSilenceMs`): with `waitFor`, silence still settles. */
   readonly idleMs?: number | undefined
   /** Timing rules. */

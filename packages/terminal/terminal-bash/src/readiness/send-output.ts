@@ -1,3 +1,4 @@
+import type { LinePattern } from 'dsh-basics'
 import type { TerminalOutputMatch, TerminalSendRead, TerminalSendResult } from 'dsh-terminal'
 import { type PartialLine, type SanitizedChunk, SendOutputBuffer, type SendOutputHead } from '../output/index'
 import { OutputMatcher } from './output-matcher'
@@ -21,7 +22,7 @@ export class SendOutput {
     /** UTF-8 bytes kept between reads and in the final viewport. */
     private readonly maxBytes: number,
     /** The pattern a send waits for, when it has one. */
-    private readonly waitFor: RegExp | undefined,
+    private readonly waitFor: LinePattern | undefined,
   ) {}
 
   /** Output after the line `waitFor` matched, when the match was on a completed line. */

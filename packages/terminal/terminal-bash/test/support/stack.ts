@@ -1,6 +1,7 @@
 import { Context, type Fiber } from '@deepseek-ai/cordis'
 import * as agentPlugin from 'dsh-agent'
 import type { Agent } from 'dsh-agent'
+import { LinePattern } from 'dsh-basics'
 import * as sandboxPlugin from 'dsh-sandbox-local'
 import * as policyPlugin from 'dsh-sandbox-policy'
 import * as localPlugin from 'dsh-subprocess-local'
@@ -46,7 +47,8 @@ export interface SendOptions {
   signal?: AbortSignal
   timeoutMs?: number
   idleMs?: number
-  waitFor?: RegExp
+  /** A pattern's source (compiled here) or a compiled pattern. */
+  waitFor?: string | LinePattern
 }
 
 /** Mount the real stack with this backend's config; unconfined unless `sandboxing` says otherwise. */
@@ -65,7 +67,7 @@ export async function startStack(config: ShellBackendConfigInput = PATIENT, sand
     const request: TerminalSendRequest = { text, submit: options.submit ?? true, signal: options.signal }
     if (options.timeoutMs !== undefined) request.timeoutMs = options.timeoutMs
     if (options.idleMs !== undefined) request.idleMs = options.idleMs
-    if (options.waitFor !== undefined) request.waitFor = options.waitFor
+    if (options.waitFor !== undefined) request.waitFor = typeof options.waitFor === 'string' ? LinePattern.compile(options.waitFor) : options.waitFor
     return terminals.startSend(agent, id, request)
   }
   return {

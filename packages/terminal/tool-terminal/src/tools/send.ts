@@ -1,6 +1,6 @@
 import type { Agent } from 'dsh-agent'
 import { MAX_TERMINAL_KEYS, type TerminalSendHandle, type TerminalSendRequest, type TerminalSendResult, type TerminalSessionId } from 'dsh-terminal'
-import { keepUtf8Head, raceAbort, settledWithin } from 'dsh-basics'
+import { keepUtf8Head, LinePattern, raceAbort, settledWithin } from 'dsh-basics'
 import { defineTool, regexSourceParam, type ToolOutput } from 'dsh-tools'
 import { z } from 'zod'
 import { startBackgroundSend, type JobStarter } from '../background'
@@ -18,12 +18,16 @@ export const CANCEL_GRACE_MS = 2000
 /** Bytes of the sent text shown in a call's title. */
 const TITLE_TEXT_BYTES = 80
 
-/** The `waitFor` parameter: a JavaScript regular-expression source, refused (INVALID_ARGUMENTS) when it does not compile. */
+/**
+ * The `waitFor` parameter: a line pattern's source, refused (INVALID_ARGUMENTS) when it is no regular
+ * expression; `execute` compiles it (UNSUPPORTED_PATTERN for backreferences and lookaround).
+ */
 const waitForParam = regexSourceParam('waitFor')
   .optional()
   .describe(
-    'JavaScript regular expression (source only, no slashes or flags), e.g. "ready|listening on". The call returns as soon as a line of new output matches ' +
-      "([wait: output_match]), e.g. a dev server's ready line. Output then going quiet does not end the wait (give idleMs for that).",
+    'Regular expression (source only, no slashes), e.g. "ready|listening on"; "(?i)ready" ignores case. The call returns as soon as a line of new output matches ' +
+      "([wait: output_match]), e.g. a dev server's ready line. Output then going quiet does not end the wait (give idleMs for that). " +
+      'RE2 syntax: no backreferences (\\1) or lookaround ((?=…), (?<=…)).',
   )
 
 /** A `…Ms` parameter: an integer from 1 to `max`; messages name the bound and where it comes from. */
@@ -199,10 +203,17 @@ function sendTitle(args: SendArgs): string {
   return `${args.sessionId}: ${keepUtf8Head(what, TITLE_TEXT_BYTES)}`
 }
 
-/** The wait options of a call as the service takes them; only the ones the model gave. */
-function waitOptions(args: SendArgs): Pick<TerminalSendRequest, 'waitFor' | 'timeoutMs' | 'idleMs'> {
-  const options: Pick<TerminalSendRequest, 'waitFor' | 'timeoutMs' | 'idleMs'> = {}
-  if (args.waitFor !== undefined) options.waitFor = new RegExp(args.waitFor)
+/** The wait options of a call, `waitFor` compiled. */
+type WaitOptions = Pick<TerminalSendRequest, 'waitFor' | 'timeoutMs' | 'idleMs'>
+
+/**
+ * The wait options of a call as the service takes them; only the ones the model gave. `waitFor` is
+ * compiled here, before anything is sent: a pattern the linear-time matcher does not take throws
+ * its `LinePatternError` (code UNSUPPORTED_PATTERN), which the tool pipeline reports as it is.
+ */
+function waitOptions(args: SendArgs): WaitOptions {
+  const options: WaitOptions = {}
+  if (args.waitFor !== undefined) options.waitFor = LinePattern.compile(args.waitFor, 'waitFor')
   if (args.timeoutMs !== undefined) options.timeoutMs = args.timeoutMs
   if (args.idleMs !== undefined) options.idleMs = args.idleMs
   return options
@@ -233,8 +244,9 @@ export function sendTool(deps: ToolDeps) {
     async execute(rawArgs, call) {
       const args = rawArgs as SendArgs
       const sessionId = toSessionId(args.sessionId)
-      if (args.run_in_background === true) return sendInBackground(deps, call.agent, sessionId, args)
-      return sendInForeground(deps, call.agent, sessionId, args, call.signal)
+      const wait = waitOptions(args)
+      if (args.run_in_background === true) return sendInBackground(deps, call.agent, sessionId, args, wait)
+      return sendInForeground(deps, call.agent, sessionId, args, wait, call.signal)
     },
     present: (rawArgs) => {
       const args = rawArgs as SendArgs
@@ -246,7 +258,7 @@ export function sendTool(deps: ToolDeps) {
   })
 }
 
-function sendInBackground({ ctx, config, holders }: ToolDeps, owner: Agent, sessionId: TerminalSessionId, args: SendArgs): ToolOutput {
+function sendInBackground({ ctx, config, holders }: ToolDeps, owner: Agent, sessionId: TerminalSessionId, args: SendArgs, wait: WaitOptions): ToolOutput {
   // Optional service, read at call time: the plugin never requires dsh-jobs to be mounted.
   const jobs = ctx.get('jobs') as JobStarter | undefined
   if (!jobs) throw jobsUnavailable()
@@ -257,7 +269,7 @@ function sendInBackground({ ctx, config, holders }: ToolDeps, owner: Agent, sess
       owner,
       sessionId,
       // The schema admits only text here: keys and sizes are foreground-only.
-      request: { text: args.text ?? '', submit: args.submit ?? true, ...waitOptions(args) },
+      request: { text: args.text ?? '', submit: args.submit ?? true, ...wait },
       timeoutMs: args.timeoutMs ?? config.backgroundTimeoutMs,
       outputLimitBytes: config.maxResultBytes,
       holders,
@@ -271,9 +283,10 @@ async function sendInForeground(
   owner: Agent,
   sessionId: TerminalSessionId,
   args: SendArgs,
+  wait: WaitOptions,
   signal: AbortSignal,
 ): Promise<ToolOutput> {
-  const request: TerminalSendRequest = { ...inputOf(args), signal, ...waitOptions(args) }
+  const request: TerminalSendRequest = { ...inputOf(args), signal, ...wait }
   const handle = explainBusy(holders, sessionId, () => ctx.terminals.startSend(owner, sessionId, request))
   const result = await settleOrCancel(handle, signal, sessionId)
   const meta: Record<string, unknown> = {
