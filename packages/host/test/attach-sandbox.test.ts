@@ -137,7 +137,6 @@ describe.skipIf(process.platform !== 'linux')("no sandboxed session reaches any 
 
   it.each([
     ['a host whose XDG_RUNTIME_DIR differs from the others', 'sandboxed'],
-    ['a host whose workspace (writable) is /tmp', 'tmpWorkspace'],
     ['a host whose read-only workspace is /', 'rootWorkspace'],
   ] as const)('a sandboxed session of %s sees no host socket or token', async (_, which) => {
     const inside = await hosts[which].shell(attackScript())
@@ -146,5 +145,14 @@ describe.skipIf(process.platform !== 'linux')("no sandboxed session reaches any 
     for (const token of tokens()) expect(inside).not.toContain(token)
     const listed = inside.split('\n').map((line) => line.trim())
     for (const pid of pids) expect(listed).not.toContain(`${pid}.sock`)
+  })
+
+  it('a host whose workspace is /tmp itself opens no sandboxed session: /tmp would come back whole, with every socket in it', async () => {
+    const refusal = await hosts.tmpWorkspace.call('terminal_open', { type: 'shell' }).then(
+      (text) => `opened: ${text}`,
+      (error: Error) => error.message,
+    )
+    expect(refusal).toMatch(/^terminal_open failed: /)
+    expect(refusal).toContain("the machine's shared temporary directory")
   })
 })

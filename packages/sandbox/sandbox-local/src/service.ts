@@ -61,6 +61,12 @@ export class LocalSandbox extends Sandbox {
         'workspace root "/" would make the whole filesystem writable; choose a project directory, or danger-full-access explicitly',
       )
     }
+    if (workspaceRoot === SHARED_TEMPORARY_DIRECTORY) {
+      throw new SandboxError(
+        'INVALID_POLICY',
+        `workspace root ${workspaceRoot} is the machine's shared temporary directory: binding it would show every user's and program's sockets there (tmux, ssh and gpg agents, X11) to the sandbox, whose private /tmp it replaces; choose a project directory, e.g. ${workspaceRoot}/project`,
+      )
+    }
     // Binding the host's /proc, /dev or /sys over the sandbox's masks would show every host process (and its root) or a writable /sys.
     const replaced = REPLACED_FILESYSTEMS.find((root) => isWithin(root, workspaceRoot))
     if (replaced !== undefined) {
@@ -166,6 +172,12 @@ async function canonicalDirectory(path: string): Promise<string> {
   }
   return real
 }
+
+/**
+ * The host's /tmp, which every sandbox replaces with a private one: as a workspace it would come back
+ * whole, with sockets no mount can hide one by one (connect(2) ignores read-only mounts).
+ */
+const SHARED_TEMPORARY_DIRECTORY = '/tmp'
 
 /** Kernel filesystems the sandbox replaces with its own or masks parts of: a host file bound from there would bypass that. */
 const REPLACED_FILESYSTEMS = ['/proc', '/dev', '/sys']

@@ -150,7 +150,7 @@ describe.skipIf(bwrapUnavailable !== undefined)('a host runtime parent inside th
   })
 })
 
-describe.skipIf(bwrapUnavailable !== undefined)('the real /tmp/dsh-terminal under a workspace of /tmp, with real bubblewrap', () => {
+describe.skipIf(bwrapUnavailable !== undefined)('the real /tmp/dsh-terminal and workspaces that hold it, with real bubblewrap', () => {
   const marker = join(HOST_RUNTIME_PARENT, `.dsh-sandbox-test-${process.pid}`)
   const root = new Context()
 
@@ -161,9 +161,19 @@ describe.skipIf(bwrapUnavailable !== undefined)('the real /tmp/dsh-terminal unde
   })
   afterAll(() => rm(marker, { force: true }))
 
-  it('shows an empty directory inside while the host sees its files', async () => {
+  it("refuses a workspace of /tmp itself, in both modes: every socket in it would come back, not only the hosts'", async () => {
+    for (const mode of ['workspace-write', 'read-only'] as const) {
+      await expect(root.sandbox.confine(['true'], { mode, workspaceRoot: '/tmp', cwd: '/tmp' })).rejects.toMatchObject({
+        code: 'INVALID_POLICY',
+        message: expect.stringContaining("the machine's shared temporary directory"),
+      })
+    }
+    expect(readdirSync(HOST_RUNTIME_PARENT)).toContain(`.dsh-sandbox-test-${process.pid}`)
+  })
+
+  it('shows an empty directory inside a read-only workspace of / while the host sees its files', async () => {
     const inside = await run(
-      await root.sandbox.confine(['sh', '-c', `ls -A ${HOST_RUNTIME_PARENT}; echo DONE`], { mode: 'workspace-write', workspaceRoot: '/tmp', cwd: '/tmp' }),
+      await root.sandbox.confine(['sh', '-c', `ls -A ${HOST_RUNTIME_PARENT}; echo DONE`], { mode: 'read-only', workspaceRoot: '/', cwd: '/' }),
     )
     expect(inside.stdout.trim()).toBe('DONE')
     expect(readdirSync(HOST_RUNTIME_PARENT)).toContain(`.dsh-sandbox-test-${process.pid}`)

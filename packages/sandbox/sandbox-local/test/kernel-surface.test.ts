@@ -156,6 +156,15 @@ describe.skipIf(bwrapUnavailable !== undefined)('the host kernel is out of reach
     expect(result.stdout).toBe('clone3=-1 38\nthread\nchild\n')
   })
 
+  it.skipIf(needs('perl'))('io_uring answers ENOSYS inside, as on a kernel without it, while the host may set one up', async () => {
+    // The parameters are a 120-byte struct io_uring_params, zeroed.
+    const params = `perl -e '$a = "\\0" x 120; $r = syscall(${numbers.io_uring_setup}, 1, $a); print "io_uring_setup=", ($r < 0 ? "-1 " . ($! + 0) : "fd"), "\\n"'`
+    expect((await sh(params)).stdout).toBe('io_uring_setup=-1 38\n')
+    // Outside, the same call reaches the kernel: it answers with a ring or its own refusal, never the filter's ENOSYS.
+    const host = await run(['sh', '-c', params])
+    expect(host.stdout).toMatch(/^io_uring_setup=(fd|-1 (1|12|22))\n$/)
+  })
+
   it.skipIf(needs('perl'))('personality: only the harmless values pass (no READ_IMPLIES_EXEC, no ADDR_NO_RANDOMIZE)', async () => {
     const result = await sh(
       [

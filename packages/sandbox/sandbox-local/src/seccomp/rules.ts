@@ -109,4 +109,8 @@ export const SECCOMP_RULES: readonly SeccompRule[] = [
   refuse('uselib', 'obsolete library loader with a history of kernel bugs'),
   refuse('_sysctl', 'old binary sysctl interface: would write kernel settings past the read-only /proc/sys'),
   refuse('fanotify_init', 'watches file access across the filesystem'),
+  // ENOSYS, as on a kernel without io_uring: libuv, glibc and liburing then fall back to plain syscalls.
+  refuse('io_uring_setup', 'a large, often-exploited kernel surface whose operations this filter cannot see (Docker refuses it too)', always, ERRNO.ENOSYS),
+  refuse('io_uring_enter', 'see io_uring_setup', always, ERRNO.ENOSYS),
+  refuse('io_uring_register', 'see io_uring_setup', always, ERRNO.ENOSYS),
 ]
