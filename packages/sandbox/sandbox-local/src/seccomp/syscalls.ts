@@ -8,6 +8,22 @@
 /** The architectures the filter has tables for, by their kernel names. */
 export type SeccompArchitecture = 'x86_64' | 'aarch64'
 
+/** Syscalls added since the tables were unified (Linux 5.1): the same number on every architecture. */
+const UNIFIED = {
+  io_uring_setup: 425,
+  io_uring_enter: 426,
+  io_uring_register: 427,
+  open_tree: 428,
+  move_mount: 429,
+  fsopen: 430,
+  fsconfig: 431,
+  fsmount: 432,
+  fspick: 433,
+  clone3: 435,
+  mount_setattr: 442,
+  quotactl_fd: 443,
+} as const
+
 /** x86_64: the 64-bit ABI only (x32 numbers carry bit 30 and are refused as a whole). */
 const X86_64 = {
   ioctl: 16,
@@ -50,18 +66,7 @@ const X86_64 = {
   kexec_file_load: 320,
   bpf: 321,
   userfaultfd: 323,
-  io_uring_setup: 425,
-  io_uring_enter: 426,
-  io_uring_register: 427,
-  open_tree: 428,
-  move_mount: 429,
-  fsopen: 430,
-  fsconfig: 431,
-  fsmount: 432,
-  fspick: 433,
-  clone3: 435,
-  mount_setattr: 442,
-  quotactl_fd: 443,
+  ...UNIFIED,
 } as const
 
 /** aarch64: the generic table; it has no iopl, ioperm, uselib or _sysctl. */
@@ -102,18 +107,7 @@ const AARCH64 = {
   bpf: 280,
   userfaultfd: 282,
   kexec_file_load: 294,
-  io_uring_setup: 425,
-  io_uring_enter: 426,
-  io_uring_register: 427,
-  open_tree: 428,
-  move_mount: 429,
-  fsopen: 430,
-  fsconfig: 431,
-  fsmount: 432,
-  fspick: 433,
-  clone3: 435,
-  mount_setattr: 442,
-  quotactl_fd: 443,
+  ...UNIFIED,
 } as const
 
 /** Every syscall name the filter may refer to, on any supported architecture. */
