@@ -72,7 +72,10 @@ export function bwrapOptions(policy: SandboxPolicy, plan: MountPlan = EMPTY_MOUN
   )
   // The user's runtime and temporary directories, private and empty too: their sockets trust any
   // process of the uid (see privateRuntimeDirs). Before the readable files and the workspace, which win.
-  for (const path of plan.privateDirs) options.push('--tmpfs', path)
+  // One inside a bound workspace is covered only after that bind (a tmpfs hidden beneath the bind
+  // would do nothing but let the mount check mistake it for the cover).
+  const coveredAfterWorkspace = (path: string) => path !== policy.workspaceRoot && isWithin(policy.workspaceRoot, path)
+  for (const path of plan.privateDirs) if (policy.workspaceRoot === '/' || !coveredAfterWorkspace(path)) options.push('--tmpfs', path)
   // Files the command must read although /tmp hid them; bound before the sockets are hidden, so
   // hiding always wins, and before the workspace, which covers any of them that lie inside it.
   for (const path of policy.readableFiles ?? []) options.push('--ro-bind', path, path)
@@ -86,7 +89,7 @@ export function bwrapOptions(policy: SandboxPolicy, plan: MountPlan = EMPTY_MOUN
   if (writable) options.push(...protectedMounts(plan))
   // The workspace bind shows the host's tree again: a private directory inside it (a $TMPDIR under
   // the project) is covered once more, so its sockets stay out of reach there too.
-  for (const path of plan.privateDirs) if (path !== policy.workspaceRoot && isWithin(policy.workspaceRoot, path)) options.push('--tmpfs', path)
+  for (const path of plan.privateDirs) if (coveredAfterWorkspace(path)) options.push('--tmpfs', path)
   // A read-only mount does not stop connect(2) on a socket file, so control sockets are covered,
   // after the workspace: a workspace holding one (e.g. /run) would otherwise show it again.
   for (const path of plan.hidden) options.push('--ro-bind', '/dev/null', path)
@@ -111,4 +114,56 @@ function protectedMounts(plan: MountPlan): string[] {
 
 function depth(path: string): number {
   return path.split('/').filter((part) => part !== '').length
+}
+
+/** One mount bwrap makes, as the options ask for it: `source` is absent for a tmpfs, proc or dev. */
+export interface BwrapMount {
+  readonly option: string
+  readonly source?: string
+  readonly destination: string
+  /** A read-only bind (`--ro-bind`, `--ro-bind-try`). */
+  readonly readOnly: boolean
+}
+
+interface OptionShape {
+  readonly arguments: number
+  readonly mount?: 'bind' | 'fresh'
+  readonly readOnly?: boolean
+}
+
+/** How many arguments each bwrap option takes, and whether it makes a mount (and from a source). */
+const OPTION_SHAPES: ReadonlyMap<string, OptionShape> = new Map<string, OptionShape>([
+  ['--die-with-parent', { arguments: 0 }],
+  ['--unshare-user', { arguments: 0 }],
+  ['--disable-userns', { arguments: 0 }],
+  ['--unshare-pid', { arguments: 0 }],
+  ['--unshare-net', { arguments: 0 }],
+  ['--cap-drop', { arguments: 1 }],
+  ['--chdir', { arguments: 1 }],
+  ['--remount-ro', { arguments: 1 }],
+  ['--bind', { arguments: 2, mount: 'bind' }],
+  ['--ro-bind', { arguments: 2, mount: 'bind', readOnly: true }],
+  ['--ro-bind-try', { arguments: 2, mount: 'bind', readOnly: true }],
+  ['--dev', { arguments: 1, mount: 'fresh' }],
+  ['--proc', { arguments: 1, mount: 'fresh' }],
+  ['--tmpfs', { arguments: 1, mount: 'fresh' }],
+])
+
+/**
+ * The mounts a list of bwrap options (from {@link bwrapOptions}) asks for, in order: what the
+ * in-sandbox mount check derives its expectations from. An option it does not know throws, so a
+ * new mount kind cannot slip past the check unnoticed.
+ */
+export function emittedMounts(options: readonly string[]): BwrapMount[] {
+  const mounts: BwrapMount[] = []
+  for (let index = 0; index < options.length; ) {
+    const option = options[index]!
+    const shape = OPTION_SHAPES.get(option)
+    if (shape === undefined) throw new Error(`emittedMounts: unknown bwrap option ${option}`)
+    const values = options.slice(index + 1, index + 1 + shape.arguments)
+    if (shape.mount === 'bind') mounts.push({ option, source: values[0]!, destination: values[1]!, readOnly: shape.readOnly === true })
+    if (shape.mount === 'fresh') mounts.push({ option, destination: values[0]!, readOnly: false })
+    index += 1 + shape.arguments
+  }
+  return mounts
 }

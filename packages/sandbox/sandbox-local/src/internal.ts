@@ -3,13 +3,25 @@
  * probe, the kernel masks, the seccomp program and the git-metadata search. Not the plugin's API —
  * mount the plugin from `dsh-sandbox-local` and use `ctx.sandbox`; these names may change in any release.
  */
-export { bwrapOptions, EMPTY_MOUNT_PLAN, type MountPlan } from './args'
+export { type BwrapMount, bwrapOptions, EMPTY_MOUNT_PLAN, emittedMounts, type MountPlan } from './args'
 export { CONTROL_SOCKETS } from './control-sockets'
 export { type GitProtections, gitProtections } from './git-metadata'
 export { DEFAULT_GIT_SEARCH_LIMITS, type GitSearchLimits } from './git-search'
 export { hostInstallationRoots, installationRoot } from './host-installation'
 export { type BwrapLaunch, bwrapArgv, SECCOMP_FD } from './launch'
 export { assertConfined, type BwrapFacts, explainBwrapFailure, type ProbeHost, probeBwrap, proofScript, resolveExecutable } from './probe'
+export {
+  BWRAP_PROC_COVERS,
+  type ExpectedMount,
+  GUARDED_ZONES,
+  MOUNT_CHECK_FAILED,
+  MOUNT_CHECK_SCRIPT,
+  type MountCheck,
+  mountCheckCommand,
+  planMountCheck,
+  SANDBOX_MOUNTINFO,
+} from './mount-check'
+export { escapeMountinfo, type MountIdentity, type MountinfoEntry, mountIdentity, parseMountinfo, readHostMounts, unescapeMountinfo } from './mountinfo'
 export { KERNEL_MASKS, type KernelMask, type KernelMaskTreatment, kernelMaskOptions } from './proc-masks'
 export { encode, INSTRUCTION_BYTES, type Instruction, MAX_INSTRUCTIONS, RESULT } from './seccomp/bpf'
 export { filterDirectory, filterFileName, filterGuard, installFilterFile, installSeccompFilter } from './seccomp/filter-file'

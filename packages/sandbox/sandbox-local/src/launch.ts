@@ -1,5 +1,7 @@
 import type { SandboxPolicy } from 'dsh-sandbox'
-import { bwrapOptions, type MountPlan } from './args'
+import { bwrapOptions, EMPTY_MOUNT_PLAN, type MountPlan } from './args'
+import { mountCheckCommand, planMountCheck } from './mount-check'
+import { type MountinfoEntry, readHostMounts } from './mountinfo'
 
 /** What starts a sandbox on this host: the bwrap binary and the seccomp filter file it loads. */
 export interface BwrapLaunch {
@@ -21,9 +23,20 @@ const OPEN_FILTER_SCRIPT = `exec ${SECCOMP_FD}<"$1" && shift && exec "$@"`
 
 /**
  * The full confined argv: `/bin/sh` opening the filter, then bwrap with `--seccomp 3`, its
- * options, `--`, and the original command untouched.
+ * options, `--`, and the original command untouched. When a writable workspace holds mounts a
+ * concurrent session could race (see `planMountCheck`), the command is preceded by the in-sandbox
+ * mount check, which `exec`s it once the mounts are the planned ones. `hostMounts` is this
+ * process's mount table, read from /proc only when a check is needed and none is given.
  */
-export function bwrapArgv(launch: BwrapLaunch, argv: readonly string[], policy: SandboxPolicy, plan?: MountPlan): string[] {
+export function bwrapArgv(
+  launch: BwrapLaunch,
+  argv: readonly string[],
+  policy: SandboxPolicy,
+  plan: MountPlan = EMPTY_MOUNT_PLAN,
+  hostMounts: () => readonly MountinfoEntry[] = readHostMounts,
+): string[] {
+  const options = bwrapOptions(policy, plan)
+  const check = planMountCheck(options, policy, plan, hostMounts)
   return [
     '/bin/sh',
     '-c',
@@ -33,8 +46,9 @@ export function bwrapArgv(launch: BwrapLaunch, argv: readonly string[], policy: 
     launch.bwrapPath,
     '--seccomp',
     String(SECCOMP_FD),
-    ...bwrapOptions(policy, plan),
+    ...options,
     '--',
+    ...(check === undefined ? [] : mountCheckCommand(check)),
     ...argv,
   ]
 }
