@@ -49,6 +49,24 @@ export const shellFailure = {
   sandboxInvalidArgv: (mode: string) =>
     new ShellBackendError('SANDBOX_INVALID_ARGV', `the sandbox provider returned no command to run for mode ${mode}; the shell was not started`),
   startupTimeout: () => new ShellBackendError('STARTUP_TIMEOUT', 'PTY shell did not reach readiness before startup timeout'),
-  startupExited: (exit: unknown) => new ShellBackendError('STARTUP_EXITED', 'PTY shell exited during startup', { cause: exit }),
+  startupExited: (exit: unknown, printed = '') =>
+    new ShellBackendError('STARTUP_EXITED', `PTY shell exited during startup${startupWords(printed)}`, { cause: exit }),
   closed: () => new ShellBackendError('SESSION_CLOSED', 'PTY session is closed'),
+}
+
+/** Most characters of a failed startup's last output quoted in its error: enough for a launcher's one-line reason. */
+const STARTUP_WORDS_LIMIT = 300
+
+/**
+ * What a shell that exited during startup printed last (a sandbox's mount-check refusal, bash's own
+ * fatal error), as `: <text>`; nothing when it printed nothing.
+ */
+function startupWords(printed: string): string {
+  const lines = printed
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '')
+  const text = lines.slice(-3).join(' / ')
+  if (text === '') return ''
+  return `: ${text.length > STARTUP_WORDS_LIMIT ? `…${text.slice(-STARTUP_WORDS_LIMIT)}` : text}`
 }

@@ -144,6 +144,16 @@ describe('startup', () => {
     await expect(stack.open()).rejects.toMatchObject({ code: 'STARTUP_EXITED', message: 'PTY shell exited during startup' })
   })
 
+  it('quotes what the shell printed before it exited, so the reason reaches the caller', async () => {
+    const argv = ['-c', 'echo "dsh-sandbox: mount check failed: /w/.git" >&2; exit 125']
+    stack = await startStack({ ...PATIENT, shellPath: 'sh', shellArgs: argv })
+    const refusal = await stack.open().then(
+      () => undefined,
+      (error: { code?: string; message: string }) => ({ code: error.code, message: error.message }),
+    )
+    expect(refusal).toEqual({ code: 'STARTUP_EXITED', message: 'PTY shell exited during startup: dsh-sandbox: mount check failed: /w/.git' })
+  })
+
   it('rejects on the startup timeout and leaves nothing running', async () => {
     const argv = ['sleep', '31.25']
     stack = await startStack({ ...PATIENT, shellPath: argv[0], shellArgs: argv.slice(1), timeoutMs: 200 })

@@ -30,7 +30,7 @@ describe('startup failures', () => {
     const outcome = failure(session.startup(new AbortController().signal))
     fake.finish({ exitCode: 2, signal: null })
     await tick(1)
-    expect(await outcome).toEqual({ name: 'ShellBackendError', code: 'STARTUP_EXITED', message: 'PTY shell exited during startup' })
+    expect(await outcome).toEqual({ name: 'ShellBackendError', code: 'STARTUP_EXITED', message: 'PTY shell exited during startup: bash: fatal' })
   })
 
   it('zero-output silence never counts at startup: it times out', async () => {

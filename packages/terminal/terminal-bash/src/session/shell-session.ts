@@ -147,7 +147,9 @@ export class ShellSession implements TerminalBackendSession {
       case 'timeout':
         throw shellFailure.startupTimeout()
       case 'session_exit':
-        throw shellFailure.startupExited(this.status())
+        // What the shell printed, from the scrollback: an exit seen before startup subscribed
+        // settles the send before the replayed output reaches it.
+        throw shellFailure.startupExited(this.status(), this.#stream.scrollback.read({ offset: 0, count: 3, maxBytes: 1024 }).text)
     }
   }
 
