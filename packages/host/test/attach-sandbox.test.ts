@@ -3,9 +3,10 @@ import { join } from 'node:path'
 import { eventually } from 'dsh-testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { attachCommand } from './attach-harness'
-import { CLI_ARGS, DANGER_CONFIG, DEFAULT_CONFIG, READ_ONLY_CONFIG, REPO_ROOT, TSX } from './helpers'
+import { DANGER_CONFIG, DEFAULT_CONFIG, READ_ONLY_CONFIG } from './helpers'
+import { HeadlessHost } from './headless-host'
 import { PrivateRuntime } from './private-runtime'
-import { type Finished, type Running, start } from './process'
+import { start } from './process'
 
 /**
  * The attacks on the attach sockets from inside a sandbox, with real hosts (headless, from sources)
@@ -17,34 +18,11 @@ import { type Finished, type Running, start } from './process'
 /** Four hosts start tsx at once on a loaded machine: give them this long to listen. */
 const STARTUP_MS = 90_000
 
-/** One `dsh-terminal headless` host driven over its JSON lines. */
-class HeadlessHost {
-  #calls = 0
-
-  private constructor(private readonly running: Running) {}
-
-  /** Start a host inside `runtime` with exactly the environment variables given (XDG_RUNTIME_DIR and TMPDIR removed otherwise). */
-  static start(runtime: PrivateRuntime, env: Record<string, string>, args: readonly string[]): HeadlessHost {
-    const assignments = Object.entries(env).map(([name, value]) => `${name}=${value}`)
-    const argv = ['env', '-u', 'XDG_RUNTIME_DIR', '-u', 'TMPDIR', ...assignments, TSX, ...CLI_ARGS, 'headless', ...args]
-    const [program, ...rest] = runtime.wrap(argv, REPO_ROOT)
-    return new HeadlessHost(start(program!, rest))
-  }
-
-  /** Call a tool; resolves with the text of its response line. */
-  async call(tool: string, args: Record<string, unknown>): Promise<string> {
-    const id = ++this.#calls
-    this.running.child.stdin.write(`${JSON.stringify({ id, tool, arguments: args })}\n`)
-    const responses = () =>
-      this.running
-        .stdout()
-        .split('\n')
-        .filter((line) => line !== '')
-        .map((line) => JSON.parse(line) as { id: number; text: string; isError: boolean })
-    await this.running.waitForStdout(() => responses().some((response) => response.id === id))
-    const response = responses().find((candidate) => candidate.id === id)!
-    if (response.isError) throw new Error(`${tool} failed: ${response.text}\n${this.running.stderr()}`)
-    return response.text
+/** A headless host that runs one script in a fresh session. */
+class ScriptHost extends HeadlessHost {
+  /** Start a host with exactly the runtime variables given (XDG_RUNTIME_DIR and TMPDIR removed otherwise). */
+  static launch(runtime: PrivateRuntime, env: Record<string, string>, args: readonly string[]): ScriptHost {
+    return new ScriptHost(HeadlessHost.run(runtime, args, { env, unset: ['XDG_RUNTIME_DIR', 'TMPDIR'] }))
   }
 
   /** Open a shell session and run `script` in it; resolves with what the session printed. */
@@ -54,18 +32,12 @@ class HeadlessHost {
     if (!sessionId) throw new Error(`no session id in: ${opened}`)
     return await this.call('terminal_send', { sessionId, text: script, timeoutMs: 60_000 })
   }
-
-  /** End the host (EOF ends a headless run) and wait for it. */
-  async close(): Promise<Finished> {
-    this.running.child.stdin.end()
-    return await this.running.finished
-  }
 }
 
 let runtime: PrivateRuntime
 let scratch: string
 const xdg = { a: '', b: '' }
-const hosts: Record<'sandboxed' | 'unconfined' | 'tmpWorkspace' | 'rootWorkspace', HeadlessHost> = {} as never
+const hosts: Record<'sandboxed' | 'unconfined' | 'tmpWorkspace' | 'rootWorkspace', ScriptHost> = {} as never
 /** Every host's pid, from the socket names in the namespace. */
 let pids: number[] = []
 
@@ -93,10 +65,10 @@ describe.skipIf(process.platform !== 'linux')("no sandboxed session reaches any 
     xdg.b = mkdtempSync(join(scratch, 'xdg-b-'))
     for (const path of [xdg.a, xdg.b]) chmodSync(path, 0o700)
     const workspace = mkdtempSync(join(scratch, 'workspace-'))
-    hosts.sandboxed = HeadlessHost.start(runtime, { XDG_RUNTIME_DIR: xdg.a }, ['--config', DEFAULT_CONFIG, '--cwd', workspace])
-    hosts.unconfined = HeadlessHost.start(runtime, { XDG_RUNTIME_DIR: xdg.b }, ['--config', DANGER_CONFIG])
-    hosts.tmpWorkspace = HeadlessHost.start(runtime, {}, ['--config', DEFAULT_CONFIG, '--cwd', '/tmp'])
-    hosts.rootWorkspace = HeadlessHost.start(runtime, { TMPDIR: '/var/tmp' }, ['--config', READ_ONLY_CONFIG, '--cwd', '/'])
+    hosts.sandboxed = ScriptHost.launch(runtime, { XDG_RUNTIME_DIR: xdg.a }, ['--config', DEFAULT_CONFIG, '--cwd', workspace])
+    hosts.unconfined = ScriptHost.launch(runtime, { XDG_RUNTIME_DIR: xdg.b }, ['--config', DANGER_CONFIG])
+    hosts.tmpWorkspace = ScriptHost.launch(runtime, {}, ['--config', DEFAULT_CONFIG, '--cwd', '/tmp'])
+    hosts.rootWorkspace = ScriptHost.launch(runtime, { TMPDIR: '/var/tmp' }, ['--config', READ_ONLY_CONFIG, '--cwd', '/'])
     const sockets = await eventually(
       () => {
         const names = existsSync(runtime.dir) ? readdirSync(runtime.dir).filter((name) => name.endsWith('.sock')) : []

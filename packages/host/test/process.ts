@@ -21,8 +21,8 @@ export interface Running {
 }
 
 /** Start `command args` in `cwd` with pipes on all three streams. */
-export function start(command: string, args: readonly string[], cwd: string = REPO_ROOT): Running {
-  const child = spawn(command, args, { cwd, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0' } })
+export function start(command: string, args: readonly string[], cwd: string = REPO_ROOT, env: Record<string, string> = {}): Running {
+  const child = spawn(command, args, { cwd, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0', ...env } })
   let stdout = ''
   let stderr = ''
   const watchers: { test: (text: string) => boolean; resolve: (text: string) => void }[] = []

@@ -1,15 +1,9 @@
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { children, commandLine } from 'dsh-testkit'
 import { SYSCALL_NUMBERS, seccompArchitecture } from 'dsh-sandbox-local/internal'
-import { CLI, CLI_ARGS, REPO_ROOT, TSX } from './helpers'
+import { HeadlessHost } from './headless-host'
+import { CLI } from './helpers'
 import type { PrivateRuntime } from './private-runtime'
-import type { Finished, Running } from './process'
-
-/** One tool call's answer on a headless host's stdout. */
-export interface ToolAnswer {
-  text: string
-  isError: boolean
-}
 
 /** The attacker's syscall numbers for this machine (x86_64 or aarch64). */
 export const NUMBERS = SYSCALL_NUMBERS[seccompArchitecture()]
@@ -17,38 +11,17 @@ export const NUMBERS = SYSCALL_NUMBERS[seccompArchitecture()]
 /**
  * A real `dsh-terminal headless` host (from sources, through tsx) driven as a model drives it: one
  * JSON line per tool call. It runs inside a private `/tmp/dsh-terminal`, so its attach socket meets
- * no other host on the machine, with the test's environment plus `env`.
+ * no other host on the machine, with the test's environment plus `env`. It adds what the attacks need.
  */
-export class AttackedHost {
-  #calls = 0
-
-  private constructor(private readonly running: Running) {}
-
+export class AttackedHost extends HeadlessHost {
   /** Start a host on `config` with `workspace` as its `--cwd`. */
-  static start(runtime: PrivateRuntime, config: string, workspace: string, env: Record<string, string> = {}): AttackedHost {
-    const [program, ...args] = runtime.wrap([TSX, ...CLI_ARGS, 'headless', '--config', config, '--cwd', workspace], REPO_ROOT)
-    const child = spawn(program!, args, { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0', ...env } })
-    return new AttackedHost(collect(child))
-  }
-
-  /** Call a tool; resolves with its answer, errors included. */
-  async call(tool: string, args: Record<string, unknown>): Promise<ToolAnswer> {
-    const id = ++this.#calls
-    this.running.child.stdin.write(`${JSON.stringify({ id, tool, arguments: args })}\n`)
-    const answer = () =>
-      this.running
-        .stdout()
-        .split('\n')
-        .filter((line) => line !== '')
-        .map((line) => JSON.parse(line) as ToolAnswer & { id: number })
-        .find((candidate) => candidate.id === id)
-    await this.running.waitForStdout(() => answer() !== undefined)
-    return answer()!
+  static launch(runtime: PrivateRuntime, config: string, workspace: string, env: Record<string, string> = {}): AttackedHost {
+    return new AttackedHost(HeadlessHost.run(runtime, ['--config', config, '--cwd', workspace], { env }))
   }
 
   /** Open a shell session; resolves with its id, or the error text of a refused open. */
   async open(): Promise<{ sessionId?: string; text: string }> {
-    const opened = await this.call('terminal_open', { type: 'shell' })
+    const opened = await this.answer('terminal_open', { type: 'shell' })
     const sessionId = opened.isError ? undefined : /pty-\d+/.exec(opened.text)?.[0]
     return sessionId === undefined ? { text: opened.text } : { sessionId, text: opened.text }
   }
@@ -62,9 +35,7 @@ export class AttackedHost {
 
   /** Type `script` into a session and wait for the prompt; resolves with what the session printed. */
   async send(sessionId: string, script: string): Promise<string> {
-    const sent = await this.call('terminal_send', { sessionId, text: script, timeoutMs: 60_000 })
-    if (sent.isError) throw new Error(`terminal_send failed: ${sent.text}\n${this.running.stderr()}`)
-    return sent.text
+    return await this.call('terminal_send', { sessionId, text: script, timeoutMs: 60_000 })
   }
 
   /** Run `script` in a fresh session and close it; resolves with its output. */
@@ -88,42 +59,6 @@ export class AttackedHost {
       pending.push(...kids)
     }
     return undefined
-  }
-
-  /** End the host (EOF ends a headless run) and wait for it. */
-  async close(): Promise<Finished> {
-    this.running.child.stdin.end()
-    return await this.running.finished
-  }
-}
-
-/** Collect a child's output (as `start` in process.ts does, with the environment left to the caller). */
-function collect(child: Running['child']): Running {
-  let stdout = ''
-  let stderr = ''
-  const watchers: { test: (text: string) => boolean; resolve: (text: string) => void }[] = []
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk
-    for (const watcher of [...watchers]) {
-      if (!watcher.test(stdout)) continue
-      watchers.splice(watchers.indexOf(watcher), 1)
-      watcher.resolve(stdout)
-    }
-  })
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
-  const finished = new Promise<Finished>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })))
-  return {
-    child,
-    stdout: () => stdout,
-    stderr: () => stderr,
-    waitForStdout: (test) =>
-      test(stdout)
-        ? Promise.resolve(stdout)
-        : new Promise((resolve, reject) => {
-            watchers.push({ test, resolve })
-            void finished.then((done) => reject(new Error(`the host exited (${done.code ?? done.signal}):\n${done.stderr}`)))
-          }),
-    finished,
   }
 }
 

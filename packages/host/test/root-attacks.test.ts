@@ -95,9 +95,9 @@ describe.skipIf(process.platform !== 'linux' || !isRoot)('root inside a sandboxe
       return path
     }
     const env = { ...CREDENTIALS, ...CANARY }
-    hosts.control = AttackedHost.start(runtime, DANGER_CONFIG, workspace('control'), env)
-    hosts.default = AttackedHost.start(runtime, DEFAULT_CONFIG, workspace('default'), env)
-    hosts.readOnly = AttackedHost.start(runtime, READ_ONLY_CONFIG, workspace('read-only'), env)
+    hosts.control = AttackedHost.launch(runtime, DANGER_CONFIG, workspace('control'), env)
+    hosts.default = AttackedHost.launch(runtime, DEFAULT_CONFIG, workspace('default'), env)
+    hosts.readOnly = AttackedHost.launch(runtime, READ_ONLY_CONFIG, workspace('read-only'), env)
     if (!lacks('perl')) keyId = addUserKey(keyDescription, keyPayload)
     // The first open of each host waits for its start (and the sandbox probe).
     await Promise.all(Object.values(hosts).map((host) => host.shell('true')))
@@ -188,7 +188,7 @@ describe.skipIf(process.platform !== 'linux' || !isRoot)('root inside a sandboxe
       writeFileSync(join(outside, 'victim', 'HEAD'), 'ref: refs/heads/main\n')
       mkdirSync(join(workspace, '.git'), { recursive: true })
       writeFileSync(join(workspace, '.git', 'HEAD'), 'ref: refs/heads/main\n')
-      const host = AttackedHost.start(runtime, DEFAULT_CONFIG, workspace)
+      const host = AttackedHost.launch(runtime, DEFAULT_CONFIG, workspace)
       try {
         expect(existsSync('/hooks')).toBe(false)
         const planted = await host.shell(`ln -s ${outside} .git/modules && echo PLANTED""-OUTSIDE`)
@@ -209,7 +209,7 @@ describe.skipIf(process.platform !== 'linux' || !isRoot)('root inside a sandboxe
   it.skipIf(lacks('setsid') || lacks('nohup'))(
     'danger-full-access: SIGKILL of the host leaves no nohup or setsid process behind',
     async () => {
-      const host = AttackedHost.start(runtime, DANGER_CONFIG, join(scratch, 'control'))
+      const host = AttackedHost.launch(runtime, DANGER_CONFIG, join(scratch, 'control'))
       const sleeps = { nohup: ['sleep', `${4000 + (process.pid % 1000)}.1`], setsid: ['sleep', `${4000 + (process.pid % 1000)}.2`] }
       // The session stays open: closing it would end its processes before the host dies.
       const sessionId = await host.session()
@@ -252,7 +252,7 @@ describe.skipIf(process.platform !== 'linux' || !isRoot)('root inside a sandboxe
       const outside = join(scratch, 'race-outside')
       mkdirSync(workspace)
       mkdirSync(join(outside, 'hooks'), { recursive: true })
-      const host = AttackedHost.start(runtime, DEFAULT_CONFIG, workspace)
+      const host = AttackedHost.launch(runtime, DEFAULT_CONFIG, workspace)
       try {
         // Opened before the entry exists: in this session it is no mount point, so it can be renamed.
         const swapper = await host.session()
@@ -275,11 +275,11 @@ describe.skipIf(process.platform !== 'linux' || !isRoot)('root inside a sandboxe
             continue
           }
           const output = await host.send(sessionId, `OUTSIDE=${outside}; ${probe}`)
-          await host.call('terminal_close', { sessionId })
+          await host.answer('terminal_close', { sessionId })
           results.push(output.includes('ESCAPED-RACE') ? `attempt ${attempt}: escaped` : 'held')
           if (output.includes('ESCAPED-RACE')) break
         }
-        await host.call('terminal_close', { sessionId: swapper })
+        await host.answer('terminal_close', { sessionId: swapper })
         expect(results.filter((result) => result.includes('escaped'))).toEqual([])
         expect(readdirSync(outside)).toEqual(['hooks'])
       } finally {
