@@ -1,6 +1,8 @@
 // The real composition a shell-level row measures: agent, provider, policy (sandbox), registry and
 // the bash backend, mounted on a Cordis root with one agent.
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { Context, type Fiber } from '@deepseek-ai/cordis'
 import * as agentPlugin from '../../packages/agent/src/index'
 import * as sandboxPlugin from '../../packages/sandbox/sandbox-local/src/index'
@@ -20,9 +22,11 @@ export const BACKEND_CONFIG = { disposeGraceMs: 3_000 }
 export async function mount(mode: 'danger-full-access' | 'workspace-write' = 'danger-full-access') {
   const root = new Context()
   const fibers: Fiber[] = []
+  // A directory of its own: the sandbox refuses /tmp itself as a workspace (its sockets would show).
+  const workspace = mkdtempSync(join(tmpdir(), 'dsh-bench-'))
   fibers.push(await root.plugin(agentPlugin))
   fibers.push(await root.plugin(localPlugin, {}))
-  fibers.push(await root.plugin(policyPlugin, { mode, workspaceRoot: tmpdir() }))
+  fibers.push(await root.plugin(policyPlugin, { mode, workspaceRoot: workspace }))
   if (mode !== 'danger-full-access') fibers.push(await root.plugin(sandboxPlugin, {}))
   // One agent opens 50 sessions at once below, over the default per-agent bound of 16.
   fibers.push(await root.plugin(terminalPlugin, { maxSessionsPerAgent: 64 }))
@@ -30,7 +34,7 @@ export async function mount(mode: 'danger-full-access' | 'workspace-write' = 'da
   const agent = await root.agents.create()
   const terminals = root.terminals
   return {
-    open: async () => (await terminals.spawn(agent, { type: 'shell', cwd: tmpdir() })).sessionId,
+    open: async () => (await terminals.spawn(agent, { type: 'shell', cwd: workspace })).sessionId,
     /** One send of `text` + Enter (unless `request.submit` is false), awaited to its end and release. */
     run: async (id: TerminalSessionId, text: string, request: Partial<Omit<TerminalSendRequest, 'text'>> = {}) => {
       const send = terminals.startSend(agent, id, { text, submit: true, ...request })
@@ -43,6 +47,7 @@ export async function mount(mode: 'danger-full-access' | 'workspace-write' = 'da
     dispose: async () => {
       await agent.dispose()
       for (const fiber of fibers.reverse()) await fiber.dispose()
+      rmSync(workspace, { recursive: true, force: true })
     },
   }
 }
