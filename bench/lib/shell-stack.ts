@@ -1,5 +1,6 @@
 // The real composition a shell-level row measures: agent, provider, policy (sandbox), registry and
 // the bash backend, mounted on a Cordis root with one agent.
+import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -24,6 +25,8 @@ export async function mount(mode: 'danger-full-access' | 'workspace-write' = 'da
   const fibers: Fiber[] = []
   // A directory of its own: the sandbox refuses /tmp itself as a workspace (its sockets would show).
   const workspace = mkdtempSync(join(tmpdir(), 'dsh-bench-'))
+  // A repository, as most workspaces are: a confined open then protects its .git (and checks the mounts).
+  if (mode !== 'danger-full-access') execFileSync('git', ['init', '-q', workspace])
   fibers.push(await root.plugin(agentPlugin))
   fibers.push(await root.plugin(localPlugin, {}))
   fibers.push(await root.plugin(policyPlugin, { mode, workspaceRoot: workspace }))

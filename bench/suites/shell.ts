@@ -85,6 +85,31 @@ export async function shell(): Promise<BenchRow[]> {
     )
     rows.push({ figure: 'raw: open bash → marker prompt', unit: 'ms', samples: opens.floor })
     rows.push({ figure: 'shell: terminals.spawn (open)', unit: 'ms', floor: 'raw: open bash → marker prompt', samples: opens.contender })
+    const confinedOpens = await collectInterleaved(
+      20,
+      async () => {
+        const start = performance.now()
+        const raw = await RawShell.open()
+        const elapsed = performance.now() - start
+        await raw.close()
+        return elapsed
+      },
+      async () => {
+        const start = performance.now()
+        const id = await confined.open()
+        const elapsed = performance.now() - start
+        await confined.close(id)
+        return elapsed
+      },
+      2,
+    )
+    rows.push({
+      figure: 'shell: open, confined (workspace-write, a git workspace)',
+      unit: 'ms',
+      floor: 'raw: open bash → marker prompt',
+      samples: confinedOpens.contender,
+      note: `bubblewrap, its seccomp filter and the mount check (the workspace's .git is protected); the raw floor of this pair, unconfined: ${summarize(confinedOpens.floor).p50.toFixed(1)} ms`,
+    })
 
     const raw = await RawShell.open()
     const id = await stack.open()
