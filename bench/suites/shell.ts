@@ -58,6 +58,31 @@ async function collectRotating(count: number, contenders: readonly (() => Promis
   return samples
 }
 
+/** 20 opens (and closes) of `stack`'s sessions, alternating with the raw floor's, timed to the prompt. */
+function opensBeside(stack: Stack) {
+  const timedOpen = async (open: () => Promise<() => Promise<unknown>>) => {
+    const start = performance.now()
+    const close = await open()
+    const elapsed = performance.now() - start
+    await close()
+    return elapsed
+  }
+  return collectInterleaved(
+    20,
+    () =>
+      timedOpen(async () => {
+        const raw = await RawShell.open()
+        return () => raw.close()
+      }),
+    () =>
+      timedOpen(async () => {
+        const id = await stack.open()
+        return () => stack.close(id)
+      }),
+    2,
+  )
+}
+
 /** Open, round trips, REPL, flood, close and 50 concurrent sessions, each next to the raw floor. */
 export async function shell(): Promise<BenchRow[]> {
   const rows: BenchRow[] = []
@@ -65,44 +90,10 @@ export async function shell(): Promise<BenchRow[]> {
   // Only Python's `exit()` row runs in it; it idles meanwhile.
   const confined: Stack = await mount('workspace-write')
   try {
-    const opens = await collectInterleaved(
-      20,
-      async () => {
-        const start = performance.now()
-        const raw = await RawShell.open()
-        const elapsed = performance.now() - start
-        await raw.close()
-        return elapsed
-      },
-      async () => {
-        const start = performance.now()
-        const id = await stack.open()
-        const elapsed = performance.now() - start
-        await stack.close(id)
-        return elapsed
-      },
-      2,
-    )
+    const opens = await opensBeside(stack)
     rows.push({ figure: 'raw: open bash → marker prompt', unit: 'ms', samples: opens.floor })
     rows.push({ figure: 'shell: terminals.spawn (open)', unit: 'ms', floor: 'raw: open bash → marker prompt', samples: opens.contender })
-    const confinedOpens = await collectInterleaved(
-      20,
-      async () => {
-        const start = performance.now()
-        const raw = await RawShell.open()
-        const elapsed = performance.now() - start
-        await raw.close()
-        return elapsed
-      },
-      async () => {
-        const start = performance.now()
-        const id = await confined.open()
-        const elapsed = performance.now() - start
-        await confined.close(id)
-        return elapsed
-      },
-      2,
-    )
+    const confinedOpens = await opensBeside(confined)
     rows.push({
       figure: 'shell: open, confined (workspace-write, a git workspace)',
       unit: 'ms',
