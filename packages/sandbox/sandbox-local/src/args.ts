@@ -74,8 +74,9 @@ export function bwrapOptions(policy: SandboxPolicy, plan: MountPlan = EMPTY_MOUN
   // process of the uid (see privateRuntimeDirs). Before the readable files and the workspace, which win.
   // One inside a bound workspace is covered only after that bind (a tmpfs hidden beneath the bind
   // would do nothing but let the mount check mistake it for the cover).
-  const coveredAfterWorkspace = (path: string) => path !== policy.workspaceRoot && isWithin(policy.workspaceRoot, path)
-  for (const path of plan.privateDirs) if (policy.workspaceRoot === '/' || !coveredAfterWorkspace(path)) options.push('--tmpfs', path)
+  // (A workspace of / is never bound again, see below: its private directories are covered here.)
+  const coveredAfterWorkspace = (path: string) => policy.workspaceRoot !== '/' && path !== policy.workspaceRoot && isWithin(policy.workspaceRoot, path)
+  for (const path of plan.privateDirs) if (!coveredAfterWorkspace(path)) options.push('--tmpfs', path)
   // Files the command must read although /tmp hid them; bound before the sockets are hidden, so
   // hiding always wins, and before the workspace, which covers any of them that lie inside it.
   for (const path of policy.readableFiles ?? []) options.push('--ro-bind', path, path)

@@ -61,7 +61,7 @@ export class LocalSandbox extends Sandbox {
         'workspace root "/" would make the whole filesystem writable; choose a project directory, or danger-full-access explicitly',
       )
     }
-    if (workspaceRoot === SHARED_TEMPORARY_DIRECTORY) {
+    if (workspaceRoot === (await sharedTemporaryDirectory())) {
       throw new SandboxError(
         'INVALID_POLICY',
         `workspace root ${workspaceRoot} is the machine's shared temporary directory: binding it would show every user's and program's sockets there (tmux, ssh and gpg agents, X11) to the sandbox, whose private /tmp it replaces; choose a project directory, e.g. ${workspaceRoot}/project`,
@@ -178,6 +178,13 @@ async function canonicalDirectory(path: string): Promise<string> {
  * whole, with sockets no mount can hide one by one (connect(2) ignores read-only mounts).
  */
 const SHARED_TEMPORARY_DIRECTORY = '/tmp'
+
+/** The shared temporary directory's canonical path (compared with canonical workspaces), looked up once. */
+let sharedTemporary: Promise<string> | undefined
+function sharedTemporaryDirectory(): Promise<string> {
+  sharedTemporary ??= realpath(SHARED_TEMPORARY_DIRECTORY).catch(() => SHARED_TEMPORARY_DIRECTORY)
+  return sharedTemporary
+}
 
 /** Kernel filesystems the sandbox replaces with its own or masks parts of: a host file bound from there would bypass that. */
 const REPLACED_FILESYSTEMS = ['/proc', '/dev', '/sys']

@@ -134,4 +134,10 @@ describe('bwrap options', () => {
     expect(options.filter((option) => option === '/')).toHaveLength(2)
     expect(options.slice(options.indexOf('--ro-bind'), options.indexOf('--ro-bind') + 3)).toEqual(['--ro-bind', '/', '/'])
   })
+
+  it('covers each private directory once under a read-only workspace of / (nothing binds over it later)', () => {
+    const plan = { ...EMPTY_MOUNT_PLAN, privateDirs: ['/run/user/0', '/var/tmp/private'] }
+    const options = bwrapOptions({ mode: 'read-only', workspaceRoot: '/' }, plan)
+    for (const path of plan.privateDirs) expect(options.filter((option) => option === path)).toHaveLength(1)
+  })
 })

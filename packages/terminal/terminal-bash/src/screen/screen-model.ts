@@ -132,13 +132,21 @@ export class ScreenModel {
    */
   write(bytes: Uint8Array): void {
     if (this.#disposed || bytes.length === 0) return
-    this.#guard.write(bytes, (piece, work) => this.#hand(piece, work))
-    if (this.#unparsedBytes > MAX_UNPARSED_BYTES || this.#unparsedWork > MAX_UNPARSED_WORK)
+    this.#guard.write(bytes, this.#handPiece)
+    if (this.#overBacklog())
       this.#parseWhile(
-        () => this.#unparsedBytes > MAX_UNPARSED_BYTES || this.#unparsedWork > MAX_UNPARSED_WORK,
+        () => this.#overBacklog(),
         () => this.#unparsedBytes + this.#unparsedWork,
       )
   }
+
+  /** Whether the backlog passed either bound: its bytes or its estimated work. */
+  #overBacklog(): boolean {
+    return this.#unparsedBytes > MAX_UNPARSED_BYTES || this.#unparsedWork > MAX_UNPARSED_WORK
+  }
+
+  /** The guard's sink, made once: a chunk must not allocate a closure on the output path. */
+  readonly #handPiece = (piece: Uint8Array, work: number): void => this.#hand(piece, work)
 
   /** One guarded piece to the emulator's queue: xterm parses a piece without a break and yields between pieces. */
   #hand(piece: Uint8Array, work: number): void {
