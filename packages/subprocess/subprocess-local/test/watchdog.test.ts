@@ -135,6 +135,23 @@ describe.skipIf(!LINUX)('host-death watchdog (real processes)', () => {
   })
 })
 
+describe.skipIf(!LINUX)('the runtime and its watchdog', () => {
+  it('forgets a terminal whose program exited by itself (its pid and PTY may be reused by strangers)', async () => {
+    const mounted = await mountRuntime()
+    try {
+      const handle = await mounted.spawn({ argv: ['sleep', '30'] })
+      // The runtime's own watchdog (a TypeScript-private field, read here only).
+      const watchdog = (mounted.runtime as unknown as { watchdog: HostWatchdog }).watchdog
+      expect(watchdog.sessionPids).toContain(handle.pid)
+      process.kill(handle.pid, 'SIGKILL')
+      await handle.done
+      await eventually(() => !watchdog.sessionPids.includes(handle.pid), 'the watchdog to forget the exited terminal')
+    } finally {
+      await mounted.close()
+    }
+  })
+})
+
 describe.skipIf(!LINUX || !ROOT)("host-death watchdog on this host's cgroups", () => {
   it('stops forks in a session cgroup, kills everything inside and removes it with its parent', async () => {
     const limiter = new CgroupLimiter({}, () => {})

@@ -124,6 +124,11 @@ export class HostWatchdog {
     }
   }
 
+  /** Top-level pids of the terminals it would take down now (diagnostics and tests). */
+  get sessionPids(): number[] {
+    return [...this.#sessions.keys()]
+  }
+
   /** The terminal was torn down: nothing of it is left to kill. */
   forgetSession(pid: number): void {
     if (this.#sessions.delete(pid)) this.#send(`unsession ${pid}`)
