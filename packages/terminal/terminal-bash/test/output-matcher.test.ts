@@ -48,9 +48,4 @@ describe('OutputMatcher', () => {
     expect(ready.test(head as SanitizedChunk)).toBeUndefined()
     expect(ready.test(tail as SanitizedChunk)?.match.text).toBe('ready')
   })
-
-  it('keeps no state between lines: the same line matches again in the next chunk', () => {
-    const matcher = new OutputMatcher(LinePattern.compile('ping'), 0)
-    for (const chunk of chunks('ping\n', 'ping\n')) expect(matcher.test(chunk as SanitizedChunk)?.match.text).toBe('ping')
-  })
 })
