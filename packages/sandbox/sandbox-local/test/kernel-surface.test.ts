@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { SandboxPolicy } from 'dsh-sandbox'
 import { Config, type HostFacts, LocalSandbox } from 'dsh-sandbox-local'
-import { installSeccompFilter, SYSCALL_NUMBERS, seccompArchitecture } from 'dsh-sandbox-local/internal'
+import { installSeccompFilter, KERNEL_MASKS, type KernelMask, SECCOMP_RULES, SYSCALL_NUMBERS, seccompArchitecture } from 'dsh-sandbox-local/internal'
 import { bwrapUnavailable, run, scratchDir } from './helpers'
 import { Terminal } from './terminal'
 
@@ -119,6 +119,28 @@ describe.skipIf(bwrapUnavailable !== undefined)('the host kernel is out of reach
     if (existsSync('/proc/sysrq-trigger')) expect(result.stderr).toMatch(/sysrq-trigger: Read-only file system/)
     // The host shows them, so the test would have seen them without the masks.
     if (isRoot) expect(readFileSync('/proc/keys', 'utf8')).toMatch(/keyring/)
+  })
+
+  it.skipIf(needs('perl'))('every unconditional rule of the filter answers its errno for a real call inside (arguments all zero)', async () => {
+    // Zero arguments are harmless for each of these, and without the filter most would answer
+    // EFAULT or EINVAL (or succeed): the filter's errno comes before any argument is looked at.
+    const rules = SECCOMP_RULES.filter((rule) => rule.refuseWhen.kind === 'always' && numbers[rule.syscall] !== undefined)
+    expect(rules.length).toBeGreaterThan(30)
+    const script = rules.map((rule) => perlSyscall(rule.syscall, `${numbers[rule.syscall]}, 0, 0, 0, 0, 0, 0`)).join('; ')
+    const result = await sh(script)
+    expect(result.stdout).toBe(rules.map((rule) => `${rule.syscall}=-1 ${rule.errno}\n`).join(''))
+  })
+
+  it('every kernel mask holds inside by its treatment: read-only refuses writes, hidden reads nothing, emptied lists nothing', async () => {
+    const present = KERNEL_MASKS.filter((mask) => existsSync(mask.path))
+    const probe = (mask: KernelMask) => {
+      if (mask.treatment === 'read-only') return `touch '${mask.path}/dsh-probe' 2>/dev/null && echo 'WROTE ${mask.path}'; echo ok`
+      if (mask.treatment === 'hidden') return `head -c 64 '${mask.path}' 2>/dev/null | wc -c`
+      return `ls -A '${mask.path}' | wc -l; touch '${mask.path}/dsh-probe' 2>/dev/null && echo 'WROTE ${mask.path}'`
+    }
+    const result = await sh(present.map(probe).join('\n'))
+    const expected = present.map((mask) => (mask.treatment === 'read-only' ? 'ok\n' : '0\n')).join('')
+    expect(result.stdout).toBe(expected)
   })
 
   it.skipIf(needs('perl'))('keyctl, add_key and request_key are refused with EPERM, with and without a user namespace', async () => {
