@@ -42,14 +42,20 @@ const hosts: Record<'sandboxed' | 'unconfined' | 'tmpWorkspace' | 'rootWorkspace
 let pids: number[] = []
 
 /**
- * What an attacker in a session tries: list the fixed parent and both XDG directories, then read
- * every host's token and connect to every host's socket (their pids are known, as `ps` would tell).
+ * What an attacker in a session tries: undo what covers the sockets (unmount /tmp and the parent),
+ * list the fixed parent and both XDG directories, then read every host's token and connect to every
+ * host's socket (their pids are known, as `ps` would tell), directly and through the root of every
+ * process it can see in /proc.
  */
-function attackScript(): string {
+function attackScript(inside = true): string {
   const dir = runtime.insideDir
   const connect = `python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print('CONN' + 'ECTED', sys.argv[1])"`
-  const perHost = pids.map((pid) => `cat ${dir}/${pid}.token; ${connect} ${dir}/${pid}.sock`).join('; ')
-  return `{ ls -A /tmp/dsh-terminal ${dir} ${xdg.a} ${xdg.b}; ${perHost}; } 2>&1; echo PROBE-DONE`
+  const perHost = pids
+    .map((pid) => `cat ${dir}/${pid}.token; ${connect} ${dir}/${pid}.sock; for root in /proc/[0-9]*/root; do cat $root${dir}/${pid}.token; done`)
+    .join('; ')
+  // (Outside, the unmounts would take away the test's own private runtime: the control skips them.)
+  const undo = inside ? 'umount -l /tmp/dsh-terminal; umount -l /tmp; ' : ''
+  return `{ ${undo}ls -A /tmp/dsh-terminal ${dir} ${xdg.a} ${xdg.b}; ${perHost}; } 2>&1; echo PROBE-DONE`
 }
 
 /** The tokens as the test reads them from outside the sandboxes. */
@@ -98,7 +104,7 @@ describe.skipIf(process.platform !== 'linux')("no sandboxed session reaches any 
   })
 
   it('outside any sandbox, the attack reads every token and connects to every socket (the probe works)', async () => {
-    const [command, ...args] = runtime.wrap(['sh', '-c', attackScript()])
+    const [command, ...args] = runtime.wrap(['sh', '-c', attackScript(false)])
     const unconfined = start(command!, args)
     unconfined.child.stdin.end()
     const { stdout } = await unconfined.finished
