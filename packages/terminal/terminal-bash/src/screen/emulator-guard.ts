@@ -1,7 +1,7 @@
 import { Buffer } from 'node:buffer'
 import type { TerminalSize } from 'dsh-terminal'
 import { isPlain, leadLength, unfinishedTail, validPoint } from './emulator-bytes'
-import { GuardOutput, type GuardSink } from './emulator-pieces'
+import { GuardOutput, type GuardSink, NO_BYTES } from './emulator-pieces'
 import { CSI_RULES, type CsiRule, ESC_RULES, type EscRule, MAX_PARAMETERS, MAX_SEQUENCE_BYTES, MAX_STRING_PAYLOAD } from './emulator-rules'
 
 export type { GuardSink } from './emulator-pieces'
@@ -82,7 +82,7 @@ export class EmulatorGuard {
   #rejectDigits = false
   #collect = 0
   /** The chunk being processed. */
-  #input: Uint8Array = new Uint8Array(0)
+  #input: Uint8Array = NO_BYTES
   readonly #out = new GuardOutput()
 
   /** A guard for a screen of `size`, at the start of a stream. */
@@ -123,7 +123,7 @@ export class EmulatorGuard {
       this.#parse(input)
     } finally {
       this.#out.end()
-      this.#input = new Uint8Array(0)
+      this.#input = NO_BYTES
     }
   }
 

@@ -1,6 +1,10 @@
 import { Buffer } from 'node:buffer'
 import { MAX_PIECE_WORK } from './emulator-rules'
 
+/** What a finished writer holds: nothing, and a sink that takes nothing (made once, not per chunk). */
+export const NO_BYTES = new Uint8Array(0)
+const NO_SINK: GuardSink = () => {}
+
 /** Receives the guarded output in order: a piece of bytes and the emulator work (in cells) its sequences cost beyond their bytes. */
 export type GuardSink = (piece: Uint8Array, work: number) => void
 
@@ -11,12 +15,12 @@ export type GuardSink = (piece: Uint8Array, work: number) => void
  * {@link MAX_PIECE_WORK}: xterm parses a piece without a break and yields only between pieces.
  */
 export class GuardOutput {
-  #input: Uint8Array = new Uint8Array(0)
+  #input: Uint8Array = NO_BYTES
   #runStart = 0
   #runEnd = 0
   #parts: Uint8Array[] = []
   #work = 0
-  #sink: GuardSink = () => {}
+  #sink: GuardSink = NO_SINK
 
   /** Start on `input`; pieces go to `sink`. */
   begin(input: Uint8Array, sink: GuardSink): void {
@@ -29,8 +33,8 @@ export class GuardOutput {
   end(): void {
     this.#flushRun()
     this.#emit()
-    this.#input = new Uint8Array(0)
-    this.#sink = () => {}
+    this.#input = NO_BYTES
+    this.#sink = NO_SINK
   }
 
   /** Input bytes `[start, end)` pass on unchanged, after everything before them. */
