@@ -111,7 +111,7 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
       throwIfAborted(spec.signal)
     }
     // Before the handle is returned nothing could have been typed into the session, so nothing escaped yet.
-    this.watchdog?.watchSession(terminal.pid, terminal.started, (pty as { ptsName?: string }).ptsName, cgroup !== undefined)
+    this.watchdog?.watchSession(terminal.pid, terminal.started, terminal.device, cgroup !== undefined)
     // Once the shell is gone its pid, session id and PTY number may be reused by strangers: the
     // watchdog forgets it then, not only at teardown (the session's cgroups stay registered).
     void terminal.done.then(() => this.watchdog?.forgetSession(terminal.pid))

@@ -199,6 +199,11 @@ export class LocalTerminal implements SubprocessTerminalHandle {
     return this.#exit
   }
 
+  /** The PTY's device path (`/dev/pts/N`) as node-pty reports it, when it does. */
+  get device(): string | undefined {
+    return this.#device
+  }
+
   /** The top-level process's start identity once {@link settle} read it (empty before, or when it could not). */
   get started(): string {
     return this.#shell.started

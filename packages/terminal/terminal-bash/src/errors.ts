@@ -1,4 +1,4 @@
-import { errorMessage } from 'dsh-basics'
+import { errorMessage, keepUtf8Tail } from 'dsh-basics'
 
 /** Every code a {@link ShellBackendError} can carry, as a runtime list for routing and docs. */
 export const SHELL_BACKEND_ERROR_CODES = [
@@ -54,7 +54,7 @@ export const shellFailure = {
   closed: () => new ShellBackendError('SESSION_CLOSED', 'PTY session is closed'),
 }
 
-/** Most characters of a failed startup's last output quoted in its error: enough for a launcher's one-line reason. */
+/** Most UTF-8 bytes of a failed startup's last output quoted in its error: enough for a launcher's one-line reason. */
 const STARTUP_WORDS_LIMIT = 300
 
 /**
@@ -68,5 +68,6 @@ function startupWords(printed: string): string {
     .filter((line) => line !== '')
   const text = lines.slice(-3).join(' / ')
   if (text === '') return ''
-  return `: ${text.length > STARTUP_WORDS_LIMIT ? `…${text.slice(-STARTUP_WORDS_LIMIT)}` : text}`
+  const kept = keepUtf8Tail(text, STARTUP_WORDS_LIMIT)
+  return `: ${kept.length < text.length ? `…${kept}` : text}`
 }
