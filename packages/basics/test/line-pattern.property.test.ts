@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { LINE_PATTERN_WINDOW, LinePattern } from '../src/index'
+import { LINE_PATTERN_WINDOW, LinePattern, LinePatternError } from '../src/index'
 
 // Properties of the compile rule: on the syntax JavaScript and RE2 share, a LinePattern finds what
 // a RegExp finds on short lines (the switch of engine changes no wait that used to work), and a
@@ -58,6 +58,19 @@ const sharedSyntax: fc.Arbitrary<string> = fc
   }))
   .pattern.map((generated) => generated.source)
 
+/**
+ * The pattern compiled, or a skipped run when nested counted repeats take its program past the size
+ * bound (`((a{1,3}){0,2}a){1,3}`): that refusal is a rule of its own, tested with the other refusals.
+ */
+function compileWithinSize(source: string): LinePattern {
+  try {
+    return LinePattern.compile(source)
+  } catch (error) {
+    fc.pre(!(error instanceof LinePatternError && /too large for the linear-time matcher/.test(error.message)))
+    throw error
+  }
+}
+
 /** Short lines over {@link LINE_CHARACTERS}: short enough that a RegExp cannot backtrack for long. */
 const lines = fc.array(fc.constantFrom(...LINE_CHARACTERS), { maxLength: 16 }).map((characters) => characters.join(''))
 
@@ -65,7 +78,7 @@ describe('LinePattern against RegExp', () => {
   it('finds the same leftmost match as a RegExp on the syntax both take', () => {
     fc.assert(
       fc.property(sharedSyntax, lines, (source, line) => {
-        const pattern = LinePattern.compile(source)
+        const pattern = compileWithinSize(source)
         expect(pattern.firstMatch(line)).toBe(new RegExp(source).exec(line)?.[0])
       }),
       { numRuns: 2000 },
@@ -75,7 +88,7 @@ describe('LinePattern against RegExp', () => {
   it('also with (?i), as a RegExp with the i flag', () => {
     fc.assert(
       fc.property(sharedSyntax, lines, (source, line) => {
-        expect(LinePattern.compile(`(?i)${source}`).firstMatch(line)).toBe(new RegExp(source, 'i').exec(line)?.[0])
+        expect(compileWithinSize(`(?i)${source}`).firstMatch(line)).toBe(new RegExp(source, 'i').exec(line)?.[0])
       }),
       { numRuns: 500 },
     )
@@ -88,7 +101,7 @@ describe('LinePattern against RegExp', () => {
     fc.assert(
       fc.property(unanchored, lines, fc.integer({ min: 1, max: 64 }), (source, tail, extra) => {
         const line = 'c'.repeat(LINE_PATTERN_WINDOW + extra) + tail
-        const pattern = LinePattern.compile(source)
+        const pattern = compileWithinSize(source)
         expect(pattern.firstMatch(line)).toBe(pattern.firstMatch(line.slice(line.length - LINE_PATTERN_WINDOW)))
       }),
       { numRuns: 300 },
