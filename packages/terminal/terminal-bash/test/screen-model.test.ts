@@ -9,8 +9,9 @@ function model(rows = 5, cols = 20): { screen: ScreenModel; replies: string[] } 
   return { screen, replies }
 }
 
-function feed(screen: ScreenModel, text: string): void {
-  screen.write(Buffer.from(text, 'utf8'))
+/** Output as the session hands it over; `keepUp` as while a full-screen program holds the terminal. */
+function feed(screen: ScreenModel, text: string, keepUp = false): void {
+  screen.write(Buffer.from(text, 'utf8'), keepUp)
 }
 
 describe('the screen model', () => {
@@ -105,12 +106,12 @@ describe('the screen model', () => {
     let fed = 0
     let line = 0
     while (fed < total) {
-      bounded.screen.write(chunk)
+      bounded.screen.write(chunk, true)
       fed += chunk.length
       line += 1
       peak = Math.max(peak, bounded.screen.unparsedBytes)
     }
-    bounded.screen.write(Buffer.from(`last line ${line}`))
+    bounded.screen.write(Buffer.from(`last line ${line}`), true)
     expect(peak).toBeLessThanOrEqual(MAX_UNPARSED_BYTES + chunk.length)
     const rendered = await bounded.screen.snapshot()
     expect(rendered.lines).toEqual([row, row, row, `last line ${line}`])

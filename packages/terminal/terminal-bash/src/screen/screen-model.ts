@@ -1,34 +1,18 @@
-import serialize from '@xterm/addon-serialize'
-import xterm from '@xterm/headless'
+import { Buffer } from 'node:buffer'
 import type { TerminalScreen, TerminalSize } from 'dsh-terminal'
 import type { KeyModes } from '../input/send-input'
-import { EmulatorGuard } from './emulator-guard'
-import { MAX_PIECE_WORK } from './emulator-rules'
-import { renderScreen } from './screen-render'
+import { Emulator } from './emulator'
+import { PendingOutput } from './pending-output'
+import { OutputWatch } from './output-watch'
 
-const { Terminal } = xterm
-
-/**
- * Most bytes the emulator may hold unparsed. It parses far faster than a PTY delivers, so in
- * practice its backlog stays tens of KiB; past this (the event loop starved, e.g. by many floods at
- * once) the model parses in the write path until it is back under the bound. Reading the PTY then
- * waits, and the kernel makes the printing program wait in turn: nothing is dropped, nothing grows.
- */
-export const MAX_UNPARSED_BYTES = 1024 * 1024
+export { MAX_UNPARSED_BYTES, MAX_UNPARSED_WORK } from './emulator'
 
 /**
- * Most emulator work (in cells, as the {@link EmulatorGuard} estimates it) the backlog may hold
- * beyond its bytes: tens of ms of parsing. A few bytes can cost a whole screen (`ESC # 8`, `CSI 40 L`),
- * so a flood of such sequences reaches this bound long before the byte bound, and is pushed back
- * the same way.
+ * Most bytes of output held for the emulator while it sleeps. The screen shows the last rows of
+ * what was printed, and 256 KiB of line output holds far more rows than a screen; past the bound the
+ * oldest output is dropped and the screen is rebuilt from what is left (see {@link ScreenModel}), so a flood nobody looks at costs neither parsing nor memory.
  */
-export const MAX_UNPARSED_WORK = 4 * MAX_PIECE_WORK
-
-/** The colours a query for the default foreground (OSC 10) and background (OSC 11) is answered with: a dark terminal. */
-const DEFAULT_COLORS: ReadonlyMap<number, string> = new Map([
-  [10, 'rgb:ffff/ffff/ffff'],
-  [11, 'rgb:0000/0000/0000'],
-])
+export const MAX_REPLAY_BYTES = 256 * 1024
 
 /** What a {@link ScreenModel} needs from its session. */
 export interface ScreenModelOptions {
@@ -42,59 +26,31 @@ export interface ScreenModelOptions {
 }
 
 /**
- * One session's screen: a headless xterm fed every byte the PTY printed, sized like the PTY. It
- * answers the queries programs ask a terminal (without answers vim waits, then drops typeahead),
- * knows the input modes keys are encoded for, and renders what a person would see. It keeps no
- * scrollback of its own: the line ring is the history.
- *
- * xterm parses asynchronously, in slices between other work; every chunk's write callback counts
- * it as parsed, so a snapshot waits exactly for the bytes that arrived before it was asked for.
+ * One session's screen, paid for only when it is used. The emulator (a headless xterm, see
+ * {@link Emulator}) parses the output while a full-screen program holds the terminal (the caller
+ * says so with every chunk) and whenever a chunk asks the terminal something ({@link OutputWatch}:
+ * the program waits for the answer). Otherwise output waits, unparsed, until someone needs the
+ * screen: a snapshot, a person's view, the key modes of a send. The screen is a function of the
+ * bytes, so parsing them late renders the same screen, and the emulator is created on first need.
+ * What waits is bounded by {@link MAX_REPLAY_BYTES}: beyond it the oldest output is dropped, and the
+ * next need starts a fresh emulator with the settings the watch kept (title, key modes), at the first
+ * chunk left that starts outside any sequence. That rebuild is exact for line output (the screen's
+ * rows are the last lines); it is approximate where output on the normal screen moved the cursor
+ * across more than the bound, and for other state set in the dropped part (colours, scroll region).
  */
 export class ScreenModel {
-  readonly #terminal: InstanceType<typeof Terminal>
-  /** Clamps what the program printed before the emulator acts on it (see {@link EmulatorGuard}). */
-  readonly #guard: EmulatorGuard
   readonly #reply: (data: string) => void
+  readonly #watch = new OutputWatch()
+  readonly #pending = new PendingOutput(MAX_REPLAY_BYTES)
+  #emulator: Emulator | undefined
   #size: TerminalSize
-  #title: string | undefined
-  /** Loaded the first time a person attaches: most sessions are never watched. */
-  #serializer: InstanceType<typeof serialize.SerializeAddon> | undefined
-  /** Bytes handed to the emulator whose write callback has not run yet. */
-  #unparsedBytes = 0
-  /** The guard's work estimate of those bytes' sequences. */
-  #unparsedWork = 0
-  /** Writes (chunks, resizes, snapshot marks) handed over and not yet reached by the parser. */
-  #unparsedWrites = 0
   #disposed = false
 
-  /** An emulator of `options.size` with nothing printed yet. */
+  /** A screen of `options.size` with nothing printed yet; no emulator exists until one is needed. */
   constructor(options: ScreenModelOptions) {
     this.#size = { rows: options.size.rows, cols: options.size.cols }
     this.#reply = options.reply
-    this.#guard = new EmulatorGuard(this.#size)
-    this.#terminal = new Terminal({
-      rows: this.#size.rows,
-      cols: this.#size.cols,
-      scrollback: 0,
-      // `buffer` (reading the screen) is a proposed API in the headless build.
-      allowProposedApi: true,
-      logLevel: 'off',
-      // The size report in characters (`CSI 18 t`) and the title stack; nothing that moves a window.
-      windowOptions: { getWinSizeChars: true, pushTitle: true, popTitle: true },
-    })
-    for (const [ident, color] of DEFAULT_COLORS) {
-      this.#terminal.parser.registerOscHandler(ident, (data) => {
-        if (data !== '?') return false
-        if (!this.#disposed) this.#reply(`\x1b]${ident};${color}\x1b\\`)
-        return true
-      })
-    }
-    this.#terminal.onData((data) => {
-      if (!this.#disposed) this.#reply(data)
-    })
-    this.#terminal.onTitleChange((title) => {
-      this.#title = title === '' ? undefined : title
-    })
+    this.#pending.resetTo(this.#size)
   }
 
   /** The window size programs draw for: the latest {@link ScreenModel.resize}, even before earlier output is parsed. */
@@ -102,140 +58,104 @@ export class ScreenModel {
     return this.#size
   }
 
-  /** Bytes handed over and not yet parsed (the emulator's backlog). */
+  /** Bytes handed to the emulator and not yet parsed (its backlog). */
   get unparsedBytes(): number {
-    return this.#unparsedBytes
+    return this.#emulator?.unparsedBytes ?? 0
   }
 
-  /** The guard's estimate of the emulator work those bytes still cost, in cells (bounded by {@link MAX_UNPARSED_WORK}). */
+  /** The guard's estimate of the emulator work those bytes still cost, in cells. */
   get unparsedWork(): number {
-    return this.#unparsedWork
+    return this.#emulator?.unparsedWork ?? 0
+  }
+
+  /** Bytes of output waiting for the emulator (at most about {@link MAX_REPLAY_BYTES}). */
+  get waitingBytes(): number {
+    return this.#pending.bytes
+  }
+
+  /** Whether an emulator exists: one was needed since the session started. */
+  get emulating(): boolean {
+    return this.#emulator !== undefined
   }
 
   /**
-   * The input modes programs set (keys and pastes are encoded for them), after every byte handed
-   * over: a backlog (e.g. the prompt that just settled a send, with bash's `CSI ? 2004 h`) is parsed
-   * first, at once.
+   * The input modes programs set (keys and pastes are encoded for them), after every byte that
+   * arrived: waiting output is parsed first, at once.
    */
   get modes(): KeyModes {
-    this.#parseWhile(
-      () => this.#unparsedWrites > 0,
-      () => this.#unparsedWrites,
-    )
-    const { applicationCursorKeysMode, applicationKeypadMode, bracketedPasteMode } = this.#terminal.modes
-    return { applicationCursorKeys: applicationCursorKeysMode, applicationKeypad: applicationKeypadMode, bracketedPaste: bracketedPasteMode }
+    return this.#caughtUp(false).modes
   }
 
   /**
-   * Take one raw chunk of PTY output, in arrival order; the emulator gets it through the guard.
-   * Ignored after {@link ScreenModel.dispose}.
+   * Take one raw chunk of PTY output, in arrival order. `keepUp`: a full-screen program holds the
+   * terminal after this chunk, so the emulator parses it now. Ignored after {@link ScreenModel.dispose}.
    */
-  write(bytes: Uint8Array): void {
+  write(bytes: Uint8Array, keepUp: boolean): void {
     if (this.#disposed || bytes.length === 0) return
-    this.#guard.write(bytes, this.#handPiece)
-    if (this.#overBacklog())
-      this.#parseWhile(
-        () => this.#overBacklog(),
-        () => this.#unparsedBytes + this.#unparsedWork,
-      )
-  }
-
-  /** Whether the backlog passed either bound: its bytes or its estimated work. */
-  #overBacklog(): boolean {
-    return this.#unparsedBytes > MAX_UNPARSED_BYTES || this.#unparsedWork > MAX_UNPARSED_WORK
-  }
-
-  /** The guard's sink, made once: a chunk must not allocate a closure on the output path. */
-  readonly #handPiece = (piece: Uint8Array, work: number): void => this.#hand(piece, work)
-
-  /** One guarded piece to the emulator's queue: xterm parses a piece without a break and yields between pieces. */
-  #hand(piece: Uint8Array, work: number): void {
-    const length = piece.length
-    this.#unparsedBytes += length
-    this.#unparsedWork += work
-    this.#unparsedWrites += 1
-    this.#terminal.write(piece, () => {
-      this.#unparsedBytes -= length
-      this.#unparsedWork -= work
-      this.#unparsedWrites -= 1
-    })
-  }
-
-  /** Parse slices of the backlog now, in order, while `wanted` holds and each slice shrinks `backlog`. */
-  #parseWhile(wanted: () => boolean, backlog: () => number): void {
-    let before = backlog()
-    while (wanted() && parseSliceNow(this.#terminal)) {
-      // A slice that parsed nothing (an internal that changed) must not spin.
-      if (backlog() >= before) return
-      before = backlog()
-    }
+    const startsInGround = this.#watch.inGround
+    const asks = this.#watch.scan(bytes)
+    const emulator = this.#emulator
+    if (emulator && this.#pending.empty && (keepUp || asks)) return emulator.write(bytes)
+    this.#pending.push(bytes, startsInGround)
+    if (keepUp || asks) this.#caughtUp(false)
   }
 
   /**
-   * Follow a PTY resize. Output already handed over was drawn for the old size, so the emulator
-   * resizes once it has parsed that, exactly where the PTY changed size in the byte stream.
+   * Follow a PTY resize. Output that arrived before was drawn for the old size, so the emulator
+   * resizes exactly where the PTY changed size in the byte stream.
    */
   resize(size: TerminalSize): void {
     if (this.#disposed) return
     this.#size = { rows: size.rows, cols: size.cols }
-    this.#guard.resize(this.#size)
-    const { rows, cols } = this.#size
-    this.#afterParsed(() => {
-      if (this.#terminal.rows !== rows || this.#terminal.cols !== cols) this.#terminal.resize(cols, rows)
-    })
+    if (this.#pending.empty) this.#emulator?.resize(this.#size)
+    this.#pending.resize(this.#size)
   }
 
-  /** What the terminal shows once every byte handed over before this call is parsed. */
+  /** What the terminal shows once every byte that arrived before this call is parsed. */
   snapshot(): Promise<TerminalScreen> {
     if (this.#disposed) return Promise.reject(new Error('the screen model is disposed'))
-    return new Promise((resolve) => this.#afterParsed(() => resolve(renderScreen(this.#terminal, this.#title))))
+    return this.#caughtUp(true).snapshot()
   }
 
   /**
-   * The screen once every byte handed over before this call is parsed, as terminal output that
-   * redraws it on a cleared terminal of {@link ScreenModel.size}: text, colours, the alternate
-   * screen, the cursor and the input modes. What a person attaching sees first.
+   * The screen once every byte that arrived before this call is parsed, as terminal output that
+   * redraws it on a cleared terminal of {@link ScreenModel.size} (see {@link Emulator.replay}).
    */
   replay(): Promise<string> {
     if (this.#disposed) return Promise.reject(new Error('the screen model is disposed'))
-    return new Promise((resolve) =>
-      this.#afterParsed(() => {
-        if (!this.#serializer) {
-          this.#serializer = new serialize.SerializeAddon()
-          // The addon is typed against the browser build; the headless terminal has the same API.
-          this.#terminal.loadAddon(this.#serializer as unknown as Parameters<InstanceType<typeof Terminal>['loadAddon']>[0])
-        }
-        resolve(this.#serializer.serialize({ scrollback: 0 }))
-      }),
-    )
+    return this.#caughtUp(true).replay()
   }
 
   /** Stop answering queries and free the emulator (once what it was handed is parsed, so pending snapshots still settle). */
   dispose(): void {
     if (this.#disposed) return
     this.#disposed = true
-    this.#afterParsed(() => this.#terminal.dispose())
+    this.#pending.resetTo(this.#size)
+    this.#emulator?.dispose()
   }
 
-  /** Run `action` at once when nothing waits to be parsed, else right after what was handed over so far. */
-  #afterParsed(action: () => void): void {
-    if (this.#unparsedWrites === 0) return action()
-    this.#unparsedWrites += 1
-    this.#terminal.write('', () => {
-      this.#unparsedWrites -= 1
-      action()
-    })
+  /**
+   * The emulator with every waiting chunk and resize handed over, in order; created on first need.
+   * After output was dropped, a fresh one starts with the kept settings, then what is left.
+   * `parseNow`: what was handed is parsed in this turn when it is small (a screen is being asked for).
+   */
+  #caughtUp(parseNow: boolean): Emulator {
+    const { entries, size, dropped } = this.#pending.take(this.#size)
+    if (dropped) {
+      this.#emulator?.dispose()
+      this.#emulator = undefined
+    }
+    let emulator = this.#emulator
+    if (!emulator) {
+      emulator = new Emulator({ size, reply: this.#reply })
+      this.#emulator = emulator
+      if (dropped) emulator.write(Buffer.from(this.#watch.settings.preamble(), 'utf8'))
+    }
+    for (const entry of entries) {
+      if (entry instanceof Uint8Array) emulator.write(entry)
+      else emulator.resize(entry)
+    }
+    if (parseNow && entries.length > 0) emulator.parseSmallBacklog()
+    return emulator
   }
-}
-
-/**
- * Run one slice (about 12 ms) of xterm's own parse loop now instead of on its next timer: the
- * same code, order and write callbacks, only sooner. xterm has no public way to do this; its
- * internals are reached with a check, so a version without them leaves the backlog to xterm.
- */
-function parseSliceNow(terminal: InstanceType<typeof Terminal>): boolean {
-  const queue = (terminal as unknown as { _core?: { _writeBuffer?: { _innerWrite?: () => void } } })._core?._writeBuffer
-  if (typeof queue?._innerWrite !== 'function') return false
-  queue._innerWrite()
-  return true
 }

@@ -21,15 +21,15 @@ export interface TerminalStreamOptions {
   readonly nonce: number
   /** The nonce a REPL started in this session prints in its prompt marker (another number than the shell's). */
   readonly replNonce?: number
-  /** The session's emulator: it takes every raw chunk before the sanitizer does. */
+  /** The session's screen: it takes every raw chunk before the chunk is delivered. */
   readonly screen?: ScreenModel
   /** The window size the session starts with (the line view counts screen rows on it); default 40 × 160. */
   readonly size?: TerminalSize
 }
 
 /**
- * One session's output pipeline: raw PTY bytes → the screen model, and → sanitizer → scrollback,
- * prompt tracker and the active send. It also counts arrivals, which is what "silence" is measured on: the time output
+ * One session's output pipeline: raw PTY bytes → sanitizer → the screen model (which parses them only
+ * when needed), then scrollback, prompt tracker and the active send. It also counts arrivals, which is what "silence" is measured on: the time output
  * reached us, never the time some consumer got around to reading it. O(chunk) per chunk.
  */
 export class TerminalStream {
@@ -163,8 +163,10 @@ export class TerminalStream {
     const gap = at - this.#lastArrivalAt
     this.#arrivals += 1
     this.#lastArrivalAt = at
-    this.#screen?.write(bytes)
-    this.#deliver(this.#sanitizer.write(bytes), gap)
+    const chunk = this.#sanitizer.write(bytes)
+    // After the sanitizer: it tells whether a full-screen program holds the terminal after this chunk.
+    this.#screen?.write(bytes, this.#sanitizer.alternateScreen)
+    this.#deliver(chunk, gap)
   }
 
   /** The PTY ended: flush an incomplete sequence; later writes are ignored. */
