@@ -110,6 +110,20 @@ describe('a screen model that sleeps', () => {
     expect(rendered.lines).toContain('after')
   })
 
+  it('lays out what follows a dropped string for the size the PTY had meanwhile', async () => {
+    const { screen } = model({ rows: 4, cols: 10 })
+    screen.write(bytes('\x1b]52;c;'), false)
+    for (let count = 0; count < 6; count++) screen.write(bytes('A'.repeat(64 * 1024)), false)
+    await screen.snapshot()
+    screen.resize({ rows: 4, cols: 20 })
+    screen.write(bytes('B'.repeat(1024)), false)
+    screen.write(bytes('\x07'), false)
+    screen.write(bytes('0123456789ABCDE'), false)
+    const rendered = await screen.snapshot()
+    expect(rendered.size).toEqual({ rows: 4, cols: 20 })
+    expect(rendered.lines).toEqual(['0123456789ABCDE'])
+  })
+
   it('stays in step with the alternate screen: a full-screen program is parsed as it draws', async () => {
     const { screen } = model()
     screen.write(bytes('shell\r\n\x1b[?1049h\x1b[Hfull'), true)

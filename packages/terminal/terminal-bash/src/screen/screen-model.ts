@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer'
 import type { TerminalScreen, TerminalSize } from 'dsh-terminal'
-import type { KeyModes } from '../input/send-input'
+import { DEFAULT_KEY_MODES, type KeyModes } from '../input/send-input'
 import { Emulator } from './emulator'
 import { PendingOutput } from './pending-output'
 import { OutputWatch } from './output-watch'
@@ -83,6 +83,7 @@ export class ScreenModel {
    * arrived: waiting output is parsed first, at once.
    */
   get modes(): KeyModes {
+    if (this.#disposed) return DEFAULT_KEY_MODES
     return this.#caughtUp(false).modes
   }
 
@@ -151,6 +152,8 @@ export class ScreenModel {
       this.#emulator = emulator
       if (dropped) emulator.write(Buffer.from(this.#watch.settings.preamble(), 'utf8'))
     }
+    // The size the waiting output was laid out for (a resize while nothing could be kept only reached the queue).
+    emulator.resize(size)
     for (const entry of entries) {
       if (entry instanceof Uint8Array) emulator.write(entry)
       else emulator.resize(entry)
