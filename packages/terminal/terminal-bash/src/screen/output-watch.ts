@@ -70,6 +70,8 @@ export class OutputWatch {
   #answering = false
   // The CSI sequence being read: `?` first, `!` seen, its parameters so far.
   #private = false
+  /** A byte after the opener was read: a `?` now is not the private marker. */
+  #csiStarted = false
   #bang = false
   readonly #parameters: number[] = []
   #parameter = -1
@@ -92,12 +94,26 @@ export class OutputWatch {
     let afterC1Lead = this.#afterC1Lead
     const size = bytes.length
     let index = 0
+    let nextLead = -1
     while (index < size) {
       let byte = bytes[index] as number
       if (!afterC1Lead) {
         // Text and string payloads: skip to the next byte that can matter.
         if (state === Watch.Ground) {
-          while (byte !== ESC && byte !== C1_LEAD && ++index < size) byte = bytes[index] as number
+          // Native searches: the next ESC, and the next `C2` (found once per chunk, again only once passed).
+          if (nextLead < index) nextLead = indexOrEnd(bytes, C1_LEAD, index)
+          const nextEscape = byte === ESC ? index : indexOrEnd(bytes, ESC, index)
+          index = nextEscape < nextLead ? nextEscape : nextLead
+          if (index < size) byte = bytes[index] as number
+        } else if (state === Watch.Csi && !this.#private && (this.#csiStarted || byte !== QUESTION)) {
+          // Parameters and intermediates of a sequence no kept mode depends on (`?` first would make
+          // it one): skip to its final, noting a `!` (DECSTR).
+          this.#csiStarted = true
+          while (byte >= 0x20 && byte <= 0x3f) {
+            if (byte === 0x21) this.#bang = true
+            if (++index === size) break
+            byte = bytes[index] as number
+          }
         } else if (state === Watch.ControlString || (state === Watch.Osc && this.#oscNumber === -2 && this.#titleLength < 0)) {
           while (byte !== ESC && byte !== C1_LEAD && byte !== BEL && byte !== CAN && byte !== SUB && byte !== QUESTION && ++index < size)
             byte = bytes[index] as number
@@ -199,6 +215,7 @@ export class OutputWatch {
 
   #startCsi(): void {
     this.#private = false
+    this.#csiStarted = false
     this.#bang = false
     this.#parameters.length = 0
     this.#parameter = -1
@@ -206,9 +223,11 @@ export class OutputWatch {
 
   /** A parameter, marker or intermediate byte of a CSI sequence. */
   #csiByte(byte: number): void {
+    const first = !this.#csiStarted
+    this.#csiStarted = true
     if (byte >= 0x30 && byte <= 0x39) this.#parameter = Math.min(Math.max(this.#parameter, 0) * 10 + (byte - 0x30), 1e6)
     else if (byte === SEMICOLON || byte === 0x3a) this.#pushParameter()
-    else if (byte === QUESTION && this.#parameter === -1 && this.#parameters.length === 0) this.#private = true
+    else if (byte === QUESTION && first) this.#private = true
     else if (byte === 0x21) this.#bang = true
   }
 
@@ -257,4 +276,10 @@ export class OutputWatch {
     this.#oscNumber = -2
     this.#titleLength = -1
   }
+}
+
+/** Where `byte` next occurs in `bytes` from `from`, or the length when it does not. */
+function indexOrEnd(bytes: Uint8Array, byte: number, from: number): number {
+  const found = bytes.indexOf(byte, from)
+  return found === -1 ? bytes.length : found
 }
