@@ -103,7 +103,7 @@ export class OutputWatch {
           // Native searches: the next ESC, and the next `C2` (found once per chunk, again only once passed).
           if (nextLead < index) nextLead = indexOrEnd(bytes, C1_LEAD, index)
           const nextEscape = byte === ESC ? index : indexOrEnd(bytes, ESC, index)
-          index = nextEscape < nextLead ? nextEscape : nextLead
+          index = Math.min(nextEscape, nextLead)
           if (index < size) byte = bytes[index] as number
         } else if (state === Watch.Csi && !this.#private && (this.#csiStarted || byte !== QUESTION)) {
           // Parameters and intermediates of a sequence no kept mode depends on (`?` first would make
