@@ -1,13 +1,15 @@
-// `pnpm bench [name…]`: run every suite in bench/suites/ (or the named ones) and print one table
-// per suite. Each suite measures its own raw floor in the same run, so ratios compare like with like.
+// `pnpm bench [name…] [--only <substring>]`: run every suite in bench/suites/ (or the named ones) and
+// print one table per suite; `--only` keeps the rows whose figure contains the substring (and their
+// floors). Each suite measures its own raw floor in the same run, so ratios compare like with like.
 import { readdirSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { pathToFileURL } from 'node:url'
+import { ONLY, shownRows, suiteNames } from './lib/row-filter'
 import { renderTable } from './lib/table'
 import type { BenchRow, Suite } from './lib/types'
 
 const suitesDir = new URL('./suites/', import.meta.url)
-const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'))
+const wanted = suiteNames(process.argv.slice(2))
 
 console.log(`# dsh-terminal bench — node ${process.version}, ${process.platform}/${process.arch}, ${cpus().length} cpu(s), ${new Date().toISOString()}\n`)
 
@@ -19,12 +21,14 @@ for (const file of readdirSync(suitesDir)
   for (const [name, suite] of Object.entries(module)) {
     if (typeof suite !== 'function' || (wanted.length > 0 && !wanted.includes(name))) continue
     try {
-      const rows: BenchRow[] = await (suite as Suite)()
-      console.log(`${renderTable(name, rows)}\n`)
+      const rows: BenchRow[] = shownRows(await (suite as Suite)())
+      // A filtered run leaves out the suites none of whose rows matched.
+      if (rows.length > 0 || ONLY === undefined) console.log(`${renderTable(name, rows)}\n`)
     } catch (error) {
       failed = true
       console.error(`## ${name}\n\nfailed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
     }
   }
 }
-process.exitCode = failed ? 1 : 0
+// A suite may also set exitCode itself (a failed group of rows whose other rows still print).
+if (failed) process.exitCode = 1

@@ -40,3 +40,35 @@ export async function collectInterleaved(
   }
   return samples
 }
+
+/**
+ * Like {@link collectInterleaved} for any number of contenders: one sample of each per round, the
+ * order rotated every round so none always goes first, after `warmup` unmeasured rounds.
+ */
+export async function collectRotating(count: number, contenders: readonly (() => Promise<number>)[], warmup = 1): Promise<number[][]> {
+  for (let i = 0; i < warmup; i++) for (const run of contenders) await run()
+  const samples = contenders.map(() => [] as number[])
+  for (let i = 0; i < count; i++) {
+    for (let k = 0; k < contenders.length; k++) {
+      const index = (i + k) % contenders.length
+      samples[index]!.push(await contenders[index]!())
+    }
+  }
+  return samples
+}
+
+/** Microseconds of this process's CPU time (user + system) spent while `run` executes. */
+export async function cpuMicros(run: () => unknown): Promise<number> {
+  const start = process.cpuUsage()
+  await run()
+  const used = process.cpuUsage(start)
+  return used.user + used.system
+}
+
+/** One sample of {@link cpuMicros} per call over `count` sequential calls of `run`, divided by `count`. */
+export function cpuPerCall(count: number, run: () => Promise<unknown>): () => Promise<number> {
+  return async () =>
+    (await cpuMicros(async () => {
+      for (let i = 0; i < count; i++) await run()
+    })) / count
+}

@@ -1,5 +1,5 @@
-// The real composition a shell-level row measures: agent, provider, policy (sandbox), registry and
-// the bash backend, mounted on a Cordis root with one agent.
+// The real composition a shell-level row measures: agent, provider, policy (sandbox), registry, the
+// bash backend and the terminal tools, mounted on a Cordis root with one agent.
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -11,10 +11,15 @@ import * as policyPlugin from '../../packages/sandbox/sandbox-policy/src/index'
 import * as localPlugin from '../../packages/subprocess/subprocess-local/src/index'
 import * as bashPlugin from '../../packages/terminal/terminal-bash/src/index'
 import * as terminalPlugin from '../../packages/terminal/terminal/src/index'
+import * as toolTerminalPlugin from '../../packages/terminal/tool-terminal/src/index'
+import * as toolsPlugin from '../../packages/tools/src/index'
+import type { ToolResult } from '../../packages/tools/src/index'
 import type { TerminalInputKind, TerminalSendRequest, TerminalSendResult, TerminalSessionId } from '../../packages/terminal/terminal/src/index'
 
 /** The backend config every mounted stack uses. */
 export const BACKEND_CONFIG = { disposeGraceMs: 3_000 }
+/** The terminal tools' config, as the default composition (cordis.yml) sets it: a 16 KiB window per result. */
+export const TOOLS_CONFIG = { maxResultBytes: 262_144, defaultMaxBytes: 16_384, foldRepeatedLines: true }
 
 /**
  * The real composition with one agent. Unconfined by default, like the raw floor: the backend's own
@@ -31,12 +36,24 @@ export async function mount(mode: 'danger-full-access' | 'workspace-write' = 'da
   fibers.push(await root.plugin(localPlugin, {}))
   fibers.push(await root.plugin(policyPlugin, { mode, workspaceRoot: workspace }))
   if (mode !== 'danger-full-access') fibers.push(await root.plugin(sandboxPlugin, {}))
-  // One agent opens 50 sessions at once below, over the default per-agent bound of 16.
-  fibers.push(await root.plugin(terminalPlugin, { maxSessionsPerAgent: 64 }))
+  // One agent opens 50 sessions at once (and the memory row 101), over the default per-agent bound of 16.
+  fibers.push(await root.plugin(terminalPlugin, { maxSessionsPerAgent: 128 }))
   fibers.push(await root.plugin(bashPlugin, BACKEND_CONFIG))
+  fibers.push(await root.plugin(toolsPlugin, {}))
+  fibers.push(await root.plugin(toolTerminalPlugin, TOOLS_CONFIG))
   const agent = await root.agents.create()
   const terminals = root.terminals
+  const tools = root.tools
+  let calls = 0
   return {
+    /** The root context (for suites that reach a service directly). */
+    root,
+    /** One tool call as a host makes it (`ctx.tools.execute`), failing the bench on an error result. */
+    call: async (name: string, args: Record<string, unknown>): Promise<ToolResult> => {
+      const result = await tools.execute({ callId: `bench-${++calls}`, name, arguments: args, agent })
+      if (result.isError) throw new Error(`bench: ${name} failed: ${result.content.map((block) => block.text).join('\n')}`)
+      return result
+    },
     open: async () => (await terminals.spawn(agent, { type: 'shell', cwd: workspace })).sessionId,
     /** One send of `text` + Enter (unless `request.submit` is false), awaited to its end and release. */
     run: async (id: TerminalSessionId, text: string, request: Partial<Omit<TerminalSendRequest, 'text'>> = {}) => {

@@ -98,16 +98,34 @@ export type OutputWindowOptions = Pick<OutputShapeOptions, 'maxBytes' | 'firstLi
  * tries its full window first, then what its status lines leave): each shape costs the window, not the text.
  */
 export class FoldedOutput {
-  readonly #measured: MeasuredText
-  readonly #folded: FoldedLines
+  readonly #text: string
+  readonly #options: Pick<OutputShapeOptions, 'foldRepeats' | 'gap'>
+  #measured: MeasuredText | undefined
+  #folded: FoldedLines | undefined
   /** UTF-8 bytes of the text with its repeats folded: what shaping without a budget shows. */
   readonly foldedBytes: number
 
   constructor(text: string, options: Pick<OutputShapeOptions, 'foldRepeats' | 'gap'> = {}) {
-    this.#measured = measure(text, checkedGap(options.gap, text))
+    this.#text = text
+    this.#options = options
+    // A text of at most two lines has nothing to fold (the last line never folds, a run needs two
+    // lines before it) and no line a gap could follow: it is measured, not split, unless a budget cuts it.
+    if (options.gap === undefined && !hasTwoNewlines(text)) {
+      this.foldedBytes = utf8ByteLength(text)
+      return
+    }
+    const folded = this.#fold()
+    this.foldedBytes = sumOf(folded.bytes, folded.texts.length) + folded.texts.length - 1
+  }
+
+  /** The text split and measured once, its repeats folded (on first use: a short text that fits never needs it). */
+  #fold(): FoldedLines {
+    if (this.#folded) return this.#folded
+    const measured = measure(this.#text, checkedGap(this.#options.gap, this.#text))
+    this.#measured = measured
     // Repeats fold whether or not the text fits: a run of identical lines costs a model tokens either way.
-    this.#folded = foldRepeatedLines(this.#measured.lines, this.#measured.lineBytes, options.foldRepeats !== false, this.#measured.gap?.after)
-    this.foldedBytes = sumOf(this.#folded.bytes, this.#folded.texts.length) + this.#folded.texts.length - 1
+    this.#folded = foldRepeatedLines(measured.lines, measured.lineBytes, this.#options.foldRepeats !== false, measured.gap?.after)
+    return this.#folded
   }
 
   /** The text within `maxBytes` (see {@link shapeOutput}). */
@@ -117,8 +135,21 @@ export class FoldedOutput {
     if (firstLine !== undefined && !(Number.isSafeInteger(firstLine) && firstLine >= 0)) {
       throw new RangeError(`firstLine must be a non-negative integer, got ${firstLine}`)
     }
-    const measured = this.#measured
-    const folded = this.#folded
+    if (!this.#folded && this.foldedBytes <= maxBytes) {
+      const text = this.#text
+      return {
+        text,
+        lines: newlines(text) + 1,
+        bytes: this.foldedBytes,
+        shownBytes: this.foldedBytes,
+        omittedLines: 0,
+        omittedBytes: 0,
+        foldedLines: 0,
+        truncated: false,
+      }
+    }
+    const folded = this.#fold()
+    const measured = this.#measured as MeasuredText
     const gap = measured.gap
     if (!gap && this.foldedBytes <= maxBytes) {
       const text = folded.foldedLines === 0 ? measured.text : folded.texts.join('\n')
@@ -234,6 +265,19 @@ function elidedShape(measured: MeasuredText, folded: FoldedLines, layout: Elided
     ...(firstLine === undefined ? {} : { omitted: { fromLine: firstLine + from, count } }),
     truncated: true,
   }
+}
+
+/** True when `text` holds two line breaks or more (three lines or more). */
+function hasTwoNewlines(text: string): boolean {
+  const first = text.indexOf('\n')
+  return first >= 0 && text.indexOf('\n', first + 1) >= 0
+}
+
+/** Line breaks in `text`. */
+function newlines(text: string): number {
+  let count = 0
+  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) count++
+  return count
 }
 
 /** Sum of the first `count` entries. */

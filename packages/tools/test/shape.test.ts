@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { formatByteSize, shapeOutput } from '../src/index'
+import { FoldedOutput, formatByteSize, shapeOutput } from '../src/index'
 import { bytes, codePointTail, ELISION_LINE, repeat, shapedParts, terminalRead, unfold } from './shape-reading'
 
 // shapeOutput: a long output becomes a window sized for a model (folds, head, elision line, tail).
@@ -336,5 +336,29 @@ describe('shapeOutput with tiny budgets', () => {
     const shape = shapeOutput(text, { maxBytes: 8192, firstLine: 1, readCall: terminalRead })
     expect(performance.now() - started).toBeLessThan(3000)
     expect(shape.text.split('\n').filter((line) => ELISION_LINE.test(line))).toHaveLength(1)
+  })
+})
+
+describe('FoldedOutput of a short output (at most two lines)', () => {
+  it('shows a short output that fits as it is, counted exactly, and still elides or cuts one that does not', () => {
+    for (const text of ['', 'dsh> ', 'true\ndsh> ', 'héllo 😀\n', '\n']) {
+      const folded = new FoldedOutput(text, { foldRepeats: true })
+      expect(folded.foldedBytes).toBe(bytes(text))
+      expect(folded.shape({ maxBytes: 16_384 })).toEqual({
+        text,
+        lines: text.split('\n').length,
+        bytes: bytes(text),
+        shownBytes: bytes(text),
+        omittedLines: 0,
+        omittedBytes: 0,
+        foldedLines: 0,
+        truncated: false,
+      })
+    }
+    // Over the budget the short text takes the same way as any other: here its tail, cut on a code point.
+    const cut = new FoldedOutput('true\nhéllo wörld', { foldRepeats: true }).shape({ maxBytes: 6 })
+    expect(cut).toEqual(shapeOutput('true\nhéllo wörld', { maxBytes: 6 }))
+    expect(cut.truncated).toBe(true)
+    expect(bytes(cut.text)).toBeLessThanOrEqual(6)
   })
 })

@@ -34,7 +34,7 @@ const TOOL_FACTORIES = [openTool, sendTool, readTool, signalTool, closeTool, lis
 /** Register the six tools and the system-prompt guidance; both go away when the plugin unloads. */
 export function apply(ctx: Context, options: z.input<typeof Config>): void {
   const config = Config.parse(options)
-  const deps: ToolDeps = { ctx, config, holders: new BackgroundHolders() }
+  const deps: ToolDeps = { ctx, terminals: ctx.terminals, config, holders: new BackgroundHolders() }
   for (const factory of TOOL_FACTORIES) ctx.tools.register(factory(deps))
   ctx.tools.registerGuidance(terminalGuidance(config.enableRunInBackground))
 }

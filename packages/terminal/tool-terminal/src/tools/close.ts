@@ -7,7 +7,7 @@ import { finalizeWith, fittedOutput, sessionIdParam, toSessionId, type ToolDeps 
 export const closeParameters = z.strictObject({ sessionId: sessionIdParam })
 
 /** terminal_close: end a session and every process in it; returns once nothing of it is left running. */
-export function closeTool({ ctx, config }: ToolDeps) {
+export function closeTool({ terminals, config }: ToolDeps) {
   return defineTool({
     name: 'terminal_close',
     description:
@@ -17,7 +17,7 @@ export function closeTool({ ctx, config }: ToolDeps) {
     parameters: closeParameters,
     async execute(args, call) {
       const sessionId = toSessionId(args.sessionId)
-      const closedNow = await ctx.terminals.kill(call.agent, sessionId, 'closed by terminal_close')
+      const closedNow = await terminals.kill(call.agent, sessionId, 'closed by terminal_close')
       return fittedOutput({ body: closeText(sessionId, closedNow) }, config.maxResultBytes, { sessionId, closed: closedNow })
     },
     present: (args) => ({ kind: 'delete', title: `close ${args.sessionId}` }),

@@ -7,7 +7,7 @@ import { finalizeWith, fittedOutput, inputStateOf, type ToolDeps } from './share
 export const listParameters = z.strictObject({})
 
 /** terminal_list: the calling agent's sessions, so it can recover ids it lost track of. */
-export function listTool({ ctx, config }: ToolDeps) {
+export function listTool({ ctx, terminals, config }: ToolDeps) {
   return defineTool({
     name: 'terminal_list',
     description:
@@ -17,7 +17,7 @@ export function listTool({ ctx, config }: ToolDeps) {
     kind: 'read',
     parameters: listParameters,
     async execute(_args, call) {
-      const snapshots = ctx.terminals.list(call.agent)
+      const snapshots = terminals.list(call.agent)
       // Every session is looked at concurrently: one slow or failing backend only loses its own line part.
       const inputs = await Promise.all(snapshots.map((snapshot) => inputStateOf(ctx, call.agent, snapshot.sessionId)))
       const sessions = snapshots.map((snapshot, index) => {

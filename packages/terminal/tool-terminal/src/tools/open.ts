@@ -35,7 +35,7 @@ export const openParameters = z
  * terminal_open: start a session owned by the calling agent and return its id and startup output.
  * The tool call's signal cancels an unfinished startup.
  */
-export function openTool({ ctx, config }: ToolDeps) {
+export function openTool({ terminals, config }: ToolDeps) {
   return defineTool({
     name: 'terminal_open',
     description:
@@ -50,7 +50,7 @@ export function openTool({ ctx, config }: ToolDeps) {
       if (args.cwd !== undefined) request.cwd = args.cwd
       const size = windowSizeOf(args)
       if (size) request.size = size
-      const opened = await ctx.terminals.spawn(call.agent, request, call.signal)
+      const opened = await terminals.spawn(call.agent, request, call.signal)
       const meta: Record<string, unknown> = { sessionId: opened.sessionId, type: opened.type, sessionStatus: opened.status }
       if (opened.name !== undefined) meta.name = opened.name
       if (opened.pid !== undefined) meta.pid = opened.pid

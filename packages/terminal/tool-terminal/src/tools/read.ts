@@ -77,7 +77,7 @@ export function readParameters(config: Pick<TerminalToolsConfig, 'maxResultBytes
  * send's), or with `view: "screen"` what the terminal shows now.
  */
 export function readTool(deps: ToolDeps) {
-  const { ctx, config } = deps
+  const { ctx, terminals, config } = deps
   return defineTool({
     name: 'terminal_read',
     description:
@@ -92,7 +92,7 @@ export function readTool(deps: ToolDeps) {
       const request: TerminalReadRequest = { count: args.count ?? DEFAULT_READ_COUNT }
       if (args.offset !== undefined) request.offset = args.offset
       if (args.fromLine !== undefined) request.fromLine = args.fromLine
-      const page = ctx.terminals.read(call.agent, sessionId, request)
+      const page = terminals.read(call.agent, sessionId, request)
       const input = await inputStateOf(ctx, call.agent, sessionId)
       const meta: Record<string, unknown> = {
         sessionId,
@@ -115,8 +115,8 @@ export function readTool(deps: ToolDeps) {
  * The screen of `sessionId` as it is now, with what the terminal waits for (both looked at
  * concurrently); NO_SCREEN when the backend keeps no screen or the session is closing.
  */
-async function readScreen({ ctx, config }: ToolDeps, owner: Agent, sessionId: TerminalSessionId, maxBytes: number | undefined): Promise<ToolOutput> {
-  const [screen, input] = await Promise.all([ctx.terminals.screen(owner, sessionId), inputStateOf(ctx, owner, sessionId)])
+async function readScreen({ ctx, terminals, config }: ToolDeps, owner: Agent, sessionId: TerminalSessionId, maxBytes: number | undefined): Promise<ToolOutput> {
+  const [screen, input] = await Promise.all([terminals.screen(owner, sessionId), inputStateOf(ctx, owner, sessionId)])
   if (!screen) throw noScreen(sessionId)
   const meta: Record<string, unknown> = { sessionId, screen: screenMeta(screen) }
   if (input) meta.input = inputMeta(input)

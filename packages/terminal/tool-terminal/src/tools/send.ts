@@ -258,14 +258,20 @@ export function sendTool(deps: ToolDeps) {
   })
 }
 
-function sendInBackground({ ctx, config, holders }: ToolDeps, owner: Agent, sessionId: TerminalSessionId, args: SendArgs, wait: WaitOptions): ToolOutput {
+function sendInBackground(
+  { ctx, terminals, config, holders }: ToolDeps,
+  owner: Agent,
+  sessionId: TerminalSessionId,
+  args: SendArgs,
+  wait: WaitOptions,
+): ToolOutput {
   // Optional service, read at call time: the plugin never requires dsh-jobs to be mounted.
   const jobs = ctx.get('jobs') as JobStarter | undefined
   if (!jobs) throw jobsUnavailable()
   const jobId = explainBusy(holders, sessionId, () =>
     startBackgroundSend({
       jobs,
-      terminals: ctx.terminals,
+      terminals,
       owner,
       sessionId,
       // The schema admits only text here: keys and sizes are foreground-only.
@@ -279,7 +285,7 @@ function sendInBackground({ ctx, config, holders }: ToolDeps, owner: Agent, sess
 }
 
 async function sendInForeground(
-  { ctx, config, holders }: ToolDeps,
+  { terminals, config, holders }: ToolDeps,
   owner: Agent,
   sessionId: TerminalSessionId,
   args: SendArgs,
@@ -287,7 +293,7 @@ async function sendInForeground(
   signal: AbortSignal,
 ): Promise<ToolOutput> {
   const request: TerminalSendRequest = { ...inputOf(args), signal, ...wait }
-  const handle = explainBusy(holders, sessionId, () => ctx.terminals.startSend(owner, sessionId, request))
+  const handle = explainBusy(holders, sessionId, () => terminals.startSend(owner, sessionId, request))
   const result = await settleOrCancel(handle, signal, sessionId)
   const meta: Record<string, unknown> = {
     sessionId,

@@ -8,9 +8,14 @@ import { MIN_RESULT_BYTES, type TerminalToolsConfig } from '../config'
 import { boundContent, fitResult, type ResultLayout, type ShapingOptions } from '../render/bound'
 import { withTimeout } from 'dsh-basics'
 
-/** What every tool factory needs: the plugin context (services read at call time), the config and shared state. */
+/** What every tool factory needs: the plugin context, the session service, the config and shared state. */
 export interface ToolDeps {
   ctx: Context
+  /**
+   * `ctx.terminals`, resolved once when the plugin applies: the plugin injects it, so it is reloaded
+   * whenever the service changes, and a call no longer pays for resolving the service (a few µs each).
+   */
+  terminals: Context['terminals']
   config: TerminalToolsConfig
   /** Which background job holds which session (one per plugin instance). */
   holders: BackgroundHolders

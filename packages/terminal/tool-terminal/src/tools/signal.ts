@@ -16,7 +16,7 @@ export const signalParameters = z.strictObject({
 })
 
 /** terminal_signal: deliver one signal to whatever process group owns the terminal's foreground now. */
-export function signalTool({ ctx, config }: ToolDeps) {
+export function signalTool({ terminals, config }: ToolDeps) {
   return defineTool({
     name: 'terminal_signal',
     description:
@@ -26,7 +26,7 @@ export function signalTool({ ctx, config }: ToolDeps) {
     parameters: signalParameters,
     async execute(args, call) {
       const sessionId = toSessionId(args.sessionId)
-      const result = await ctx.terminals.signal(call.agent, sessionId, args.signal)
+      const result = await terminals.signal(call.agent, sessionId, args.signal)
       const meta = { sessionId, signal: args.signal, delivered: result.delivered, targetPgid: result.targetPgid }
       return fittedOutput({ body: signalText(args.signal, result.targetPgid) }, config.maxResultBytes, meta)
     },
