@@ -1,4 +1,4 @@
-import { lstat } from 'node:fs/promises'
+import { lstatSync } from 'node:fs'
 
 /**
  * Host sockets whose server grants root-equivalent control to any client it trusts by uid: container
@@ -21,16 +21,7 @@ export const CONTROL_SOCKETS: readonly string[] = [
   '/var/snap/lxd/common/lxd/unix.socket',
 ]
 
-/** The entries of `candidates` that exist as sockets right now (symlinks are not followed). */
+/** The entries of `candidates` that exist as sockets right now (symlinks are not followed); one lstat each. */
 export async function presentSockets(candidates: readonly string[]): Promise<string[]> {
-  const checks = await Promise.all(
-    candidates.map(async (path) => {
-      try {
-        return (await lstat(path)).isSocket() ? path : undefined
-      } catch {
-        return undefined
-      }
-    }),
-  )
-  return checks.filter((path): path is string => path !== undefined)
+  return candidates.filter((path) => lstatSync(path, { throwIfNoEntry: false })?.isSocket() === true)
 }

@@ -51,6 +51,7 @@ export class SearchBudget {
 export async function findNestedGitEntries(root: string, budget: SearchBudget): Promise<string[]> {
   const found: string[] = []
   let level = [root]
+  let opened = 0
   for (let depth = 0; level.length > 0; depth++) {
     const next: string[] = []
     for (const dir of level) {
@@ -58,6 +59,8 @@ export async function findNestedGitEntries(root: string, budget: SearchBudget): 
         budget.complete = false
         return found
       }
+      // The steps are synchronous (see no-follow): a large workspace lets the event loop run between batches.
+      if (++opened % DIRECTORIES_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve))
       await readEntries(
         root,
         dir,
@@ -80,6 +83,9 @@ export async function findNestedGitEntries(root: string, budget: SearchBudget): 
   }
   return found
 }
+
+/** Directories the walk reads before it yields to the event loop: a few milliseconds of work at most. */
+const DIRECTORIES_PER_TURN = 64
 
 /** Workspaces whose nested `.git` entries are remembered; the oldest is forgotten beyond this. */
 const REMEMBERED_WORKSPACES = 256

@@ -8,19 +8,27 @@ export { CONTROL_SOCKETS } from './control-sockets'
 export { type GitProtections, gitProtections } from './git-metadata'
 export { DEFAULT_GIT_SEARCH_LIMITS, type GitSearchLimits } from './git-search'
 export { hostInstallationRoots, installationRoot } from './host-installation'
-export { type BwrapLaunch, bwrapArgv, SECCOMP_FD } from './launch'
+export { type BwrapLaunch, bwrapArgv, checkedBwrapArgv, SECCOMP_FD } from './launch'
+export { FifoPool } from './fifo-pool'
 export { assertConfined, type BwrapFacts, explainBwrapFailure, type ProbeHost, probeBwrap, proofScript, resolveExecutable } from './probe'
 export {
   BWRAP_PROC_COVERS,
   type ExpectedMount,
   GUARDED_ZONES,
-  MOUNT_CHECK_FAILED,
-  MOUNT_CHECK_SCRIPT,
   type MountCheck,
-  mountCheckCommand,
+  mountCheckFailure,
   planMountCheck,
-  SANDBOX_MOUNTINFO,
 } from './mount-check'
+export {
+  BLOCK_FD,
+  DEFAULT_GATE_TIMING,
+  type GateTiming,
+  type HeldStart,
+  INFO_FD,
+  MOUNT_CHECK_FAILED,
+  mountCheckMessage,
+  StartGate,
+} from './start-gate'
 export { escapeMountinfo, type MountIdentity, type MountinfoEntry, mountIdentity, parseMountinfo, readHostMounts, unescapeMountinfo } from './mountinfo'
 export { KERNEL_MASKS, type KernelMask, type KernelMaskTreatment, kernelMaskOptions } from './proc-masks'
 export { encode, INSTRUCTION_BYTES, type Instruction, MAX_INSTRUCTIONS, RESULT } from './seccomp/bpf'

@@ -1,7 +1,8 @@
 import type { SandboxPolicy } from 'dsh-sandbox'
 import { bwrapOptions, EMPTY_MOUNT_PLAN, type MountPlan } from './args'
-import { mountCheckCommand, planMountCheck } from './mount-check'
+import { type MountCheck, planMountCheck } from './mount-check'
 import { type MountinfoEntry, readHostMounts } from './mountinfo'
+import { BLOCK_FD, type HeldStart, INFO_FD } from './start-gate'
 
 /** What starts a sandbox on this host: the bwrap binary and the seccomp filter file it loads. */
 export interface BwrapLaunch {
@@ -22,33 +23,38 @@ export const SECCOMP_FD = 3
 const OPEN_FILTER_SCRIPT = `exec ${SECCOMP_FD}<"$1" && shift && exec "$@"`
 
 /**
- * The full confined argv: `/bin/sh` opening the filter, then bwrap with `--seccomp 3`, its
- * options, `--`, and the original command untouched. When a writable workspace holds mounts a
- * concurrent session could race (see `planMountCheck`), the command is preceded by the in-sandbox
- * mount check, which `exec`s it once the mounts are the planned ones. `hostMounts` is this
- * process's mount table, read from /proc only when a check is needed and none is given.
+ * The same, for a held start: also the host's FIFOs, as bwrap's info and block descriptors (see
+ * start-gate). A path that cannot be opened fails the start before bwrap runs.
  */
-export function bwrapArgv(
+const OPEN_HELD_SCRIPT = `exec ${SECCOMP_FD}<"$1" ${INFO_FD}>"$2" ${BLOCK_FD}<>"$3" && shift 3 && exec "$@"`
+
+/**
+ * The confined argv as bwrap will run it: `/bin/sh` opening the filter (and, for a `held` start,
+ * the host's FIFOs), then bwrap with `--seccomp 3` (and `--info-fd 4 --block-fd 5`), its options,
+ * `--`, and the original command untouched. It does not decide whether a start must be held: see
+ * {@link checkedBwrapArgv}, which every confinement goes through.
+ */
+export function bwrapArgv(launch: BwrapLaunch, argv: readonly string[], policy: SandboxPolicy, plan: MountPlan = EMPTY_MOUNT_PLAN, held?: HeldStart): string[] {
+  const opener =
+    held === undefined ? [OPEN_FILTER_SCRIPT, 'sh', launch.seccompFilter] : [OPEN_HELD_SCRIPT, 'sh', launch.seccompFilter, held.infoPath, held.blockPath]
+  const gate = held === undefined ? [] : ['--info-fd', String(INFO_FD), '--block-fd', String(BLOCK_FD)]
+  return ['/bin/sh', '-c', ...opener, launch.bwrapPath, '--seccomp', String(SECCOMP_FD), ...gate, ...bwrapOptions(policy, plan), '--', ...argv]
+}
+
+/**
+ * The confined argv, held for the host's mount check when a writable workspace holds mounts a
+ * concurrent session could race (see `planMountCheck`): `hold` receives what must be verified and
+ * returns the FIFOs of the hold. `hostMounts` is this process's mount table, read only when needed.
+ */
+export async function checkedBwrapArgv(
   launch: BwrapLaunch,
   argv: readonly string[],
   policy: SandboxPolicy,
-  plan: MountPlan = EMPTY_MOUNT_PLAN,
+  plan: MountPlan,
+  hold: (check: MountCheck) => Promise<HeldStart>,
   hostMounts: () => readonly MountinfoEntry[] = readHostMounts,
-): string[] {
-  const options = bwrapOptions(policy, plan)
-  const check = planMountCheck(options, policy, plan, hostMounts)
-  return [
-    '/bin/sh',
-    '-c',
-    OPEN_FILTER_SCRIPT,
-    'sh',
-    launch.seccompFilter,
-    launch.bwrapPath,
-    '--seccomp',
-    String(SECCOMP_FD),
-    ...options,
-    '--',
-    ...(check === undefined ? [] : mountCheckCommand(check)),
-    ...argv,
-  ]
+): Promise<string[]> {
+  const check = planMountCheck(bwrapOptions(policy, plan), policy, plan, hostMounts)
+  const held = check === undefined ? undefined : await hold(check)
+  return bwrapArgv(launch, argv, policy, plan, held)
 }

@@ -5,10 +5,11 @@ import { escapeMountinfo, type MountinfoEntry, mountIdentity } from './mountinfo
 /*
  * bwrap binds by path, and a session already running in the same writable workspace can swap a
  * path it planned for a link while bwrap resolves it: the bind then shows what the link names (the
- * host's /proc, its /tmp). No path-based check outside can close that, so the sandbox checks its
- * own mount table before the command runs: every mount whose source or destination lies in the
- * writable workspace must show exactly the directory the host planned, and /tmp and /proc must
- * hold no mount bwrap was not asked for. See the package README ("Sessions side by side").
+ * host's /proc, its /tmp). No path-based check before the start can close that, so the host reads
+ * the new sandbox's mount table while bwrap holds it, after its last mount and before the command
+ * runs (see start-gate): every mount whose source or destination lies in the writable workspace
+ * must show exactly the directory the host planned, and /tmp and /proc must hold no mount bwrap
+ * was not asked for. See the package README ("Sessions side by side").
  */
 
 /** One mount the sandbox must show, as the host planned it (paths unescaped). */
@@ -23,7 +24,7 @@ export interface ExpectedMount {
   readonly readOnly: boolean
 }
 
-/** What the in-sandbox check verifies; see {@link planMountCheck}. */
+/** What the host verifies in a held sandbox's mount table; see {@link planMountCheck}. */
 export interface MountCheck {
   /** Directories under which every mount point must be one of `allowed`. */
   readonly zones: readonly string[]
@@ -39,74 +40,30 @@ export const GUARDED_ZONES: readonly string[] = ['/tmp', '/proc']
 /** What bwrap 0.8's `--proc` mounts itself: read-only covers of these, when the kernel has them. */
 export const BWRAP_PROC_COVERS: readonly string[] = ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus']
 
-/** The exit status of a sandbox whose mounts are not what the host planned: the command never ran. */
-export const MOUNT_CHECK_FAILED = 125
-
-/** Where the check reads the sandbox's mount table by default. */
-export const SANDBOX_MOUNTINFO = '/proc/self/mountinfo'
-
 /**
- * The checker, run by `/bin/sh` inside the sandbox as `sh -c <script> dsh-mount-check <mountinfo>
- * <z> <zone>… <a> <allowed>… <n> (<point> <root> <device|-> <ro|->)… -- <argv>`, all paths escaped
- * as mountinfo escapes them. Builtins only, no fork: one pass over the mount table collects each
- * line as `<NL>point<TAB>root<TAB>device<TAB>ro|rw<TAB>` and checks the zones, then each expected
- * mount must be the last line at its point (the one mounted last there). Only patterns that start
- * with a literal are used to cut the text (dash scans `##*x` in quadratic time). Exit 125 and one
- * line on stderr on any mismatch, else `exec` the command.
+ * Why a sandbox's mount table (parsed from `/proc/<pid>/mountinfo`, paths relative to its root) is
+ * not what `check` expects, or undefined when it is: every mount point in a guarded zone must be
+ * an allowed one, and each expected mount must be the last (visible) mount at its point, with its
+ * root, its device (when known) and, for a read-only bind, read-only. Mount points in the reason
+ * are escaped as mountinfo escapes them, so it stays one line.
  */
-export const MOUNT_CHECK_SCRIPT = `set -f
-nl='
-'
-tab='	'
-fail() {
-  printf 'dsh-sandbox: mount check failed: %s; another session may be changing the workspace\\n' "$1" >&2
-  exit ${MOUNT_CHECK_FAILED}
+export function mountCheckFailure(check: MountCheck, table: readonly MountinfoEntry[]): string | undefined {
+  const allowed = new Set(check.allowed)
+  for (const mount of table) {
+    const guarded = check.zones.some((zone) => isWithin(zone, mount.mountPoint))
+    if (guarded && !allowed.has(mount.mountPoint)) return `${escapeMountinfo(mount.mountPoint)} is a mount the sandbox was not given`
+  }
+  for (const expected of check.expected) {
+    let visible: MountinfoEntry | undefined
+    for (const mount of table) if (mount.mountPoint === expected.destination) visible = mount
+    const matches =
+      visible !== undefined &&
+      visible.root === expected.root &&
+      (expected.device === undefined || (visible.device === expected.device && (!expected.readOnly || visible.readOnly)))
+    if (!matches) return `${escapeMountinfo(expected.destination)} is not the mount the host planned`
+  }
+  return undefined
 }
-counted() {
-  case $1 in '' | *[!0-9]*) fail 'its arguments are malformed' ;; esac
-  [ "$2" -gt "$(($1 * $3))" ] || fail 'its arguments are malformed'
-}
-mountinfo=$1
-shift
-counted "$1" "$#" 1
-n=$1
-shift
-zones=
-while [ "$n" -gt 0 ]; do zones=$zones$1$nl n=$((n - 1)); shift; done
-counted "$1" "$#" 1
-n=$1
-shift
-allowed=$nl
-while [ "$n" -gt 0 ]; do allowed=$allowed$1$nl n=$((n - 1)); shift; done
-[ -r "$mountinfo" ] || fail "$mountinfo is unreadable"
-mounts=
-while IFS=' ' read -r _ _ device root point options _; do
-  mounts=$mounts$nl$point$tab$root$tab$device$tab\${options%%,*}$tab
-  IFS=$nl
-  for zone in $zones; do
-    case $point in
-    "$zone" | "$zone"/*)
-      case $allowed in *"$nl$point$nl"*) ;; *) fail "$point is a mount the sandbox was not given" ;; esac
-      ;;
-    esac
-  done
-done <"$mountinfo"
-counted "$1" "$#" 4
-n=$1
-shift
-while [ "$n" -gt 0 ]; do
-  entry=$nl$1$tab$2$tab
-  [ "$3" = - ] || entry=$entry$3$tab
-  [ "$4" = - ] || entry=$entry$4$tab
-  before=\${mounts%"$nl$1$tab"*}
-  case $mounts in "$before$entry"*) ;; *) fail "$1 is not the mount the host planned" ;; esac
-  n=$((n - 1))
-  shift 4
-done
-[ "$1" = -- ] || fail 'its arguments are malformed'
-shift
-exec "$@"
-`
 
 /**
  * What the sandbox must verify before the command runs, or undefined when nothing can be raced: a
@@ -147,30 +104,4 @@ function expectedMount(mount: BwrapMount, table: readonly MountinfoEntry[]): Exp
     throw new SandboxError('SANDBOX_UNAVAILABLE', `no mount of this host contains ${mount.source}, so the sandbox cannot verify its bind; is /proc mounted?`)
   }
   return { destination: mount.destination, root: identity.root, device: identity.device, readOnly: mount.readOnly }
-}
-
-/**
- * The argv prefix that runs the check inside the sandbox and then `exec`s what follows it:
- * `/bin/sh -c <MOUNT_CHECK_SCRIPT> dsh-mount-check <mountinfo> … --`.
- */
-export function mountCheckCommand(check: MountCheck, mountinfo: string = SANDBOX_MOUNTINFO): string[] {
-  const counted = (values: readonly string[]) => [String(values.length), ...values.map(escapeMountinfo)]
-  const expected = check.expected.flatMap((mount) => [
-    escapeMountinfo(mount.destination),
-    escapeMountinfo(mount.root),
-    mount.device ?? '-',
-    mount.readOnly && mount.device !== undefined ? 'ro' : '-',
-  ])
-  return [
-    '/bin/sh',
-    '-c',
-    MOUNT_CHECK_SCRIPT,
-    'dsh-mount-check',
-    mountinfo,
-    ...counted(check.zones),
-    ...counted(check.allowed),
-    String(check.expected.length),
-    ...expected,
-    '--',
-  ]
 }

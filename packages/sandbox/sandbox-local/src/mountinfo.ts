@@ -19,6 +19,8 @@ export interface MountinfoEntry {
   readonly root: string
   /** Where it is mounted, relative to the reader's root (field 5), unescaped. */
   readonly mountPoint: string
+  /** Whether the mount is read-only (its per-mount options, field 6, start with `ro`). */
+  readonly readOnly: boolean
 }
 
 /** What a bind of a host path shows in mountinfo: the filesystem and the directory inside it. */
@@ -46,9 +48,10 @@ export function parseMountinfo(text: string): MountinfoEntry[] {
   const entries: MountinfoEntry[] = []
   for (const line of text.split('\n')) {
     const fields = line.split(' ')
-    const [id, parent, device, root, mountPoint] = fields
+    const [id, parent, device, root, mountPoint, options] = fields
     if (id === undefined || parent === undefined || root === undefined || mountPoint === undefined || !/^\d+:\d+$/.test(device ?? '')) continue
-    entries.push({ id, parent, device: device!, root: unescapeMountinfo(root), mountPoint: unescapeMountinfo(mountPoint) })
+    const readOnly = options !== undefined && options.split(',')[0] === 'ro'
+    entries.push({ id, parent, device: device!, root: unescapeMountinfo(root), mountPoint: unescapeMountinfo(mountPoint), readOnly })
   }
   return entries
 }

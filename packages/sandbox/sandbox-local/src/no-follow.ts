@@ -1,5 +1,4 @@
-import { constants, type Dir } from 'node:fs'
-import { lstat, mkdir, open, opendir, readlink } from 'node:fs/promises'
+import { closeSync, constants, type Dir, fstatSync, lstatSync, mkdirSync, openSync, opendirSync, readlinkSync, readSync } from 'node:fs'
 import { join } from 'node:path'
 import { isWithin } from 'dsh-sandbox'
 
@@ -9,6 +8,8 @@ import { isWithin } from 'dsh-sandbox'
  * of the workspace nor make the host create a directory elsewhere. A directory is opened with
  * O_NOFOLLOW and then used through its descriptor (`/proc/self/fd/N`), and the host checks where
  * that descriptor really is, so a parent swapped for a link between two steps is caught too.
+ * Each step is one synchronous call of a few microseconds (a thread-pool round trip per step cost
+ * a session start about a millisecond); the walk that strings many together yields (see git-search).
  */
 
 /** What `lstat` says a path is; a symbolic link is never looked through. */
@@ -16,8 +17,12 @@ export type EntryKind = 'directory' | 'file' | 'symlink' | 'other' | 'missing'
 
 /** The kind of `path` itself (not of what a link at it points to). */
 export async function entryKind(path: string): Promise<EntryKind> {
+  return entryKindNow(path)
+}
+
+function entryKindNow(path: string): EntryKind {
   try {
-    const info = await lstat(path)
+    const info = lstatSync(path)
     if (info.isSymbolicLink()) return 'symlink'
     if (info.isDirectory()) return 'directory'
     return info.isFile() ? 'file' : 'other'
@@ -35,20 +40,19 @@ const DIRECTORY_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O
  */
 export async function withDirectoryAt<T>(root: string, path: string, use: (handlePath: string) => Promise<T>): Promise<T | undefined> {
   if (!isWithin(root, path)) return undefined
-  let handle: Awaited<ReturnType<typeof open>>
+  let fd: number
   try {
-    handle = await open(path, DIRECTORY_FLAGS)
+    fd = openSync(path, DIRECTORY_FLAGS)
   } catch {
     return undefined
   }
   try {
-    const handlePath = `/proc/self/fd/${handle.fd}`
+    const handlePath = `/proc/self/fd/${fd}`
     // The kernel's own name for the open directory: a parent replaced by a link shows here.
-    const actual = await readlink(handlePath).catch(() => undefined)
-    if (actual !== path) return undefined
+    if (readlinkOrUndefined(handlePath) !== path) return undefined
     return await use(handlePath)
   } finally {
-    await handle.close().catch(() => undefined)
+    closeSync(fd)
   }
 }
 
@@ -59,8 +63,12 @@ export async function withDirectoryAt<T>(root: string, path: string, use: (handl
 export async function createDirectoryIn(root: string, parent: string, name: string): Promise<boolean> {
   const created = await withDirectoryAt(root, parent, async (handlePath) => {
     // mkdir never follows a link at its last component, and the parent is the opened directory.
-    await mkdir(join(handlePath, name), { mode: 0o755 }).catch(() => undefined)
-    return (await entryKind(join(handlePath, name))) === 'directory'
+    try {
+      mkdirSync(join(handlePath, name), { mode: 0o755 })
+    } catch {
+      // Already there (or refused): what is there decides below.
+    }
+    return entryKindNow(join(handlePath, name)) === 'directory'
   })
   return created === true
 }
@@ -81,7 +89,7 @@ export async function readEntries(root: string, path: string, take: () => boolea
     if (!take()) return
     let dir: Dir
     try {
-      dir = await opendir(handlePath, { bufferSize: 1024 })
+      dir = opendirSync(handlePath, { bufferSize: 1024 })
     } catch {
       return
     }
@@ -94,7 +102,7 @@ export async function readEntries(root: string, path: string, take: () => boolea
     } catch {
       // A directory removed while it is read ends its walk; what was seen is kept.
     } finally {
-      await dir.close().catch(() => undefined)
+      dir.closeSync()
     }
   })
 }
@@ -107,20 +115,28 @@ const POINTER_FILE_BYTES = 4096
  * FIFO or device planted in its place; undefined when it is anything else.
  */
 export async function readPointerFile(path: string): Promise<string | undefined> {
-  let handle: Awaited<ReturnType<typeof open>>
+  let fd: number
   try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
   } catch {
     return undefined
   }
   try {
-    if (!(await handle.stat()).isFile()) return undefined
+    if (!fstatSync(fd).isFile()) return undefined
     const buffer = Buffer.alloc(POINTER_FILE_BYTES)
-    const { bytesRead } = await handle.read(buffer, 0, POINTER_FILE_BYTES, 0)
+    const bytesRead = readSync(fd, buffer, 0, POINTER_FILE_BYTES, 0)
     return buffer.subarray(0, bytesRead).toString('utf8')
   } catch {
     return undefined
   } finally {
-    await handle.close().catch(() => undefined)
+    closeSync(fd)
+  }
+}
+
+function readlinkOrUndefined(path: string): string | undefined {
+  try {
+    return readlinkSync(path)
+  } catch {
+    return undefined
   }
 }

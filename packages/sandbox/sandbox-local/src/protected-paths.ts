@@ -1,4 +1,4 @@
-import { realpath } from 'node:fs/promises'
+import { realpathSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { isWithin } from 'dsh-sandbox'
 import type { MountPlan } from './args'
@@ -28,10 +28,19 @@ export async function planMounts(workspaceRoot: string, writable: boolean, userN
   if (!writable) return { userNamespace, readOnly: [], pinned: [], hidden, privateDirs }
   const { config } = sources
   const git = config.protectGitMetadata ? await gitProtections(workspaceRoot) : { readOnly: [], pinned: [] }
-  const configured = await Promise.all(config.protectedPaths.map((path) => realpath(resolve(workspaceRoot, path)).catch(() => undefined)))
+  const configured = config.protectedPaths.map((path) => canonicalOrUndefined(resolve(workspaceRoot, path)))
   const installation = config.protectHostInstallation ? sources.installationRoots : []
   const readOnly = [...new Set([...installation, ...configured, ...git.readOnly])].filter(
     (path): path is string => path !== undefined && isWithin(workspaceRoot, path),
   )
   return { userNamespace, readOnly, pinned: git.pinned, hidden, privateDirs }
+}
+
+/** The canonical path of an existing `path`, else undefined (a protected path that does not exist is skipped). */
+function canonicalOrUndefined(path: string): string | undefined {
+  try {
+    return realpathSync.native(path)
+  } catch {
+    return undefined
+  }
 }

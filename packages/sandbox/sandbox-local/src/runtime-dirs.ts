@@ -1,4 +1,4 @@
-import { lstat, realpath } from 'node:fs/promises'
+import { lstatSync, realpathSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { isAbsolute } from 'node:path'
 
@@ -12,17 +12,17 @@ import { isAbsolute } from 'node:path'
  */
 export async function privateRuntimeDirs(env: NodeJS.ProcessEnv = process.env, temporary: string = tmpdir()): Promise<string[]> {
   const candidates = [env.XDG_RUNTIME_DIR, temporary]
-  const found = await Promise.all(candidates.map((path) => existingDirectory(path)))
+  const found = candidates.map((path) => existingDirectory(path))
   const dirs = found.filter((path): path is string => path !== undefined && path !== '/' && path !== '/tmp')
   return [...new Set(dirs)]
 }
 
 /** The canonical path of `path` when it is an absolute path to an existing directory. */
-async function existingDirectory(path: string | undefined): Promise<string | undefined> {
+function existingDirectory(path: string | undefined): string | undefined {
   if (!path || !isAbsolute(path)) return undefined
   try {
-    const canonical = await realpath(path)
-    return (await lstat(canonical)).isDirectory() ? canonical : undefined
+    const canonical = realpathSync.native(path)
+    return lstatSync(canonical).isDirectory() ? canonical : undefined
   } catch {
     return undefined
   }

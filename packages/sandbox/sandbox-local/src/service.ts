@@ -1,15 +1,17 @@
 import type { Context, Logger } from '@deepseek-ai/cordis'
-import { realpath, stat } from 'node:fs/promises'
+import { realpathSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { assertConfineRequest, HOST_RUNTIME_PARENT, isWithin, Sandbox, SandboxError, type SandboxPolicy } from 'dsh-sandbox'
+import { assertConfineRequest, ensureRuntimeParent, HOST_RUNTIME_PARENT, isWithin, Sandbox, SandboxError, type SandboxPolicy } from 'dsh-sandbox'
 import type { LocalSandboxConfig } from './config'
 import { CONTROL_SOCKETS } from './control-sockets'
 import { hostRuntimeCover } from './host-runtime-cover'
 import { hostInstallationRoots } from './host-installation'
-import { bwrapArgv } from './launch'
+import { FifoPool } from './fifo-pool'
+import { checkedBwrapArgv } from './launch'
 import { probeBwrap } from './probe'
 import { planMounts } from './protected-paths'
 import { filterGuard, installSeccompFilter } from './seccomp/filter-file'
+import { StartGate } from './start-gate'
 import { readLegacyTiocsti, type TiocstiFact } from './tiocsti'
 import { errorMessage } from 'dsh-basics'
 
@@ -34,7 +36,7 @@ export interface HostFacts {
 export class LocalSandbox extends Sandbox {
   private readonly config: LocalSandboxConfig
   private readonly log: Logger
-  private readonly memo: { probe?: Promise<HostFacts>; warnedInstallation?: boolean } = {}
+  private readonly memo: { probe?: Promise<HostFacts>; warnedInstallation?: boolean; gate?: StartGate } = {}
 
   constructor(ctx: Context, config: LocalSandboxConfig) {
     super(ctx)
@@ -54,14 +56,14 @@ export class LocalSandbox extends Sandbox {
   /** Wrap `argv` in bwrap under `policy`; see the package README for the exact confinement. */
   async confine(argv: readonly string[], policy: SandboxPolicy): Promise<string[]> {
     assertConfineRequest(argv, policy)
-    const workspaceRoot = await canonicalDirectory(policy.workspaceRoot)
+    const workspaceRoot = canonicalDirectory(policy.workspaceRoot)
     if (policy.mode === 'workspace-write' && workspaceRoot === '/') {
       throw new SandboxError(
         'INVALID_POLICY',
         'workspace root "/" would make the whole filesystem writable; choose a project directory, or danger-full-access explicitly',
       )
     }
-    if (workspaceRoot === (await sharedTemporaryDirectory())) {
+    if (workspaceRoot === sharedTemporaryDirectory()) {
       throw new SandboxError(
         'INVALID_POLICY',
         `workspace root ${workspaceRoot} is the machine's shared temporary directory: binding it would show every user's and program's sockets there (tmux, ssh and gpg agents, X11) to the sandbox, whose private /tmp it replaces; choose a project directory, e.g. ${workspaceRoot}/project`,
@@ -79,7 +81,7 @@ export class LocalSandbox extends Sandbox {
     const confined: SandboxPolicy = { mode: policy.mode, workspaceRoot }
     if (policy.cwd !== undefined) confined.cwd = policy.cwd
     if (policy.network !== undefined) confined.network = policy.network
-    if (policy.readableFiles !== undefined) confined.readableFiles = await canonicalReadableFiles(policy.readableFiles)
+    if (policy.readableFiles !== undefined) confined.readableFiles = canonicalReadableFiles(policy.readableFiles)
     const writable = policy.mode === 'workspace-write'
     const sources = { config: this.config, installationRoots: facts.installationRoots, controlSockets: this.controlSockets() }
     const hostRuntimeParent = hostRuntimeCover(workspaceRoot, confined.readableFiles ?? [], this.hostRuntimeParent())
@@ -90,7 +92,7 @@ export class LocalSandbox extends Sandbox {
     const seccompFilter = await installSeccompFilter(dirname(facts.seccompFilter))
     const guard = writable ? filterGuard(workspaceRoot, seccompFilter) : undefined
     const guarded = guard === undefined ? plan : { ...plan, readOnly: [...plan.readOnly, guard] }
-    return bwrapArgv({ bwrapPath: facts.bwrapPath, seccompFilter }, argv, confined, guarded)
+    return checkedBwrapArgv({ bwrapPath: facts.bwrapPath, seccompFilter }, argv, confined, guarded, (check) => this.startGate().hold(check))
   }
 
   /**
@@ -122,6 +124,17 @@ export class LocalSandbox extends Sandbox {
    */
   protected hostRuntimeParent(): string {
     return HOST_RUNTIME_PARENT
+  }
+
+  /**
+   * Holds starts for the host's mount check (see start-gate), with FIFOs made in the host runtime
+   * parent, which every sandbox hides; made on the first start that needs one.
+   */
+  private startGate(): StartGate {
+    this.memo.gate ??= new StartGate(new FifoPool(() => ensureRuntimeParent(this.hostRuntimeParent())), (message) =>
+      this.log.warn('refused a sandbox start: %s', message),
+    )
+    return this.memo.gate
   }
 
   /** Say once that a writable workspace is read-only in effect, because the host's code is all of it. */
@@ -160,14 +173,19 @@ export class LocalSandbox extends Sandbox {
   }
 }
 
-async function canonicalDirectory(path: string): Promise<string> {
+/*
+ * The host's own look at the request (canonical paths, file kinds) is a few synchronous calls of
+ * microseconds each: one thread-pool round trip apiece cost a session start more than the calls.
+ */
+
+function canonicalDirectory(path: string): string {
   let real: string
   try {
-    real = await realpath(path)
+    real = realpathSync.native(path)
   } catch (error) {
     throw new SandboxError('INVALID_POLICY', `workspace root ${path} does not exist or is unreadable (${errorMessage(error)})`, { cause: error })
   }
-  if (!(await stat(real)).isDirectory()) {
+  if (!statSync(real).isDirectory()) {
     throw new SandboxError('INVALID_POLICY', `workspace root ${path} is not a directory`)
   }
   return real
@@ -180,9 +198,15 @@ async function canonicalDirectory(path: string): Promise<string> {
 const SHARED_TEMPORARY_DIRECTORY = '/tmp'
 
 /** The shared temporary directory's canonical path (compared with canonical workspaces), looked up once. */
-let sharedTemporary: Promise<string> | undefined
-function sharedTemporaryDirectory(): Promise<string> {
-  sharedTemporary ??= realpath(SHARED_TEMPORARY_DIRECTORY).catch(() => SHARED_TEMPORARY_DIRECTORY)
+let sharedTemporary: string | undefined
+function sharedTemporaryDirectory(): string {
+  if (sharedTemporary === undefined) {
+    try {
+      sharedTemporary = realpathSync.native(SHARED_TEMPORARY_DIRECTORY)
+    } catch {
+      sharedTemporary = SHARED_TEMPORARY_DIRECTORY
+    }
+  }
   return sharedTemporary
 }
 
@@ -193,19 +217,19 @@ const REPLACED_FILESYSTEMS = ['/proc', '/dev', '/sys']
  * Each readable file at its canonical path, once. Only a regular file qualifies: a directory could
  * hold a control socket, and a socket or device would be a way out rather than something to read.
  */
-async function canonicalReadableFiles(paths: readonly string[]): Promise<string[]> {
+function canonicalReadableFiles(paths: readonly string[]): string[] {
   const canonical = new Set<string>()
   for (const path of paths) {
     let real: string
     try {
-      real = await realpath(path)
+      real = realpathSync.native(path)
     } catch (error) {
       throw new SandboxError('INVALID_POLICY', `readable file ${path} does not exist or is unreadable (${errorMessage(error)})`, { cause: error })
     }
     if (REPLACED_FILESYSTEMS.some((root) => isWithin(root, real))) {
       throw new SandboxError('INVALID_POLICY', `readable file ${path} lies in ${real}, which the sandbox replaces with its own; name a file elsewhere`)
     }
-    if (!(await stat(real)).isFile()) {
+    if (!statSync(real).isFile()) {
       throw new SandboxError('INVALID_POLICY', `readable file ${path} is not a regular file; only regular files can be made readable`)
     }
     canonical.add(real)

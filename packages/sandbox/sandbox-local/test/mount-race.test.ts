@@ -1,28 +1,70 @@
-import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
+import { ensureRuntimeParent } from 'dsh-sandbox'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { type BwrapFacts, bwrapArgv, EMPTY_MOUNT_PLAN, MOUNT_CHECK_FAILED, type MountPlan, probeBwrap } from 'dsh-sandbox-local/internal'
-import { bwrapUnavailable, run, scratchDir } from './helpers'
+import {
+  type BwrapFacts,
+  bwrapArgv,
+  checkedBwrapArgv,
+  EMPTY_MOUNT_PLAN,
+  FifoPool,
+  MOUNT_CHECK_FAILED,
+  type MountPlan,
+  probeBwrap,
+  StartGate,
+} from 'dsh-sandbox-local/internal'
+import { bwrapUnavailable, type RunResult, run, scratchDir } from './helpers'
 
 /**
  * The race a session already running in a writable workspace wins against the next session's
  * start (swapping a planned path for a relative link while bwrap resolves it), made deterministic:
  * the host plans the mounts, then the links are planted before bwrap runs. bwrap then binds the
- * host's /proc and /tmp; the mount check inside must refuse before the command runs.
+ * host's /proc and /tmp; the host, reading the held sandbox's mount table, must kill it before the
+ * command runs.
  */
 
 let facts: BwrapFacts
 let workspace: Awaited<ReturnType<typeof scratchDir>>
+const refusals: string[] = []
+const gate = new StartGate(new FifoPool(() => ensureRuntimeParent()), (message) => refusals.push(message))
 /** A file only the host's /tmp holds: visible inside only through a bind of the host's /tmp. */
 const hostMarker = `/tmp/dsh-mount-race-${process.pid}`
 /** Prints what the command could reach of the host: its /proc (this test's own pid) and its /tmp. */
 const PROBE = `echo COMMAND-RAN; test -e /proc/${process.pid}/comm && echo HOST-PROC; test -e ${hostMarker} && echo HOST-TMP; true`
 
-/** Plan the mounts (the root's pinned .git, a nested repository's read-only hooks) and build the argv. */
-function plannedArgv(userNamespace: boolean): string[] {
-  const plan: MountPlan = { ...EMPTY_MOUNT_PLAN, userNamespace, pinned: [join(workspace.path, '.git')], readOnly: [join(workspace.path, 'sub/.git/hooks')] }
-  const launch = { bwrapPath: facts.path, seccompFilter: facts.seccompFilter }
-  return bwrapArgv(launch, ['sh', '-c', PROBE], { mode: 'workspace-write', workspaceRoot: workspace.path, cwd: workspace.path }, plan)
+/** The planned mounts: the root's pinned .git, a nested repository's read-only hooks. */
+function plan(userNamespace: boolean): MountPlan {
+  return { ...EMPTY_MOUNT_PLAN, userNamespace, pinned: [join(workspace.path, '.git')], readOnly: [join(workspace.path, 'sub/.git/hooks')] }
+}
+const policy = () => ({ mode: 'workspace-write' as const, workspaceRoot: workspace.path, cwd: workspace.path })
+const launch = () => ({ bwrapPath: facts.path, seccompFilter: facts.seccompFilter })
+
+/** Plan the mounts and build the argv, held for the host's check. */
+function plannedArgv(userNamespace: boolean): Promise<string[]> {
+  return checkedBwrapArgv(launch(), ['sh', '-c', PROBE], policy(), plan(userNamespace), (check) => gate.hold(check))
+}
+
+/** The same start without the check: what ran before the mount check existed. */
+function uncheckedArgv(userNamespace: boolean): string[] {
+  return bwrapArgv(launch(), ['sh', '-c', PROBE], policy(), plan(userNamespace))
+}
+
+/**
+ * Run argv with stderr in a file, as a terminal or a pipe would take it: the host writes a refusal
+ * through /proc/<init>/fd/2, which child_process's socket pairs cannot be opened as.
+ */
+function runToFile(argv: readonly string[]): Promise<RunResult> {
+  const file = join(workspace.path, `.stderr-${Math.random().toString(16).slice(2)}`)
+  const stderr = openSync(file, 'w')
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', stderr] })
+    closeSync(stderr)
+    let stdout = ''
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, stdout, stderr: readFileSync(file, 'utf8') }))
+  })
 }
 
 /** What the concurrent session does between the host's plan and bwrap: both entries become relative links out. */
@@ -33,12 +75,6 @@ function swapForLinks(): void {
   symlinkSync(relative(join(workspace.path, 'sub/.git'), '/tmp'), join(workspace.path, 'sub/.git/hooks'))
 }
 
-/** The same argv without the check (everything between bwrap's `--` and the command): what ran before. */
-function withoutCheck(argv: readonly string[]): string[] {
-  const separator = argv.indexOf('--')
-  return [...argv.slice(0, separator + 1), ...argv.slice(argv.lastIndexOf('--') + 1)]
-}
-
 describe.skipIf(bwrapUnavailable !== undefined)('the mount check against a relative-link swap, under real bubblewrap', () => {
   beforeAll(async () => {
     facts = await probeBwrap('bwrap')
@@ -47,6 +83,7 @@ describe.skipIf(bwrapUnavailable !== undefined)('the mount check against a relat
   })
 
   beforeEach(async () => {
+    refusals.length = 0
     workspace = await scratchDir('mount-race', '/var/tmp')
     mkdirSync(join(workspace.path, '.git/hooks'), { recursive: true })
     writeFileSync(join(workspace.path, '.git/HEAD'), 'ref: refs/heads/main\n')
@@ -61,31 +98,35 @@ describe.skipIf(bwrapUnavailable !== undefined)('the mount check against a relat
 
   it('runs the command when the workspace still holds what the host planned', async () => {
     for (const userNamespace of namespaces()) {
-      const result = await run(plannedArgv(userNamespace))
+      const argv = await plannedArgv(userNamespace)
+      expect(argv).toContain('--block-fd')
+      const result = await run(argv)
       expect(result.stderr).toBe('')
       expect(result.stdout).toBe('COMMAND-RAN\n')
     }
+    expect(refusals).toEqual([])
   })
 
-  it("refuses with exit 125 and one line when .git leads to the host's /proc and hooks to its /tmp; the command never runs", async () => {
-    const planned = namespaces().map((userNamespace) => plannedArgv(userNamespace))
+  it("kills the start, after one line, when .git leads to the host's /proc and hooks to its /tmp; the command never runs", async () => {
+    const planned = await Promise.all(namespaces().map((userNamespace) => plannedArgv(userNamespace)))
+    const unchecked = namespaces().map((userNamespace) => uncheckedArgv(userNamespace))
     swapForLinks()
     for (const argv of planned) {
-      const result = await run(argv)
+      const result = await runToFile(argv)
       expect(result.stdout).toBe('')
       expect(result.stderr).toMatch(/^dsh-sandbox: mount check failed: \S+ is not the mount the host planned; another session may be changing the workspace\n$/)
       expect(result.code).toBe(MOUNT_CHECK_FAILED)
-      // Without the check the same start hands the command the host's /proc and /tmp: the swap is real.
-      const unchecked = await run(withoutCheck(argv))
-      expect(unchecked.stdout).toBe('COMMAND-RAN\nHOST-PROC\nHOST-TMP\n')
     }
+    expect(refusals).toHaveLength(planned.length)
+    // Without the check the same start hands the command the host's /proc and /tmp: the swap is real.
+    for (const argv of unchecked) expect((await run(argv)).stdout).toBe('COMMAND-RAN\nHOST-PROC\nHOST-TMP\n')
   })
 
   it('refuses when only the nested hooks lead to /tmp (every attach socket there)', async () => {
-    const argv = plannedArgv(false)
+    const argv = await plannedArgv(false)
     renameSync(join(workspace.path, 'sub/.git/hooks'), join(workspace.path, 'sub/.git/hooks-real'))
     symlinkSync(relative(join(workspace.path, 'sub/.git'), '/tmp'), join(workspace.path, 'sub/.git/hooks'))
-    const result = await run(argv)
+    const result = await runToFile(argv)
     expect(result.stdout).toBe('')
     expect(result.stderr).toContain(`mount check failed: ${workspace.path}/sub/.git/hooks is not the mount the host planned`)
     expect(result.code).toBe(MOUNT_CHECK_FAILED)

@@ -28,7 +28,10 @@ describe('mountinfo escapes', () => {
   it('parses ids, device, root and mount point, unescaped, and skips malformed lines', () => {
     const entries = parseMountinfo(HOST)
     expect(entries).toHaveLength(8)
-    expect(entries[4]).toEqual({ id: '41', parent: '27', device: '254:1', root: '/', mountPoint: '/mnt/data disk' })
+    expect(entries[4]).toEqual({ id: '41', parent: '27', device: '254:1', root: '/', mountPoint: '/mnt/data disk', readOnly: false })
+    // Read-only is the first per-mount option, not the filesystem's own options at the end.
+    expect(parseMountinfo('68 45 254:0 / / ro,nosuid - ext4 /dev/vda rw')[0]?.readOnly).toBe(true)
+    expect(parseMountinfo('68 45 254:0 / / rw,nosuid - ext4 /dev/vda ro')[0]?.readOnly).toBe(false)
   })
 })
 

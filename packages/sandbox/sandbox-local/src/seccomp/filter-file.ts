@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { constants } from 'node:fs'
-import { lstat, mkdir, open, rename, rm } from 'node:fs/promises'
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync } from 'node:fs'
+import { open, rename, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, relative, sep } from 'node:path'
 import { isWithin, SandboxError } from 'dsh-sandbox'
@@ -31,16 +31,19 @@ export function filterFileName(program: Buffer): string {
  */
 export async function installFilterFile(program: Buffer, directory: string = filterDirectory()): Promise<string> {
   const uid = process.getuid?.() ?? 0
-  await mkdir(directory, { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EEXIST') throw unavailable(directory, `cannot be created (${errorMessage(error)})`, error)
-  })
-  const info = await lstat(directory)
+  try {
+    mkdirSync(directory, { mode: 0o700 })
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw unavailable(directory, `cannot be created (${errorMessage(error)})`, error)
+  }
+  const info = lstatSync(directory)
   if (!info.isDirectory()) throw unavailable(directory, 'is not a directory (a symbolic link or a file is in its place)')
   if (info.uid !== uid || (info.mode & 0o077) !== 0) {
     throw unavailable(directory, `is not private to uid ${uid} (owner ${info.uid}, mode ${(info.mode & 0o777).toString(8)})`)
   }
   const path = join(directory, filterFileName(program))
-  if (await holds(path, program, uid)) return path
+  // The check every start makes is a few synchronous calls; only a rewrite goes through the thread pool.
+  if (holds(path, program, uid)) return path
   const fresh = join(directory, `.${filterFileName(program)}.${process.pid}.${randomBytes(6).toString('hex')}`)
   try {
     const handle = await open(fresh, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600)
@@ -58,19 +61,27 @@ export async function installFilterFile(program: Buffer, directory: string = fil
 }
 
 /** Whether `path` is a regular file of ours, closed to others, whose content is exactly `program`. */
-async function holds(path: string, program: Buffer, uid: number): Promise<boolean> {
-  let handle
+function holds(path: string, program: Buffer, uid: number): boolean {
+  let fd: number
   try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW)
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
   } catch {
     return false
   }
   try {
-    const info = await handle.stat()
+    const info = fstatSync(fd)
     if (!info.isFile() || info.uid !== uid || (info.mode & 0o077) !== 0 || info.size !== program.length) return false
-    return program.equals(await handle.readFile())
+    // One byte more than the program: a file that grew since the stat does not match.
+    const content = Buffer.alloc(program.length + 1)
+    let length = 0
+    while (length < content.length) {
+      const count = readSync(fd, content, length, content.length - length, length)
+      if (count === 0) break
+      length += count
+    }
+    return length === program.length && program.equals(content.subarray(0, length))
   } finally {
-    await handle.close()
+    closeSync(fd)
   }
 }
 
