@@ -110,6 +110,21 @@ describe('a screen model that sleeps', () => {
     expect(rendered.lines).toContain('after')
   })
 
+  it('shows what follows a dropped string in the same chunk as its end', async () => {
+    for (const [name, end] of [
+      ['ST', '\x1b\\'],
+      ['BEL', '\x07'],
+    ] as const) {
+      const { screen } = model()
+      // A clipboard write asks nothing: it waits, and most of it is dropped.
+      screen.write(bytes('before\r\n\x1b]52;c;'), false)
+      for (let count = 0; count < 8; count++) screen.write(bytes('A'.repeat(64 * 1024)), false)
+      screen.write(bytes(`${'A'.repeat(100)}${end}strings-done\r\ndsh> `), false)
+      const rendered = await screen.snapshot()
+      expect(rendered.lines, name).toEqual(['strings-done', 'dsh>'])
+    }
+  })
+
   it('lays out what follows a dropped string for the size the PTY had meanwhile', async () => {
     const { screen } = model({ rows: 4, cols: 10 })
     screen.write(bytes('\x1b]52;c;'), false)

@@ -80,10 +80,15 @@ export class OutputWatch {
   readonly #title = new Uint8Array(MAX_KEPT_TITLE_BYTES)
   /** Title bytes kept so far; -1 when this OSC sets no title or its title is too long to keep. */
   #titleLength = -1
+  #groundFrom = -1
 
-  /** The next chunk starts outside any sequence. */
-  get inGround(): boolean {
-    return this.#state === Watch.Ground && !this.#afterC1Lead
+  /**
+   * Where in the latest scanned chunk the watch first stood outside any sequence (0: the chunk
+   * started there), or -1 when the whole chunk lay inside one: an emulator started afresh may begin
+   * reading the chunk at that offset.
+   */
+  get groundFrom(): number {
+    return this.#groundFrom
   }
 
   /** Read one chunk; whether it holds (or ends) a sequence the emulator would answer. */
@@ -95,7 +100,9 @@ export class OutputWatch {
     const size = bytes.length
     let index = 0
     let nextLead = -1
+    let groundFrom = -1
     while (index < size) {
+      if (groundFrom === -1 && state === Watch.Ground && !afterC1Lead) groundFrom = index
       let byte = bytes[index] as number
       if (!afterC1Lead) {
         // Text and string payloads: skip to the next byte that can matter.
@@ -184,6 +191,7 @@ export class OutputWatch {
     this.#state = state
     this.#afterC1Lead = afterC1Lead
     this.#answering = answering
+    this.#groundFrom = groundFrom
     return asks
   }
 

@@ -16,16 +16,16 @@ export interface TakenOutput {
 /**
  * The output a sleeping emulator has not parsed yet, in arrival order, bounded: once it holds more
  * than `maxBytes`, whole chunks are dropped from the head (never the newest one) and the drop is
- * remembered, so the emulator knows it must start again. It can start again only at a chunk that
- * starts outside any sequence (the caller says which do): chunks before the first such one are
- * dropped too, and while none is held, arriving chunks that start inside one are dropped at once.
+ * remembered, so the emulator knows it must start again. It can start again only at a point outside
+ * any sequence (the caller says where each chunk has one): output before the first such point is
+ * dropped too, and while none is held, arriving output up to the next such point is dropped at once.
  * Chunks are kept as they arrived, not copied.
  */
 export class PendingOutput {
   readonly #maxBytes: number
   #entries: PendingEntry[] = []
-  /** For each entry: a chunk that starts outside any sequence (where an emulator can start again). */
-  #restartPoints: boolean[] = []
+  /** For each entry: where in the chunk an emulator can start again (outside any sequence), or -1. */
+  #restartPoints: number[] = []
   /** Index of the oldest entry still held (dropping moves it instead of shifting the array). */
   #head = 0
   #bytes = 0
@@ -66,26 +66,37 @@ export class PendingOutput {
     if (this.#head === this.#entries.length) this.#size = size
     else {
       this.#entries.push(size)
-      this.#restartPoints.push(false)
+      this.#restartPoints.push(-1)
     }
   }
 
   /**
-   * Hold one more chunk (`startsInGround`: it starts outside any sequence); past the bound the
-   * oldest ones go, up to the first chunk an emulator can start again at.
+   * Hold one more chunk; `restartAt` is where in it an emulator could start again (the first offset
+   * outside any sequence, 0 when the chunk starts there, -1 when it lies inside one). Past the bound
+   * the oldest output goes, up to the first point an emulator can start again at.
    */
-  push(chunk: Uint8Array, startsInGround: boolean): void {
+  push(chunk: Uint8Array, restartAt: number): void {
+    let kept = chunk
     if (this.#resyncing) {
-      if (!startsInGround) return
+      if (restartAt < 0) return
+      kept = chunk.subarray(restartAt)
       this.#resyncing = false
     }
-    this.#entries.push(chunk)
-    this.#restartPoints.push(startsInGround)
-    this.#bytes += chunk.length
+    this.#entries.push(kept)
+    this.#restartPoints.push(kept === chunk ? restartAt : 0)
+    this.#bytes += kept.length
     if (this.#bytes <= this.#maxBytes) return
     while (this.#bytes > this.#maxBytes && this.#entries.length - this.#head > 1) this.#dropOldest()
-    // Restart only where a chunk starts outside any sequence: drop up to the first such one.
-    while (this.#head < this.#entries.length && !this.#restartPoints[this.#head]) this.#dropOldest()
+    // Restart only outside any sequence: drop up to the first chunk that has such a point, and the part before it.
+    while (this.#head < this.#entries.length && (this.#restartPoints[this.#head] as number) < 0) this.#dropOldest()
+    const restart = this.#restartPoints[this.#head] as number
+    if (restart > 0) {
+      const head = this.#entries[this.#head] as Uint8Array
+      this.#entries[this.#head] = head.subarray(restart)
+      this.#restartPoints[this.#head] = 0
+      this.#bytes -= restart
+      this.#dropped = true
+    }
   }
 
   /**

@@ -93,11 +93,10 @@ export class ScreenModel {
    */
   write(bytes: Uint8Array, keepUp: boolean): void {
     if (this.#disposed || bytes.length === 0) return
-    const startsInGround = this.#watch.inGround
     const asks = this.#watch.scan(bytes)
     const emulator = this.#emulator
     if (emulator && this.#pending.empty && (keepUp || asks)) return emulator.write(bytes)
-    this.#pending.push(bytes, startsInGround)
+    this.#pending.push(bytes, this.#watch.groundFrom)
     if (keepUp || asks) this.#caughtUp(false)
   }
 
