@@ -18,6 +18,11 @@ export const Config = z
     /** SIGKILL every managed process tree synchronously when the host process exits. */
     exitCleanup: z.boolean().default(true),
     /**
+     * Keep two launchers per set of limits joined to fresh sessions' cgroups and waiting, so a
+     * limited spawn does not wait for the kernel's join; `false` joins at each spawn.
+     */
+    warmLaunch: z.boolean().default(true),
+    /**
      * Inherited names let through the environment scrub as they are (exact, case-sensitive). Never
      * `DSH_*`: the harness's own namespace reaches a terminal only through `spec.env`.
      */

@@ -28,6 +28,8 @@ export interface ProcessRecord extends ProcessIdentity {
   readonly threads: number
   /** The kernel's command name (Linux `comm`, macOS `ucomm`), when the platform reported it. */
   readonly command?: string | undefined
+  /** SIGTERM/SIGHUP disposition read with the record (Linux `stat`), so teardown needs no second read. */
+  readonly disposition?: SignalDisposition | undefined
 }
 
 /** Whether a process will act on the signals teardown would spend grace on. */
@@ -36,6 +38,11 @@ export interface SignalDisposition {
   readonly termIgnored: boolean
   /** SIGHUP is ignored, or blocked without a handler. */
   readonly hupIgnored: boolean
+  /**
+   * A handler runs on SIGTERM, so the process may use the grace to clean up; without one (and not
+   * ignored) SIGTERM ends it on delivery. Unknown (`undefined`) counts as handled.
+   */
+  readonly termHandled?: boolean
 }
 
 /** Which processes a member scan may adopt. */

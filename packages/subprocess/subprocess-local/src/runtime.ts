@@ -1,16 +1,41 @@
 import type { Context } from '@deepseek-ai/cordis'
-import { scrubEnvironment, SubprocessError, SubprocessRuntime, type SubprocessTerminalHandle, type TerminalSpawnSpec, validateSpawnSpec } from 'dsh-subprocess'
-import { spawn } from 'node-pty'
-import { stat } from 'node:fs/promises'
+import {
+  type AppliedTerminalLimits,
+  scrubEnvironment,
+  SubprocessError,
+  SubprocessRuntime,
+  type SubprocessTerminalHandle,
+  type TerminalLimits,
+  type TerminalSpawnSpec,
+  validateSpawnSpec,
+} from 'dsh-subprocess'
+import { type IPty, spawn } from 'node-pty'
 import { CgroupLimiter, type CgroupLimiterOptions } from './cgroup/limiter'
+import { launcherCommand } from './cgroup/launcher'
+import type { SessionCgroup } from './cgroup/session'
 import type { LocalSubprocessConfig } from './config'
-import { resolveExecutable } from './executable'
+import { isDirectory, resolveExecutable } from './executable'
 import type { TerminalModesSource } from './modes/modes-source'
 import { TermiosModes } from './modes/termios-modes'
 import { inspectorFor } from './platform'
 import { LocalTerminal } from './terminal'
+import { launchFrame, ptyEnvironment, WARM_LAUNCH_ARCHES, WARM_LAUNCHER_ARGS, WARM_PERL_PATH } from './warm/launcher-script'
+import { LauncherPrelude } from './warm/prelude'
+import { WarmLaunchers } from './warm/warm-launchers'
 import { HostWatchdog, type HostWatchdogOptions } from './watchdog/watchdog'
-import { errorMessage } from 'dsh-basics'
+import { errorMessage, withTimeout } from 'dsh-basics'
+
+/** Longest wait for a warm launcher to say it is ready (it joined long before); beyond it, it is dropped. */
+const WARM_READY_TIMEOUT_MS = 5000
+
+/** Teardown grace of a warm launcher that never got a program (it waits in a read: SIGHUP ends it). */
+const WARM_GRACE_MS = 1000
+
+/** A terminal as the runtime hands it out, and whether it runs in session cgroups. */
+interface Started {
+  readonly terminal: LocalTerminal
+  readonly contained: boolean
+}
 
 /** What a runtime is built with besides its config (tests inject cgroup layouts this host lacks). */
 export interface LocalSubprocessRuntimeOptions {
@@ -34,6 +59,9 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
   private readonly limiter: CgroupLimiter
   private readonly modes: TerminalModesSource
   private readonly watchdog: HostWatchdog | undefined
+  private readonly warm: WarmLaunchers | undefined
+  /** The perl warm launchers run (null: none on this host); looked up once. */
+  private perl: string | null | undefined
 
   constructor(ctx: Context, config: LocalSubprocessConfig, options: LocalSubprocessRuntimeOptions = {}) {
     super(ctx)
@@ -45,47 +73,133 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
     this.watchdog = config.exitCleanup ? new HostWatchdog({ ...options.watchdog, warn }) : undefined
     // Started once the plugin loaded, not on the first open: Node forks synchronously (a few ms).
     if (this.watchdog) setImmediate(() => this.watchdog?.start()).unref()
+    this.warm = config.warmLaunch ? new WarmLaunchers((limits) => this.startWarm(limits)) : undefined
     ctx.effect(
-      () => () =>
-        this.terminateAll().finally(() => {
+      () => () => {
+        // Stopped first, so no launcher starts after the terminals were counted; its wait ends as they are terminated.
+        const warm = this.warm?.dispose()
+        return this.terminateAll().finally(async () => {
+          await warm
           for (const parent of this.limiter.dispose()) this.watchdog?.forgetCgroup(parent)
           // Awaited: the helpers' processes (and the watchdog, after killing what a failed teardown left) are gone when the plugin is.
           return Promise.all([this.modes.dispose(), this.watchdog?.dispose()]).then(() => {})
-        }),
+        })
+      },
       'subprocess: terminate every terminal',
     )
   }
 
+  /** Pids of the warm launchers waiting for a limited spawn now (diagnostics and tests; see `warmLaunch`). */
+  get warmPids(): number[] {
+    return this.warm?.pids ?? []
+  }
+
   async spawnTerminal(spec: TerminalSpawnSpec): Promise<SubprocessTerminalHandle> {
     validateSpawnSpec(spec)
-    const inspector = inspectorFor(process.platform)
+    // Refuses a platform without an inspector before anything starts.
+    inspectorFor(process.platform)
     throwIfAborted(spec.signal)
     const env = scrubEnvironment(process.env, spec.env, { allow: this.config.envAllow })
     const [program = '', ...args] = spec.argv
-    // Both checks at once; a missing cwd is reported first, whatever the program lookup found.
-    const [cwd, found] = await Promise.allSettled([stat(spec.cwd), resolveExecutable(program, env.PATH, spec.cwd)])
-    if (cwd.status === 'rejected' || !cwd.value.isDirectory()) throw new SubprocessError('INVALID_SPEC', `cwd is not an existing directory: ${spec.cwd}`)
-    if (found.status === 'rejected') throw found.reason
-    const file = found.value
-    throwIfAborted(spec.signal)
+    // A missing cwd is reported first, whatever the program lookup would find.
+    if (!isDirectory(spec.cwd)) throw new SubprocessError('INVALID_SPEC', `cwd is not an existing directory: ${spec.cwd}`)
+    const file = resolveExecutable(program, env.PATH, spec.cwd)
     // Registered before the spawn: a host killed a moment later still takes the session's cgroups down.
     // (Normally running since the plugin loaded; this starts it when an open came first, or again after it died.)
     this.watchdog?.start()
+    const name = env.TERM ?? 'xterm-256color'
+    const { terminal, contained } = this.launchWarm(spec, file, args, env, name) ?? (await this.spawnCold(spec, program, file, args, env, name))
+    if (spec.signal?.aborted) {
+      await terminal.terminate()
+      throwIfAborted(spec.signal)
+    }
+    // Before the handle is returned nothing could have been typed into the session, so nothing escaped yet.
+    this.watchdog?.watchSession(terminal.pid, terminal.started, terminal.device, contained)
+    // Once the shell is gone its pid, session id and PTY number may be reused by strangers: the
+    // watchdog forgets it then, not only at teardown (the session's cgroups stay registered).
+    void terminal.done.then(() => this.watchdog?.forgetSession(terminal.pid))
+    // The next spawn under these limits finds a launcher waiting (the first one, or the one just taken, is replaced).
+    if (spec.limits) this.warm?.refill(spec.limits)
+    return terminal
+  }
+
+  /** Spawn the program in a new PTY: under limits through the join launcher, resolved once it joined. */
+  private async spawnCold(spec: TerminalSpawnSpec, program: string, file: string, args: string[], env: Record<string, string>, name: string): Promise<Started> {
     const { cgroup, applied } = this.limiter.open(spec.limits)
     for (const parent of this.limiter.parentDirs) this.watchdog?.watchCgroup(parent)
     // Under limits the PTY runs a launcher that joins the cgroups and then execs the program.
     const command = cgroup ? cgroup.launcher(file, args) : { file, args }
-    let pty: ReturnType<typeof spawn>
+    let pty: IPty
     try {
-      pty = spawn(command.file, command.args, { name: env.TERM ?? 'xterm-256color', cols: spec.cols, rows: spec.rows, cwd: spec.cwd, env, encoding: null })
+      pty = spawn(command.file, command.args, { name, cols: spec.cols, rows: spec.rows, cwd: spec.cwd, env, encoding: null })
     } catch (error) {
       await cgroup?.remove(this.config.killWaitMs)
       throw new SubprocessError('SPAWN_FAILED', `could not start ${program} in a PTY: ${errorMessage(error)}`, { cause: error })
     }
+    const terminal = this.track(pty, spec.graceMs, cgroup, applied)
+    try {
+      await terminal.settle()
+    } catch (error) {
+      await terminal.terminate()
+      throw error
+    }
+    return { terminal, contained: cgroup !== undefined }
+  }
+
+  /**
+   * Start the program in the warm launcher kept for these limits, if one is ready (it joined the
+   * session's cgroups in the background). The program gets exactly
+   * what {@link spawnCold} would give it: argv, cwd, size, and the environment node-pty would pass.
+   */
+  private launchWarm(spec: TerminalSpawnSpec, file: string, args: string[], env: Record<string, string>, name: string): Started | undefined {
+    if (!this.warm || !spec.limits) return undefined
+    const terminal = this.warm.take(spec.limits)
+    if (!terminal) return undefined
+    // The last step is the join launcher of a cold spawn with nothing left to join: its shell hands the
+    // program the environment in the very order a cold spawn's launcher does.
+    const last = launcherCommand([], file, args)
+    terminal.launch(launchFrame(spec.cwd, last.file, last.args, ptyEnvironment(env, spec.cwd, name)), spec.rows, spec.cols, spec.graceMs)
+    return { terminal, contained: true }
+  }
+
+  /**
+   * One warm launcher under `limits`: the join launcher, then perl waiting for its frame on the PTY
+   * (see `WARM_LAUNCHER_ARGS`), resolved once it joined and said it is ready. `undefined` where
+   * none can be made (another architecture, no perl, no cgroups for these limits, a failed join or start).
+   */
+  private async startWarm(limits: TerminalLimits): Promise<LocalTerminal | undefined> {
+    if (!WARM_LAUNCH_ARCHES.includes(process.arch)) return undefined
+    if (this.perl === undefined) this.perl = findProgram('perl', WARM_PERL_PATH)
+    const perl = this.perl
+    if (!perl) return undefined
+    const { cgroup, applied } = this.limiter.open(limits)
+    if (!cgroup) return undefined
+    for (const parent of this.limiter.parentDirs) this.watchdog?.watchCgroup(parent)
+    const command = cgroup.launcher(perl, WARM_LAUNCHER_ARGS)
+    let pty: IPty
+    try {
+      pty = spawn(command.file, command.args, { name: 'xterm-256color', cols: 80, rows: 24, cwd: '/', env: {}, encoding: null })
+    } catch {
+      await cgroup.remove(this.config.killWaitMs)
+      return undefined
+    }
+    const prelude = new LauncherPrelude()
+    const terminal = this.track(pty, WARM_GRACE_MS, cgroup, applied, prelude)
+    const ready = await terminal
+      .settle()
+      .then(() => withTimeout(prelude.ready, WARM_READY_TIMEOUT_MS, () => false))
+      .catch(() => false)
+    if (ready && terminal.launchable) return terminal
+    await terminal.terminate().catch(() => undefined)
+    return undefined
+  }
+
+  /** Wrap a spawned PTY as a terminal of this runtime. */
+  private track(pty: IPty, graceMs: number, cgroup: SessionCgroup | undefined, limits: AppliedTerminalLimits, prelude?: LauncherPrelude): LocalTerminal {
     const terminal = new LocalTerminal({
       pty,
-      inspector,
-      graceMs: spec.graceMs,
+      inspector: inspectorFor(process.platform),
+      graceMs,
       killWaitMs: this.config.killWaitMs,
       backlogBytes: this.config.backlogBytes,
       exitCleanup: this.config.exitCleanup,
@@ -96,25 +210,11 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
       },
       otherTerminals: (self) => this.livePidsExcept(self),
       cgroup,
-      limits: applied,
+      limits,
       modes: this.modes,
+      prelude,
     })
     this.terminals.add(terminal)
-    try {
-      await terminal.settle()
-    } catch (error) {
-      await terminal.terminate()
-      throw error
-    }
-    if (spec.signal?.aborted) {
-      await terminal.terminate()
-      throwIfAborted(spec.signal)
-    }
-    // Before the handle is returned nothing could have been typed into the session, so nothing escaped yet.
-    this.watchdog?.watchSession(terminal.pid, terminal.started, terminal.device, cgroup !== undefined)
-    // Once the shell is gone its pid, session id and PTY number may be reused by strangers: the
-    // watchdog forgets it then, not only at teardown (the session's cgroups stay registered).
-    void terminal.done.then(() => this.watchdog?.forgetSession(terminal.pid))
     return terminal
   }
 
@@ -134,6 +234,15 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
     const results = await Promise.allSettled([...this.terminals].map((terminal) => terminal.terminate()))
     const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []))
     if (failures.length > 0) throw new AggregateError(failures, `${failures.length} terminal(s) could not be cleaned up`)
+  }
+}
+
+/** `name` on `path`, or null when it is not there. */
+function findProgram(name: string, path: string): string | null {
+  try {
+    return resolveExecutable(name, path, '/')
+  } catch {
+    return null
   }
 }
 

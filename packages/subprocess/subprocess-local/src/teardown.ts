@@ -1,7 +1,9 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import { TerminalCleanupError } from 'dsh-subprocess'
+import { type Containment, teardownContained } from './contained-teardown'
 import type { MemberScope, ProcessIdentity, ProcessInspector, ProcessRecord } from './inspector'
 import { ownsTerminal } from './ownership'
+import { dispositionOf, stopShell } from './shell-stop'
+import { waitGone } from './teardown-waits'
 import type { Tracker } from './tracker'
 
 /** Delivers a signal to one pid; must not throw for a process that is already gone. */
@@ -27,14 +29,27 @@ export interface TeardownTarget {
   readonly send: SignalSender
   /** Top-level pids of the host's other live terminals, which scans skip (see `MemberScope`). */
   readonly otherTerminals?: () => ReadonlySet<number>
+  /** The session's cgroups, once the top-level process joined them: their listing replaces the /proc walks. */
+  readonly containment?: Containment | undefined
 }
 
 /**
  * Make a session quiescent: stop the descendants (children first), then the shell, then whatever
  * the shell left behind while it exited, and wait for the PTY's exit report. Grace is spent only
- * on processes that can use it. Rejects with `TerminalCleanupError` naming the survivors.
+ * on processes that can use it. A session in cgroups is proven quiescent by their listing (see
+ * `teardownContained`); otherwise by walking /proc. Rejects with `TerminalCleanupError` naming the survivors.
  */
-export async function teardown(target: TeardownTarget): Promise<void> {
+export async function teardown(target: TeardownTarget): Promise<TeardownProof> {
+  if (target.containment && (await teardownContained(target, target.containment)) === 'quiescent') return 'cgroup'
+  await teardownByScans(target)
+  return 'scan'
+}
+
+/** What proved a session quiescent: its cgroups' listing, or the /proc scans (which cannot see a process that left both session and terminal). */
+export type TeardownProof = 'cgroup' | 'scan'
+
+/** The /proc teardown: tree walks, tracked descendants, session members and holders of the PTY. */
+async function teardownByScans(target: TeardownTarget): Promise<void> {
   const shellRecord = await target.inspector.record(target.shell)
   // Only a child that already ran setsid() names the PTY; before that its stat shows the host's
   // terminal, and adopting that terminal's holders would stop the host's own processes.
@@ -67,7 +82,7 @@ async function stopMembers(target: TeardownTarget, suspects: Map<number, Process
   if (first.length === 0) return
   const terminated: ProcessRecord[] = []
   for (const member of first) {
-    const disposition = await target.inspector.disposition(member)
+    const disposition = await dispositionOf(target.inspector, member)
     if (disposition?.termIgnored) {
       target.send(member.pid, 'SIGKILL')
       continue
@@ -88,33 +103,6 @@ async function stopMembers(target: TeardownTarget, suspects: Map<number, Process
   for (const survivor of left) suspects.set(survivor.pid, survivor)
 }
 
-/**
- * Stop the top-level process: SIGTERM when it acts on it, else SIGHUP (an interactive bash
- * ignores SIGTERM but exits on SIGHUP at once), else SIGKILL; SIGKILL after the grace.
- * SIGHUP is re-delivered while waiting: readline checks for signals just before it blocks in
- * `pselect`, so a SIGHUP landing in between is lost until the next one (reproduced: ~6% of
- * shells HUPed right at their prompt). Resolves true when the shell survived even SIGKILL.
- */
-async function stopShell(target: TeardownTarget): Promise<boolean> {
-  const { inspector, shell } = target
-  const record = await inspector.record(shell)
-  if (!record || record.zombie) return false
-  const disposition = await inspector.disposition(shell)
-  const gentle: NodeJS.Signals[] = !disposition ? ['SIGTERM', 'SIGHUP'] : !disposition.termIgnored ? ['SIGTERM'] : !disposition.hupIgnored ? ['SIGHUP'] : []
-  let left: ProcessIdentity[] = [shell]
-  if (gentle.length > 0) {
-    for (const signal of gentle) target.send(shell.pid, signal)
-    if (record.stopped) target.send(shell.pid, 'SIGCONT')
-    const nudge = gentle.includes('SIGHUP') ? () => target.send(shell.pid, 'SIGHUP') : undefined
-    left = await waitGone(inspector, [shell], target.graceMs, nudge)
-  }
-  if (left.length > 0) {
-    target.send(shell.pid, 'SIGKILL')
-    left = await waitGone(inspector, [shell], target.killWaitMs)
-  }
-  return left.length > 0
-}
-
 async function scan(target: TeardownTarget): Promise<readonly ProcessRecord[]> {
   const result = await target.inspector.members(scope(target))
   if (result.shellGoneTick !== undefined) target.tracker.shellGoneTick ??= result.shellGoneTick
@@ -130,32 +118,5 @@ function scope(target: TeardownTarget): MemberScope {
     terminalDevice: target.ptyOpen() ? target.tracker.terminalDevice : undefined,
     shellGoneTick: target.tracker.shellGoneTick,
     otherTerminals: target.otherTerminals?.(),
-  }
-}
-
-/**
- * Poll (1, 2, 4 … 20 ms apart) until none of `identities` is alive or `timeoutMs` passed;
- * resolves the living. `nudge` runs 10, 20, 40 … ms into the wait (at most every 500 ms).
- */
-export async function waitGone(
-  inspector: ProcessInspector,
-  identities: readonly ProcessIdentity[],
-  timeoutMs: number,
-  nudge?: () => void,
-): Promise<ProcessIdentity[]> {
-  const start = performance.now()
-  const deadline = start + timeoutMs
-  let delay = 1
-  let nudgeAfter = 10
-  for (;;) {
-    const living = await inspector.alive(identities)
-    const now = performance.now()
-    if (living.length === 0 || now >= deadline) return living
-    if (nudge && now - start >= nudgeAfter) {
-      nudge()
-      nudgeAfter += Math.min(nudgeAfter, 500)
-    }
-    await sleep(Math.min(delay, deadline - now))
-    delay = Math.min(delay * 2, 20)
   }
 }

@@ -24,6 +24,7 @@ import { OutputChannel } from './output'
 import { ownsTerminal } from './ownership'
 import { killSync, type SignalSender, teardown, type TeardownTarget } from './teardown'
 import { Tracker } from './tracker'
+import type { LauncherPrelude } from './warm/prelude'
 
 /** What a {@link LocalTerminal} is built from. */
 export interface LocalTerminalOptions {
@@ -51,6 +52,8 @@ export interface LocalTerminalOptions {
   readonly limits?: AppliedTerminalLimits
   /** Where `inspectForeground({ terminalModes: true })` reads the PTY's flags (default: never read). */
   readonly modes?: TerminalModesSource | undefined
+  /** Set for a warm launcher: its own output is withheld until {@link LocalTerminal.launch} started the program. */
+  readonly prelude?: LauncherPrelude | undefined
 }
 
 /** How long a fresh child gets to become a session leader with the PTY as its controlling terminal. */
@@ -85,7 +88,7 @@ export class LocalTerminal implements SubprocessTerminalHandle {
   readonly #inspector: ProcessInspector
   readonly #tracker: Tracker
   readonly #output: OutputChannel
-  readonly #graceMs: number
+  #graceMs: number
   readonly #killWaitMs: number
   readonly #onTerminated: (terminal: LocalTerminal) => void
   readonly #otherTerminals: (terminal: LocalTerminal) => ReadonlySet<number>
@@ -106,6 +109,8 @@ export class LocalTerminal implements SubprocessTerminalHandle {
   #closing: Promise<void> | undefined
   #ownership: Promise<void> | undefined
   #terminated = false
+  /** A warm launcher's output watch, until its program's first byte. */
+  #prelude: LauncherPrelude | undefined
 
   /**
    * Wraps a PTY right after `spawn()`: listeners are attached before anything is awaited, because
@@ -132,12 +137,22 @@ export class LocalTerminal implements SubprocessTerminalHandle {
       resume: () => pty.resume(),
       report: options.report,
     })
+    this.#prelude = options.prelude
     pty.onData((data: string | Buffer) => {
+      let chunk = typeof data === 'string' ? Buffer.from(data) : data
+      if (this.#prelude) {
+        const program = this.#prelude.feed(chunk)
+        if (program === undefined) return
+        this.#prelude = undefined
+        if (program.length === 0) return
+        chunk = program
+      }
       this.#outputChunks += 1
-      this.#output.push(typeof data === 'string' ? Buffer.from(data) : data)
+      this.#output.push(chunk)
     })
     this.done = new Promise((resolve) => {
       pty.onExit(({ exitCode, signal }) => {
+        this.#prelude?.ended()
         this.#exit = signal ? { exitCode: null, signal: SIGNAL_NAMES.get(signal) ?? 'SIGKILL' } : { exitCode, signal: null }
         resolve(this.#exit)
       })
@@ -193,6 +208,24 @@ export class LocalTerminal implements SubprocessTerminalHandle {
       if (record && !record.zombie && ownsTerminal(record)) this.#owner = record
       return !record || record.zombie || ownsTerminal(record)
     })
+  }
+
+  /** True for a warm launcher that is alive, joined and waiting for its program (see {@link launch}). */
+  get launchable(): boolean {
+    return this.#prelude?.launchable === true && !this.#exit && !this.#terminated && !this.#closing
+  }
+
+  /**
+   * Start the program in a warm launcher: the PTY takes the caller's size first (the program reads
+   * it at start), then the frame naming the program goes in (see `launchFrame`). The teardown grace
+   * becomes the caller's. Only when {@link launchable}.
+   */
+  launch(frame: Buffer, rows: number, cols: number, graceMs: number): void {
+    if (!this.#prelude || !this.launchable) throw new SubprocessError('SPAWN_FAILED', `terminal ${this.pid} is no warm launcher waiting for a program`)
+    this.#prelude.launched()
+    this.#graceMs = graceMs
+    this.#pty.resize(cols, rows)
+    this.#pty.write(frame)
   }
 
   get exit(): TerminalExit | undefined {
@@ -352,8 +385,11 @@ export class LocalTerminal implements SubprocessTerminalHandle {
   terminate(): Promise<void> {
     if (this.#terminated) return Promise.resolve()
     this.#closing ??= teardown(this.#target()).then(
-      async () => {
-        await this.#cgroup?.remove(this.#killWaitMs)
+      async (proof) => {
+        // Proven empty, the cgroups are removed after the caller moved on; after the /proc scans their
+        // removal is part of the proof (it SIGKILLs a process that escaped the walk).
+        if (proof === 'cgroup') void this.#cgroup?.removeSoon(this.#killWaitMs)
+        else await this.#cgroup?.remove(this.#killWaitMs)
         this.#terminated = true
         this.#unguard()
         this.#onTerminated(this)
@@ -377,6 +413,7 @@ export class LocalTerminal implements SubprocessTerminalHandle {
       exited: this.done,
       send: sendSignal,
       otherTerminals: () => this.#otherTerminals(this),
+      containment: this.#cgroup?.joined ? this.#cgroup : undefined,
     }
   }
 }

@@ -66,7 +66,8 @@ describe.skipIf(!canLimit)("per-session limits on this host's cgroups", () => {
     expect(cgroupDirs(job)).toEqual(dirs)
     await shell.terminate()
     expect(isAlive(job)).toBe(false)
-    for (const dir of Object.values(dirs)) expect(existsSync(dir)).toBe(false)
+    // Teardown proved them empty; the removal itself runs after terminate() resolved.
+    await eventually(() => Object.values(dirs).every((dir) => !existsSync(dir)), 'the session cgroups to be removed')
     const parents = Object.values(dirs).map((dir) => dir.slice(0, dir.lastIndexOf('/')))
     await env.close()
     env = undefined
@@ -88,7 +89,7 @@ describe.skipIf(!canLimit)("per-session limits on this host's cgroups", () => {
     const tree = descendants(shell.pid)
     await shell.terminate()
     expect(tree.filter((member) => isAlive(member.pid))).toEqual([])
-    expect(existsSync(dirs.pids)).toBe(false)
+    await eventually(() => !existsSync(dirs.pids), 'the session cgroup to be removed')
   })
 
   it('kills a session process that escaped the tree, through its cgroup', async () => {
@@ -102,7 +103,7 @@ describe.skipIf(!canLimit)("per-session limits on this host's cgroups", () => {
     await eventually(() => cgroupDirs(escaped).pids === dirs.pids, 'the escaped sleep inside the session cgroup')
     await shell.terminate()
     expect(isAlive(escaped)).toBe(false)
-    expect(existsSync(dirs.pids)).toBe(false)
+    await eventually(() => !existsSync(dirs.pids), 'the session cgroup to be removed')
   })
 
   it('enforces the memory limit inside the session', async () => {

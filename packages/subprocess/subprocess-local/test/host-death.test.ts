@@ -39,6 +39,8 @@ afterEach(async () => {
 
 function removed(dir: string): boolean {
   try {
+    // A parent also holds the session cgroup of the runtime's warm launcher (it died with the hangup).
+    for (const child of readdirSync(dir, { withFileTypes: true })) if (child.isDirectory()) rmdirSync(`${dir}/${child.name}`)
     rmdirSync(dir)
     return true
   } catch (error) {

@@ -353,7 +353,7 @@ describe('LinuxInspector.members (fixtures)', () => {
 
   it('reads dispositions only for a matching identity', async () => {
     const proc = tree().status(200, 'SigBlk:\t0\nSigIgn:\t0000000000004000\nSigCgt:\t0\n')
-    expect(await inspector(proc).disposition({ pid: 200, started: '1100' })).toEqual({ termIgnored: true, hupIgnored: false })
+    expect(await inspector(proc).disposition({ pid: 200, started: '1100' })).toEqual({ termIgnored: true, hupIgnored: false, termHandled: false })
     expect(await inspector(proc).disposition({ pid: 200, started: '1' })).toBeUndefined()
   })
 })

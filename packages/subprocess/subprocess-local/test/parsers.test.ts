@@ -32,6 +32,22 @@ describe('parseStat', () => {
     expect(parseStat(`5 (a b) X 1 5 5 0 -1 ${tail}`)?.zombie).toBe(true)
   })
 
+  it('reads SIGTERM/SIGHUP dispositions from the decimal masks of fields 32–34, when the line has them', () => {
+    // An exec'd `sh -c 'trap "" TERM; trap "echo" INT; exec sleep'` (SIGINT, SIGQUIT, SIGTERM ignored), then interactive bash.
+    const masks = (blocked: number, ignored: number, caught: number) => `${tail} 0 0 0 0 0 0 ${blocked} ${ignored} ${caught} 0 0 0 17 1 0 0 0 0 0`
+    expect(parseStat(`5 (sleep) S 1 5 5 0 -1 ${masks(0, 16390, 0)}`)?.disposition).toEqual({ termIgnored: true, hupIgnored: false, termHandled: false })
+    expect(parseStat(`5 (bash) S 1 5 5 0 -1 ${masks(65536, 3686404, 1266761467)}`)?.disposition).toEqual({
+      termIgnored: true,
+      hupIgnored: false,
+      termHandled: false,
+    })
+    expect(parseStat(`5 (sh) S 1 5 5 0 -1 ${masks(2147221247, 0, 16386)}`)?.disposition).toEqual({ termIgnored: false, hupIgnored: true, termHandled: true })
+    expect(parseStat(`5 (a) S 1 5 5 0 -1 ${masks(0, 0, 0)}`)?.disposition).toEqual({ termIgnored: false, hupIgnored: false, termHandled: false })
+    // Short lines (fixtures) and malformed masks carry none: the caller reads `status` instead.
+    expect(parseStat(`5 (a) S 1 5 5 0 -1 ${tail}`)?.disposition).toBeUndefined()
+    expect(parseStat(`5 (a) S 1 5 5 0 -1 ${tail} 0 0 0 0 0 0 0 x 0 0 0 0 17 1 0 0 0 0 0`)?.disposition).toBeUndefined()
+  })
+
   it.each([
     ['empty', ''],
     ['no parentheses', `5 a S 1 5 5 0 -1 ${tail}`],
@@ -136,11 +152,13 @@ describe('status parsing', () => {
   it('judges SIGTERM/SIGHUP by ignore mask, and by block mask only without a handler', () => {
     const status = (ign: string, blk: string, cgt: string) => `SigBlk:\t${blk}\nSigIgn:\t${ign}\nSigCgt:\t${cgt}\n`
     // Interactive bash: TERM ignored, HUP caught.
-    expect(parseDisposition(status('0000000000384004', '0', '000000004b813efb'))).toEqual({ termIgnored: true, hupIgnored: false })
+    expect(parseDisposition(status('0000000000384004', '0', '000000004b813efb'))).toEqual({ termIgnored: true, hupIgnored: false, termHandled: false })
     // TERM blocked with no handler: nothing would run on delivery.
-    expect(parseDisposition(status('0', '0000000000004000', '0'))).toEqual({ termIgnored: true, hupIgnored: false })
+    expect(parseDisposition(status('0', '0000000000004000', '0'))).toEqual({ termIgnored: true, hupIgnored: false, termHandled: false })
     // A shell blocking everything around fork while it traps TERM: still deserves the grace.
-    expect(parseDisposition(status('0', 'fffffffffffbfeff', '0000000000004002'))).toEqual({ termIgnored: false, hupIgnored: true })
+    expect(parseDisposition(status('0', 'fffffffffffbfeff', '0000000000004002'))).toEqual({ termIgnored: false, hupIgnored: true, termHandled: true })
+    // Default dispositions: SIGTERM ends it on delivery, there is nothing to wait for.
+    expect(parseDisposition(status('0', '0', '0'))).toEqual({ termIgnored: false, hupIgnored: false, termHandled: false })
     expect(parseDisposition('SigIgn:\t0\n')).toBeUndefined()
   })
 })

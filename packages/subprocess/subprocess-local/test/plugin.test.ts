@@ -12,7 +12,7 @@ describe('dsh-subprocess-local plugin', () => {
   it('exports the plugin shape and provides ctx.subprocess', async () => {
     expect(local.name).toBe('dsh-subprocess-local')
     expect(local.inject).toEqual([])
-    expect(local.Config.parse(undefined)).toEqual({ backlogBytes: 8 * 1024 * 1024, killWaitMs: 2000, exitCleanup: true, envAllow: [] })
+    expect(local.Config.parse(undefined)).toEqual({ backlogBytes: 8 * 1024 * 1024, killWaitMs: 2000, exitCleanup: true, warmLaunch: true, envAllow: [] })
     const root = new Context()
     const fiber = await root.plugin(local)
     expect(root.subprocess).toBeInstanceOf(SubprocessRuntime)

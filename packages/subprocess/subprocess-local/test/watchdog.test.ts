@@ -86,6 +86,18 @@ describe.skipIf(!LINUX)('host-death watchdog (real processes)', () => {
     for (const identity of [target.leader, ...target.members]) expect(stillRunning(identity)).toBe(true)
   })
 
+  it('keeps a terminal registered again after it was forgotten (the deferred forget goes first)', async () => {
+    const { watchdog } = newWatchdog()
+    const target = await session()
+    watchdog.start()
+    watchdog.watchSession(target.leader.pid, target.leader.started, undefined, true)
+    // Forgotten at a close, and the pid registered anew before the forget line was written.
+    watchdog.forgetSession(target.leader.pid)
+    watchdog.watchSession(target.leader.pid, target.leader.started, undefined, true)
+    await watchdog.dispose()
+    await eventually(() => [target.leader, ...target.members].every((identity) => !stillRunning(identity)), 'the registered session to be gone')
+  })
+
   it('is started again, with every registration, after it died', async () => {
     const { watchdog, warnings } = newWatchdog()
     const target = await session()

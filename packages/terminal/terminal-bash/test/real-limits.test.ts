@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { afterEach, describe, expect, it } from 'vitest'
-import { CgroupLimiter } from 'dsh-subprocess-local/internal'
+import { CgroupLimiter, type LocalSubprocessRuntime } from 'dsh-subprocess-local/internal'
+import { eventually } from 'dsh-testkit'
 import { PATIENT, startStack, type Stack } from './support/stack'
 
 /** This host can enforce both caps (root, with pids and memory controllers placed). */
@@ -46,7 +47,27 @@ describe.skipIf(!canLimit)('configured caps on a real shell', () => {
     expect(result.viewport).toMatch(/refused after \d+ Resource temporarily unavailable/)
     expect(Number(/refused after (\d+)/.exec(result.viewport)?.[1])).toBeLessThan(48)
     expect(await stack.terminals.kill(stack.agent, sessionId)).toBe(true)
-    expect(existsSync(cgroup)).toBe(false)
+    await eventually(() => !existsSync(cgroup), 'the session cgroup to be removed (after the close resolved)')
+  })
+
+  it('serves a later open from the warm launcher: a fresh shell in capped cgroups of its own, with its own id, cwd and marker', async () => {
+    stack = await startStack({ ...PATIENT, maxProcesses: 48 })
+    const runtime = stack.root.subprocess as LocalSubprocessRuntime
+    const first = await stack.open()
+    const waiting = await eventually(() => runtime.warmPids[0], 'a warm launcher to wait')
+    const second = await stack.open({ cwd: '/usr' })
+    expect(second.pid).toBe(waiting)
+    const cgroup = pidsCgroup(waiting)
+    expect(cgroup).toMatch(/\/dsh-terminal-\d+-\d+\/session-\d+$/)
+    expect(cgroup).not.toBe(pidsCgroup(first.pid as number))
+    expect(readFileSync(`${cgroup}/pids.max`, 'utf8').trim()).toBe('48')
+    // The marker prompt settles the send; the nonce left the environment at the first prompt, as in a cold shell.
+    const result = await stack.run(second.sessionId, 'echo "id=$DSH_TERMINAL_SESSION_ID pwd=$(pwd -P) nonce=${DSH_PROMPT_NONCE-unset} pid=$$"')
+    expect(result).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 })
+    expect(result.viewport).toContain(`id=${second.sessionId} pwd=/usr nonce=unset pid=${waiting}`)
+    // What the shell forks starts inside the session's cgroup.
+    const child = await stack.run(second.sessionId, 'cat /proc/self/cgroup')
+    expect(child.viewport).toContain(cgroup.slice(cgroup.indexOf('/dsh-terminal-')))
   })
 
   it("starts the shell in the host's own cgroups when both caps are 0", async () => {

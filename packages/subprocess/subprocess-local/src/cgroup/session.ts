@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { AppliedTerminalLimits } from 'dsh-subprocess'
-import { type CgroupFiles, errorCode } from './files'
+import { onProcessExit } from '../exit-guard'
+import { type CgroupFiles, errorCode, type HeldFile } from './files'
 import { launcherCommand, type LauncherCommand } from './launcher'
 
 /** How a wait for the launcher's join ended. */
@@ -17,6 +18,10 @@ export class SessionCgroup {
   readonly #files: CgroupFiles
   readonly #warn: (message: string) => void
   #removed = false
+  #joined = false
+  #removal: Promise<void> | undefined
+  /** `pids.current` of the session, held open from the join on (where the pids controller is one of the hierarchies). */
+  #taskCounter: HeldFile | undefined
 
   /** Wraps directories that already exist with their limits written. */
   constructor(dirs: readonly string[], applied: AppliedTerminalLimits, files: CgroupFiles, warn: (message: string) => void) {
@@ -52,12 +57,78 @@ export class SessionCgroup {
     })
     const start = performance.now()
     for (;;) {
-      if (this.#dirs.every((dir) => this.#listed(dir, pid))) return 'joined'
+      if (this.#dirs.every((dir) => this.#listed(dir, pid))) {
+        this.#joined = true
+        this.#holdTaskCounter()
+        return 'joined'
+      }
       if (done) return 'exited'
       const elapsed = performance.now() - start
       if (elapsed > timeoutMs) return 'timeout'
       await Promise.race([exited, sleep(elapsed < 50 ? 1 : 5)])
     }
+  }
+
+  /**
+   * True once the top-level process was seen in every directory. It joins before it forks anything,
+   * so from then on every process of the session is listed here until it exits: what teardown proves
+   * quiescence with.
+   */
+  get joined(): boolean {
+    return this.#joined
+  }
+
+  /**
+   * How many tasks (threads, zombies included) the session's pids cgroup charges now: one syscall on
+   * a descriptor held since the join. `undefined` without a pids hierarchy or when unreadable. 0
+   * proves the session empty; 1 while the shell lives means nothing else is inside.
+   */
+  tasks(): number | undefined {
+    const text = this.#taskCounter?.read()
+    const count = text === undefined ? Number.NaN : Number.parseInt(text, 10)
+    return Number.isSafeInteger(count) && count >= 0 ? count : undefined
+  }
+
+  #holdTaskCounter(): void {
+    if (this.#taskCounter || !this.#files.hold) return
+    for (const dir of this.#dirs) {
+      this.#taskCounter = this.#files.hold(`${dir}/pids.current`)
+      if (this.#taskCounter) return
+    }
+  }
+
+  /**
+   * The pids in the directories now (one read each; exited processes are not listed, zombies
+   * included), or `undefined` when a listing cannot be read — then it proves nothing.
+   */
+  members(): number[] | undefined {
+    const pids = new Set<number>()
+    for (const dir of this.#dirs) {
+      const text = this.#files.read(`${dir}/cgroup.procs`)
+      if (text === undefined) return undefined
+      for (const pid of parsePids(text)) pids.add(pid)
+    }
+    return [...pids]
+  }
+
+  /**
+   * {@link remove}, after the caller moved on (teardown already proved the directories empty, so the
+   * `rmdir` normally succeeds at once). Should the host exit first, its exit listener removes them
+   * synchronously; the host-death watchdog and the next start's sweep cover a host that is killed.
+   * Resolves when done; never rejects.
+   */
+  removeSoon(killWaitMs: number): Promise<void> {
+    if (this.#removed) return Promise.resolve()
+    this.#removal ??= new Promise<void>((resolve) => {
+      const unguard = onProcessExit(() => this.#rmdirAll())
+      setImmediate(() => {
+        void this.remove(killWaitMs).then(() => {
+          unguard()
+          resolve()
+        })
+      }).unref()
+    })
+    return this.#removal
   }
 
   /**
@@ -67,10 +138,13 @@ export class SessionCgroup {
    * Never throws; what cannot be removed is reported and left to the next start's sweep.
    */
   async remove(killWaitMs: number): Promise<void> {
+    // Teardown is over: the counter has nothing left to prove.
+    this.#taskCounter?.close()
+    this.#taskCounter = undefined
     if (this.#removed) return
     const deadline = performance.now() + killWaitMs
     for (let delay = 1; ; delay = Math.min(delay * 2, 20)) {
-      const left = this.#rmdirAll()
+      const left = await this.#rmdirAllInBackground()
       if (left.length === 0) {
         this.#removed = true
         return
@@ -108,7 +182,22 @@ export class SessionCgroup {
     return left
   }
 
-  /** Pids listed in any of the directories. */
+  /** {@link #rmdirAll} off the event loop where the filesystem can. */
+  async #rmdirAllInBackground(): Promise<{ dir: string; code: string }[]> {
+    const remove = this.#files.rmdirInBackground?.bind(this.#files)
+    if (!remove) return this.#rmdirAll()
+    const left: { dir: string; code: string }[] = []
+    for (const dir of this.#dirs) {
+      try {
+        await remove(dir)
+      } catch (error) {
+        if (errorCode(error) !== 'ENOENT') left.push({ dir, code: errorCode(error) })
+      }
+    }
+    return left
+  }
+
+  /** Pids listed in any of the directories (an unreadable listing adds none). */
   #members(): number[] {
     const pids = new Set<number>()
     for (const dir of this.#dirs) for (const pid of parsePids(this.#files.read(`${dir}/cgroup.procs`))) pids.add(pid)

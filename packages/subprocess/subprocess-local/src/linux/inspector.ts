@@ -78,8 +78,10 @@ export class LinuxInspector implements ProcessInspector {
   }
 
   async disposition(identity: ProcessIdentity): Promise<SignalDisposition | undefined> {
-    if (this.#read(identity.pid)?.started !== identity.started) return undefined
-    return parseDisposition(this.#source.text(`/proc/${identity.pid}/status`))
+    const record = this.#read(identity.pid)
+    if (record?.started !== identity.started) return undefined
+    // The stat just read carries the masks on every kernel this runs on; `status` only for a stat without them.
+    return record.disposition ?? parseDisposition(this.#source.text(`/proc/${identity.pid}/status`))
   }
 
   #read(pid: number): ProcessRecord | undefined {

@@ -1,4 +1,5 @@
-import type { ProcessRecord } from '../inspector'
+import type { ProcessRecord, SignalDisposition } from '../inspector'
+import { dispositionOf } from './status-parser'
 
 /**
  * Parse `/proc/<pid>/stat`. The command name sits in parentheses and may itself contain spaces
@@ -39,7 +40,20 @@ export function parseStat(text: string | undefined): ProcessRecord | undefined {
     stopped: state === 'T' || state === 't',
     threads: Math.max(threads, 1),
     command: text.slice(open + 2, close),
+    disposition: statDisposition(fields),
   }
+}
+
+/**
+ * The disposition from stat's `blocked`, `sigignore` and `sigcatch` (fields 32–34: decimal masks of
+ * signals 1–31, which hold SIGHUP and SIGTERM), so teardown needs no `status` read. `undefined`
+ * when the line is shorter (fixtures) or a mask is malformed.
+ */
+function statDisposition(fields: readonly string[]): SignalDisposition | undefined {
+  const masks = [fields[29], fields[30], fields[31]]
+  if (!masks.every((value) => value !== undefined && /^\d{1,10}$/.test(value))) return undefined
+  const [blocked, ignored, caught] = masks.map((value) => BigInt(value as string)) as [bigint, bigint, bigint]
+  return dispositionOf(ignored, blocked, caught)
 }
 
 function integer(text: string | undefined): number | undefined {

@@ -45,8 +45,14 @@ export function parseDisposition(text: string | undefined): SignalDisposition | 
   const blocked = mask(text, /^SigBlk:\s*([0-9a-fA-F]+)\s*$/m)
   const caught = mask(text, /^SigCgt:\s*([0-9a-fA-F]+)\s*$/m)
   if (ignored === undefined || blocked === undefined || caught === undefined) return undefined
+  return dispositionOf(ignored, blocked, caught)
+}
+
+/** The rule of {@link parseDisposition} over the three masks (bit n−1 is signal n), wherever they were read. */
+export function dispositionOf(ignored: bigint, blocked: bigint, caught: bigint): SignalDisposition {
   const inert = ignored | (blocked & ~caught)
-  return { termIgnored: (inert & SIGTERM_BIT) !== 0n, hupIgnored: (inert & SIGHUP_BIT) !== 0n }
+  const termIgnored = (inert & SIGTERM_BIT) !== 0n
+  return { termIgnored, hupIgnored: (inert & SIGHUP_BIT) !== 0n, termHandled: !termIgnored && (caught & SIGTERM_BIT) !== 0n }
 }
 
 function counter(text: string, pattern: RegExp): number | undefined {

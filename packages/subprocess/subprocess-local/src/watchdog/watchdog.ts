@@ -37,6 +37,8 @@ export class HostWatchdog {
   readonly #warned = new Set<string>()
   readonly #exits = new Set<Promise<void>>()
   #child: Watchdog | undefined
+  /** "Forget" lines not written yet: they go after the close that caused them, in one write. */
+  #forgets: WatchdogLine[] = []
   #unavailable = false
   #disposed = false
 
@@ -102,7 +104,7 @@ export class HostWatchdog {
 
   /** The runtime removed this parent cgroup itself. */
   forgetCgroup(dir: string): void {
-    if (this.#cgroups.delete(dir)) this.#send(`uncgroup ${dir}`)
+    if (this.#cgroups.delete(dir)) this.#sendLater(`uncgroup ${dir}`)
   }
 
   /**
@@ -131,7 +133,7 @@ export class HostWatchdog {
 
   /** The terminal was torn down: nothing of it is left to kill. */
   forgetSession(pid: number): void {
-    if (this.#sessions.delete(pid)) this.#send(`unsession ${pid}`)
+    if (this.#sessions.delete(pid)) this.#sendLater(`unsession ${pid}`)
   }
 
   /**
@@ -141,6 +143,7 @@ export class HostWatchdog {
    */
   dispose(): Promise<void> {
     this.#disposed = true
+    this.#flush()
     this.#child?.stdin.end()
     this.#child = undefined
     const exits = [...this.#exits]
@@ -148,13 +151,35 @@ export class HostWatchdog {
   }
 
   #send(line: WatchdogLine): void {
+    // Queued forgets go first: a pid forgotten and then registered again must end up registered.
+    this.#flush()
     const child = this.#child
     if (child && !child.stdin.destroyed) child.stdin.write(`${line}\n`)
+  }
+
+  /**
+   * A line that only forgets: written on the next turn, after the close that caused it resolved. A
+   * stale registration matters only to a host killed within that turn, and only if a stranger took
+   * the terminal's PTY number in it (pids are checked against their start identity).
+   */
+  #sendLater(line: WatchdogLine): void {
+    if (!this.#child) return
+    this.#forgets.push(line)
+    if (this.#forgets.length === 1) setImmediate(() => this.#flush()).unref()
+  }
+
+  #flush(): void {
+    if (this.#forgets.length === 0) return
+    const lines = this.#forgets.splice(0)
+    const child = this.#child
+    if (child && !child.stdin.destroyed) child.stdin.write(`${lines.join('\n')}\n`)
   }
 
   #lost(child: Watchdog): void {
     if (this.#child !== child) return
     this.#child = undefined
+    // A new watchdog is told only what is registered then.
+    this.#forgets = []
     child.stdin.destroy()
   }
 
