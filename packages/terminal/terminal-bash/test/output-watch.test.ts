@@ -143,8 +143,8 @@ const PIECES = [
   ...Object.values(C1_QUERIES),
 ]
 
-/** Random output cut into random chunks (cuts may fall inside a UTF-8 character). */
-const stream = fc.tuple(fc.array(fc.constantFrom(...PIECES), { minLength: 1, maxLength: 40 }), fc.array(fc.nat(), { maxLength: 8 })).map(([pieces, cuts]) => {
+/** `pieces` joined as output, cut at `cuts` (taken modulo its length; cuts may fall inside a UTF-8 character). */
+function cutIntoChunks(pieces: readonly string[], cuts: readonly number[]): Buffer[] {
   const all = bytes(pieces.join(''))
   const points = [...new Set(cuts.map((cut) => cut % all.length))].sort((a, b) => a - b)
   const chunks: Buffer[] = []
@@ -154,7 +154,12 @@ const stream = fc.tuple(fc.array(fc.constantFrom(...PIECES), { minLength: 1, max
     start = Math.max(start, point)
   }
   return chunks
-})
+}
+
+/** Random output cut into random chunks. */
+const stream = fc
+  .tuple(fc.array(fc.constantFrom(...PIECES), { minLength: 1, maxLength: 40 }), fc.array(fc.nat(), { maxLength: 8 }))
+  .map(([pieces, cuts]) => cutIntoChunks(pieces, cuts))
 
 describe('the output watch: settings kept for a restart', () => {
   function settingsAfter(...chunks: string[]) {
@@ -258,14 +263,4 @@ const modeStream = fc
     ),
     fc.array(fc.nat(), { maxLength: 6 }),
   )
-  .map(([pieces, cuts]) => {
-    const all = bytes(pieces.join(''))
-    const points = [...new Set(cuts.map((cut) => cut % all.length))].sort((a, b) => a - b)
-    const chunks: Buffer[] = []
-    let start = 0
-    for (const point of [...points, all.length]) {
-      if (point > start) chunks.push(all.subarray(start, point))
-      start = Math.max(start, point)
-    }
-    return chunks
-  })
+  .map(([pieces, cuts]) => cutIntoChunks(pieces, cuts))
