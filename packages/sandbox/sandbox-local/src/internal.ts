@@ -9,7 +9,7 @@ export { type GitProtections, gitProtections } from './git-metadata'
 export { DEFAULT_GIT_SEARCH_LIMITS, type GitSearchLimits } from './git-search'
 export { hostInstallationRoots, installationRoot } from './host-installation'
 export { type BwrapLaunch, bwrapArgv, checkedBwrapArgv, SECCOMP_FD } from './launch'
-export { FifoPool } from './fifo-pool'
+export { FifoPool, type HoldFifos, releaseHoldFifos, STALE_POOL_MS, sweepStalePools } from './fifo-pool'
 export { assertConfined, type BwrapFacts, explainBwrapFailure, type ProbeHost, probeBwrap, proofScript, resolveExecutable } from './probe'
 export {
   BWRAP_PROC_COVERS,

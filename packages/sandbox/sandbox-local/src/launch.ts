@@ -23,10 +23,11 @@ export const SECCOMP_FD = 3
 const OPEN_FILTER_SCRIPT = `exec ${SECCOMP_FD}<"$1" && shift && exec "$@"`
 
 /**
- * The same, for a held start: also the host's FIFOs, as bwrap's info and block descriptors (see
- * start-gate). A path that cannot be opened fails the start before bwrap runs.
+ * The same, for a held start: also the hold's FIFOs (see start-gate), as bwrap's info and block
+ * descriptors. A path that cannot be opened (a hold that settled removes them), or that opens as
+ * anything but a FIFO, fails the start before bwrap runs (opened to append: nothing is truncated).
  */
-const OPEN_HELD_SCRIPT = `exec ${SECCOMP_FD}<"$1" ${INFO_FD}>"$2" ${BLOCK_FD}<>"$3" && shift 3 && exec "$@"`
+const OPEN_HELD_SCRIPT = `exec ${SECCOMP_FD}<"$1" ${INFO_FD}>>"$2" ${BLOCK_FD}<>"$3" || exit 1; [ -p /proc/self/fd/${INFO_FD} ] && [ -p /proc/self/fd/${BLOCK_FD} ] || exit 1; shift 3 && exec "$@"`
 
 /**
  * The confined argv as bwrap will run it: `/bin/sh` opening the filter (and, for a `held` start,
@@ -42,9 +43,9 @@ export function bwrapArgv(launch: BwrapLaunch, argv: readonly string[], policy: 
 }
 
 /**
- * The confined argv, held for the host's mount check when a writable workspace holds mounts a
- * concurrent session could race (see `planMountCheck`): `hold` receives what must be verified and
- * returns the FIFOs of the hold. `hostMounts` is this process's mount table, read only when needed.
+ * The confined argv, always held for the host's mount check (see `planMountCheck`): `hold`
+ * receives what must be verified and returns the FIFOs of the hold. `hostMounts` is this process's
+ * mount table.
  */
 export async function checkedBwrapArgv(
   launch: BwrapLaunch,
@@ -55,6 +56,5 @@ export async function checkedBwrapArgv(
   hostMounts: () => readonly MountinfoEntry[] = readHostMounts,
 ): Promise<string[]> {
   const check = planMountCheck(bwrapOptions(policy, plan), policy, plan, hostMounts)
-  const held = check === undefined ? undefined : await hold(check)
-  return bwrapArgv(launch, argv, policy, plan, held)
+  return bwrapArgv(launch, argv, policy, plan, await hold(check))
 }

@@ -3,8 +3,8 @@ import { type BwrapMount, type MountPlan, emittedMounts } from './args'
 import { escapeMountinfo, type MountinfoEntry, mountIdentity } from './mountinfo'
 
 /*
- * bwrap binds by path, and a session already running in the same writable workspace can swap a
- * path it planned for a link while bwrap resolves it: the bind then shows what the link names (the
+ * bwrap binds by path, and a session already running in the same writable workspace (or one
+ * containing it) can swap a path it planned for a link while bwrap resolves it: the bind then shows what the link names (the
  * host's /proc, its /tmp). No path-based check before the start can close that, so the host reads
  * the new sandbox's mount table while bwrap holds it, after its last mount and before the command
  * runs (see start-gate): every mount whose source or destination lies in the writable workspace
@@ -66,23 +66,17 @@ export function mountCheckFailure(check: MountCheck, table: readonly MountinfoEn
 }
 
 /**
- * What the sandbox must verify before the command runs, or undefined when nothing can be raced: a
- * read-only workspace, or a writable one with no mount inside it but the workspace itself (whose
- * path lies outside it). Identities come from the host's own mount table, read only when needed;
- * the workspace bind is checked too once a check runs (another session's workspace may contain it).
+ * What the host verifies before every confined start's command runs: nothing unplanned under
+ * /tmp and /proc (and the host runtime cover), and each mount from or onto the workspace (its own
+ * bind included) showing the identity the host's mount table gives it. Read-only workspaces are
+ * checked too: one may lie in another session's writable workspace, which can swap it for a link.
  */
-export function planMountCheck(
-  options: readonly string[],
-  policy: SandboxPolicy,
-  plan: MountPlan,
-  hostMounts: () => readonly MountinfoEntry[],
-): MountCheck | undefined {
-  if (policy.mode !== 'workspace-write') return undefined
+export function planMountCheck(options: readonly string[], policy: SandboxPolicy, plan: MountPlan, hostMounts: () => readonly MountinfoEntry[]): MountCheck {
   const workspace = policy.workspaceRoot
   const mounts = emittedMounts(options)
-  const inWorkspace = (path: string | undefined) => path !== undefined && isWithin(workspace, path)
+  // A workspace of / is never bound again (it is the `--ro-bind / /` itself, which nobody can swap).
+  const inWorkspace = (path: string | undefined) => workspace !== '/' && path !== undefined && isWithin(workspace, path)
   const racy = mounts.filter((mount) => inWorkspace(mount.source) || inWorkspace(mount.destination))
-  if (racy.every((mount) => mount.source === workspace && mount.destination === workspace)) return undefined
   const table = hostMounts()
   const zones = [...GUARDED_ZONES]
   if (plan.hostRuntimeParent !== undefined && !zones.some((zone) => isWithin(zone, plan.hostRuntimeParent!))) zones.push(plan.hostRuntimeParent)

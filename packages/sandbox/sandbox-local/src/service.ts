@@ -42,6 +42,7 @@ export class LocalSandbox extends Sandbox {
     super(ctx)
     this.config = config
     this.log = ctx.logger('sandbox-local')
+    ctx.effect(() => () => this.memo.gate?.dispose(), 'sandbox-local: close the unused start FIFOs')
   }
 
   /**

@@ -1,6 +1,6 @@
-import { closeSync, constants, openSync, readFileSync, readlinkSync, readSync, writeSync } from 'node:fs'
+import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, statSync, writeSync } from 'node:fs'
 import { SandboxError } from 'dsh-sandbox'
-import type { FifoPool } from './fifo-pool'
+import { type FifoPool, type HoldFifos, releaseHoldFifos } from './fifo-pool'
 import { type MountCheck, mountCheckFailure } from './mount-check'
 import { parseMountinfo } from './mountinfo'
 
@@ -32,7 +32,7 @@ export interface GateTiming {
   readonly fastMs: number
   /** The slower interval for a start not spawned within `fastMs`, in ms. */
   readonly idlePollMs: number
-  /** From the hold until bwrap names its init; after that the hold is dropped (a start that comes later never runs). */
+  /** From the hold until bwrap names its init; after that the hold's FIFOs are closed and removed (a start that comes later fails to open them). */
   readonly spawnMs: number
   /** From the init's pid until it waits on the block descriptor; after that it is killed. */
   readonly setupMs: number
@@ -41,7 +41,7 @@ export interface GateTiming {
 /** The defaults: a start is normally held for a few milliseconds. */
 export const DEFAULT_GATE_TIMING: GateTiming = { pollMs: 1, fastMs: 2_000, idlePollMs: 50, spawnMs: 120_000, setupMs: 30_000 }
 
-/** What the starting shell opens for a held start: paths of this process's FIFO descriptors. */
+/** What the starting shell opens for a held start: FIFOs in the hold's private directory, removed once it settles. */
 export interface HeldStart {
   /** Opened for writing as {@link INFO_FD}. */
   readonly infoPath: string
@@ -73,9 +73,14 @@ export class StartGate {
     if (readSyscall === undefined) {
       throw new SandboxError('SANDBOX_UNAVAILABLE', `the mount check knows the read syscall of x64 and arm64 only, not ${this.architecture}`)
     }
-    const [info, block] = await this.fifos.take(2)
-    new HeldSandbox(info!, block!, check, { timing: this.timing, readSyscall, refused: this.refused }).watch()
-    return { infoPath: `/proc/${process.pid}/fd/${info}`, blockPath: `/proc/${process.pid}/fd/${block}` }
+    const fifos = await this.fifos.take()
+    new HeldSandbox(fifos, check, { timing: this.timing, readSyscall, refused: this.refused }).watch()
+    return { infoPath: fifos.infoPath, blockPath: fifos.blockPath }
+  }
+
+  /** Close and remove the FIFOs no hold has taken yet (the plugin unloads); holds in progress settle on their own. */
+  dispose(): void {
+    this.fifos.dispose()
   }
 }
 
@@ -91,13 +96,18 @@ class HeldSandbox {
   private init: { pid: number; parent: number } | undefined
   private readonly since = performance.now()
   private setupSince = 0
+  private closed = false
+  /** The block FIFO's identity, to recognise this hold's init among processes (a pid may be reused). */
+  private readonly block: { dev: number; ino: number }
 
   constructor(
-    private readonly infoFd: number,
-    private readonly blockFd: number,
+    private readonly fifos: HoldFifos,
     private readonly check: MountCheck,
     private readonly options: HeldOptions,
-  ) {}
+  ) {
+    const { dev, ino } = fstatSync(fifos.blockFd)
+    this.block = { dev, ino }
+  }
 
   watch(): void {
     const { pollMs, fastMs, idlePollMs } = this.options.timing
@@ -113,7 +123,7 @@ class HeldSandbox {
   private step(): boolean {
     if (this.init === undefined) return this.awaitInit()
     const state = initState(this.init, this.options.readSyscall)
-    if (state === 'gone') return this.close(false)
+    if (state === 'gone') return this.close()
     if (state === 'unreadable') return this.refuse('its state in /proc is unreadable')
     if (state === 'orphaned') return this.refuse('its bwrap ended before the check')
     if (state === 'held') return this.verify()
@@ -123,29 +133,20 @@ class HeldSandbox {
 
   /** Read bwrap's `{"child-pid": N}`; the init's parent (the outer bwrap) is remembered to notice its end. */
   private awaitInit(): boolean {
-    const buffer = Buffer.alloc(256)
-    for (;;) {
-      let count: number
-      try {
-        count = readSync(this.infoFd, buffer)
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') return this.close()
-        break
-      }
-      if (count === 0) break
-      this.info += buffer.toString('latin1', 0, count)
-    }
+    if (!this.readInfo()) return this.close()
     // bwrap writes the whole object at once; a pid is taken only from a complete one.
     const pid = this.info.includes('}') ? Number(/"child-pid"\s*:\s*(\d+)/.exec(this.info)?.[1]) : Number.NaN
     if (!Number.isSafeInteger(pid) || pid <= 1) {
-      // Never spawned (or spawned very late): the FIFOs stay open, so their descriptor numbers are never reused.
-      return performance.now() - this.since <= this.options.timing.spawnMs
+      // Never spawned (or spawned very late): past spawnMs the directory goes, so a later start fails to open it.
+      return performance.now() - this.since <= this.options.timing.spawnMs || this.close()
     }
-    closeSync(this.infoFd)
-    // Ours only if it holds this hold's block FIFO (so a pid reused meanwhile is never killed).
-    if (!holdsFifo(pid, readlinkSync(`/proc/self/fd/${this.blockFd}`))) return this.close(false)
+    // The start has opened its FIFOs: no other start may open them now. The info end stays open to
+    // notice a second start that opened them before this (see verify).
+    releaseHoldFifos(this.fifos, {})
+    // Ours only if it holds this hold's block FIFO (so a forged or reused pid is never checked or killed).
+    if (!holdsFifo(pid, this.block)) return this.close()
     const parent = parentOf(pid)
-    if (parent === undefined) return this.close(false)
+    if (parent === undefined) return this.close()
     this.init = { pid, parent }
     this.setupSince = performance.now()
     // The outer bwrap is the clone's parent with the same command line (ours names this hold's FIFOs);
@@ -155,6 +156,13 @@ class HeldSandbox {
   }
 
   private verify(): boolean {
+    // The same argv spawned twice at once: the release byte could reach the other, unchecked init.
+    this.readInfo()
+    const named = [...this.info.matchAll(/"child-pid"\s*:\s*(\d+)/g)].map((match) => Number(match[1]))
+    if (named.length > 1) {
+      for (const other of named) if (other !== this.init!.pid && holdsFifo(other, this.block)) kill(other)
+      return this.refuse("more than one start opened this hold's FIFOs")
+    }
     let table: string
     try {
       table = readFileSync(`/proc/${this.init!.pid}/mountinfo`, 'utf8')
@@ -163,14 +171,16 @@ class HeldSandbox {
     }
     const reason = mountCheckFailure(this.check, parseMountinfo(table))
     if (reason !== undefined) return this.refuse(reason)
-    writeSync(this.blockFd, 'x')
-    return this.close(false)
+    writeSync(this.fifos.blockFd, 'x')
+    return this.close()
   }
 
   /** Kill the held init before it runs anything, after one line on its terminal. */
   private refuse(reason: string): boolean {
     const { pid } = this.init!
     const message = mountCheckMessage(reason)
+    // The pid may have ended and been reused since the last look: only this hold's init is touched.
+    if (!holdsFifo(pid, this.block)) return this.close()
     try {
       const stderr = openSync(`/proc/${pid}/fd/2`, constants.O_WRONLY | constants.O_APPEND | constants.O_NONBLOCK | constants.O_NOCTTY)
       try {
@@ -181,26 +191,48 @@ class HeldSandbox {
     } catch {
       // A socket (child_process's pipes) cannot be opened through /proc: the log and the exit status still tell.
     }
-    try {
-      process.kill(pid, 'SIGKILL')
-    } catch {
-      // Already gone.
-    }
+    kill(pid)
     this.options.refused(message)
-    return this.close(false)
+    return this.close()
   }
 
-  private close(info = true): boolean {
-    if (info) closeSync(this.infoFd)
-    closeSync(this.blockFd)
+  /** Append what bwrap wrote to the info FIFO so far; false when it cannot be read. */
+  private readInfo(): boolean {
+    const buffer = Buffer.alloc(256)
+    for (;;) {
+      let count: number
+      try {
+        count = readSync(this.fifos.infoFd, buffer)
+      } catch (error) {
+        return (error as NodeJS.ErrnoException).code === 'EAGAIN'
+      }
+      if (count === 0) return true
+      this.info += buffer.toString('latin1', 0, count)
+    }
+  }
+
+  /** Settle the hold: its descriptors closed, its directory removed. */
+  private close(): boolean {
+    if (!this.closed) releaseHoldFifos(this.fifos)
+    this.closed = true
     return false
   }
 }
 
-/** Whether `pid` has the FIFO whose /proc link reads `fifo` as its block descriptor. */
-function holdsFifo(pid: number, fifo: string): boolean {
+/** SIGKILL `pid`, which the caller found holding the hold's block FIFO just before. */
+function kill(pid: number): void {
   try {
-    return readlinkSync(`/proc/${pid}/fd/${BLOCK_FD}`) === fifo
+    process.kill(pid, 'SIGKILL')
+  } catch {
+    // Already gone.
+  }
+}
+
+/** Whether `pid` has the FIFO with identity `fifo` as its block descriptor. */
+function holdsFifo(pid: number, fifo: { dev: number; ino: number }): boolean {
+  try {
+    const stats = statSync(`/proc/${pid}/fd/${BLOCK_FD}`)
+    return stats.dev === fifo.dev && stats.ino === fifo.ino
   } catch {
     return false
   }

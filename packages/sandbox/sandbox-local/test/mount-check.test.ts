@@ -29,11 +29,19 @@ describe('planMountCheck: what the sandbox must verify', () => {
     return { check, reads }
   }
 
-  it('nothing, and no read of the mount table, for a read-only workspace or a writable one with no mount inside it', () => {
-    expect(plan({ mode: 'read-only', workspaceRoot: WORKSPACE })).toEqual({ check: undefined, reads: 0 })
-    expect(plan({ mode: 'workspace-write', workspaceRoot: WORKSPACE }, EMPTY_MOUNT_PLAN)).toEqual({ check: undefined, reads: 0 })
+  it('a check for every start: the workspace bind (read-only ones too, and with no mount inside) and the guarded zones', () => {
+    const workspaceBind = (readOnly: boolean) => ({ destination: WORKSPACE, root: WORKSPACE, device: '254:0', readOnly })
+    const readOnly = plan({ mode: 'read-only', workspaceRoot: WORKSPACE })
+    expect(readOnly.check.expected).toEqual([workspaceBind(true)])
+    expect(readOnly.check.zones).toEqual(['/tmp', '/proc'])
+    expect(plan({ mode: 'workspace-write', workspaceRoot: WORKSPACE }, EMPTY_MOUNT_PLAN).check.expected).toEqual([workspaceBind(false)])
     // A readable file outside the workspace cannot be raced by a session inside it.
-    expect(plan({ mode: 'workspace-write', workspaceRoot: WORKSPACE, readableFiles: ['/etc/hostname'] }, EMPTY_MOUNT_PLAN).check).toBeUndefined()
+    expect(plan({ mode: 'workspace-write', workspaceRoot: WORKSPACE, readableFiles: ['/etc/hostname'] }, EMPTY_MOUNT_PLAN).check.expected).toEqual([
+      workspaceBind(false),
+    ])
+    // A read-only workspace of / is the `--ro-bind / /` itself: nothing of it is bound again, the zones are still guarded.
+    const whole = plan({ mode: 'read-only', workspaceRoot: '/' }, EMPTY_MOUNT_PLAN).check
+    expect(whole).toMatchObject({ zones: ['/tmp', '/proc'], expected: [] })
   })
 
   it('every mount from or onto the writable workspace, with the identity the host table gives it, the workspace bind too', () => {

@@ -1,10 +1,23 @@
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { ensureRuntimeParent } from 'dsh-sandbox'
 import { eventually } from 'dsh-testkit'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { BLOCK_FD, type BwrapFacts, checkedBwrapArgv, EMPTY_MOUNT_PLAN, FifoPool, type MountPlan, probeBwrap, StartGate } from 'dsh-sandbox-local/internal'
+import {
+  BLOCK_FD,
+  type BwrapFacts,
+  bwrapArgv,
+  checkedBwrapArgv,
+  EMPTY_MOUNT_PLAN,
+  FifoPool,
+  type MountPlan,
+  probeBwrap,
+  releaseHoldFifos,
+  STALE_POOL_MS,
+  StartGate,
+  sweepStalePools,
+} from 'dsh-sandbox-local/internal'
 import { bwrapUnavailable, DEADLINE_MS, run, scratchDir } from './helpers'
 
 /**
@@ -88,5 +101,58 @@ describe.skipIf(bwrapUnavailable !== undefined)('the start gate, under real bubb
     await eventually(() => !running(init), 'the orphaned init to be killed', DEADLINE_MS)
     expect(refusals).toEqual([expect.stringContaining('its bwrap ended before the check')])
     expect(existsSync(marker)).toBe(false)
+  })
+
+  it('fails closed before bwrap runs when the hold paths are not FIFOs, and leaves those files as they were', async () => {
+    const info = join(workspace.path, 'info')
+    const block = join(workspace.path, 'block')
+    writeFileSync(info, 'precious\n')
+    writeFileSync(block, 'precious\n')
+    const marker = join(workspace.path, 'ran')
+    const policy = { mode: 'workspace-write' as const, workspaceRoot: workspace.path, cwd: workspace.path }
+    const launch = { bwrapPath: facts.path, seccompFilter: facts.seccompFilter }
+    const argv = bwrapArgv(launch, ['touch', marker], policy, EMPTY_MOUNT_PLAN, { infoPath: info, blockPath: block })
+    const result = await run(argv)
+    expect(result.code).not.toBe(0)
+    expect(existsSync(marker)).toBe(false)
+    expect([readFileSync(info, 'utf8'), readFileSync(block, 'utf8')]).toEqual(['precious\n', 'precious\n'])
+  })
+})
+
+describe('the FIFO pool', () => {
+  it('removes stale pool directories of ended processes, and keeps fresh ones and those of running processes', () => {
+    const parent = mkdtempSync(join(ensureRuntimeParent(), 'pool-sweep-test-'))
+    try {
+      const old = (Date.now() - STALE_POOL_MS - 60_000) / 1000
+      // A pid far above any pid_max, so it never runs.
+      const names = { staleEnded: 'sandbox-fifos-999999999-a', freshEnded: 'sandbox-fifos-999999999-b', staleRunning: `sandbox-fifos-${process.ppid}-c` }
+      for (const name of Object.values(names)) mkdirSync(join(parent, name))
+      utimesSync(join(parent, names.staleEnded), old, old)
+      utimesSync(join(parent, names.staleRunning), old, old)
+      sweepStalePools(parent)
+      expect(readdirSync(parent).sort()).toEqual([names.freshEnded, names.staleRunning].sort())
+    } finally {
+      rmSync(parent, { recursive: true, force: true })
+    }
+  })
+
+  it('closes and removes its unused FIFOs when disposed', async () => {
+    const own = new FifoPool(() => ensureRuntimeParent())
+    const hold = await own.take()
+    const stock = readdirSync(dirname(hold.directory))
+    expect(stock.length).toBeGreaterThan(1)
+    const openFifos = () =>
+      readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`).startsWith(dirname(hold.directory))
+        } catch {
+          return false
+        }
+      })
+    expect(openFifos().length).toBeGreaterThan(2)
+    own.dispose()
+    releaseHoldFifos(hold)
+    expect(existsSync(dirname(hold.directory))).toBe(false)
+    expect(openFifos()).toEqual([])
   })
 })
