@@ -29,7 +29,7 @@ export const closeRows = whenWanted([IDLE_FLOOR, IDLE, TREE_FLOOR, TREE_ROW], as
     figure: IDLE,
     unit: 'ms',
     floor: IDLE_FLOOR,
-    note: 'verified quiescent (the provider sweeps the tree before and after the shell)',
+    note: 'verified quiescent (the session cgroup is empty after the shell exits; without cgroups the provider sweeps the tree)',
     samples: await collect(15, async () => {
       const session = await stack.open()
       return timed(() => stack.close(session))
