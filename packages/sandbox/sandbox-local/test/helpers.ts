@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process'
+import { closeSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { mkdtemp, realpath, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -45,6 +46,28 @@ export function run(argv: readonly string[], cwd?: string): Promise<RunResult> {
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
     child.on('error', reject)
     child.on('close', (code) => resolve({ code, stdout, stderr }))
+  })
+}
+
+/**
+ * Run argv with stderr in a file under `directory`, as a terminal would take it: the host writes a
+ * refused start's reason through /proc/<init>/fd/2, which child_process's socket pairs cannot be opened as.
+ */
+export function runToFile(argv: readonly string[], directory: string): Promise<RunResult> {
+  const file = join(directory, `.stderr-${Math.random().toString(16).slice(2)}`)
+  const stderr = openSync(file, 'w')
+  return new Promise((resolve, reject) => {
+    const [command = '', ...args] = argv
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', stderr] })
+    closeSync(stderr)
+    let stdout = ''
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+    child.on('error', reject)
+    child.on('close', (code) => {
+      const text = readFileSync(file, 'utf8')
+      rmSync(file, { force: true })
+      resolve({ code, stdout, stderr: text })
+    })
   })
 }
 

@@ -1,5 +1,4 @@
-import { spawn } from 'node:child_process'
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { ensureRuntimeParent } from 'dsh-sandbox'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
@@ -14,7 +13,7 @@ import {
   probeBwrap,
   StartGate,
 } from 'dsh-sandbox-local/internal'
-import { bwrapUnavailable, type RunResult, run, scratchDir } from './helpers'
+import { bwrapUnavailable, run, runToFile, scratchDir } from './helpers'
 
 /**
  * The race a session already running in a writable workspace wins against the next session's
@@ -48,23 +47,6 @@ function plannedArgv(userNamespace: boolean): Promise<string[]> {
 /** The same start without the check: what ran before the mount check existed. */
 function uncheckedArgv(userNamespace: boolean): string[] {
   return bwrapArgv(launch(), ['sh', '-c', PROBE], policy(), plan(userNamespace))
-}
-
-/**
- * Run argv with stderr in a file, as a terminal or a pipe would take it: the host writes a refusal
- * through /proc/<init>/fd/2, which child_process's socket pairs cannot be opened as.
- */
-function runToFile(argv: readonly string[]): Promise<RunResult> {
-  const file = join(workspace.path, `.stderr-${Math.random().toString(16).slice(2)}`)
-  const stderr = openSync(file, 'w')
-  return new Promise((resolve, reject) => {
-    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', stderr] })
-    closeSync(stderr)
-    let stdout = ''
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, stdout, stderr: readFileSync(file, 'utf8') }))
-  })
 }
 
 /** What the concurrent session does between the host's plan and bwrap: both entries become relative links out. */
@@ -112,7 +94,7 @@ describe.skipIf(bwrapUnavailable !== undefined)('the mount check against a relat
     const unchecked = namespaces().map((userNamespace) => uncheckedArgv(userNamespace))
     swapForLinks()
     for (const argv of planned) {
-      const result = await runToFile(argv)
+      const result = await runToFile(argv, workspace.path)
       expect(result.stdout).toBe('')
       expect(result.stderr).toMatch(/^dsh-sandbox: mount check failed: \S+ is not the mount the host planned; another session may be changing the workspace\n$/)
       expect(result.code).toBe(MOUNT_CHECK_FAILED)
@@ -126,7 +108,7 @@ describe.skipIf(bwrapUnavailable !== undefined)('the mount check against a relat
     const argv = await plannedArgv(false)
     renameSync(join(workspace.path, 'sub/.git/hooks'), join(workspace.path, 'sub/.git/hooks-real'))
     symlinkSync(relative(join(workspace.path, 'sub/.git'), '/tmp'), join(workspace.path, 'sub/.git/hooks'))
-    const result = await runToFile(argv)
+    const result = await runToFile(argv, workspace.path)
     expect(result.stdout).toBe('')
     expect(result.stderr).toContain(`mount check failed: ${workspace.path}/sub/.git/hooks is not the mount the host planned`)
     expect(result.code).toBe(MOUNT_CHECK_FAILED)

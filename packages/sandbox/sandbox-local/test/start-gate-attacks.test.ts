@@ -20,7 +20,7 @@ import * as localPlugin from 'dsh-sandbox-local'
 import { FifoPool, MOUNT_CHECK_FAILED, type MountCheck, StartGate } from 'dsh-sandbox-local/internal'
 import { eventually } from 'dsh-testkit'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { bwrapUnavailable, DEADLINE_MS, type RunResult, scratchDir } from './helpers'
+import { bwrapUnavailable, DEADLINE_MS, runToFile, scratchDir } from './helpers'
 
 /**
  * Attacks on the host-side mount check (start-gate, fifo-pool), each staged with real processes:
@@ -95,24 +95,6 @@ function running(pid: number): boolean {
   }
 }
 
-/** Run argv with stderr in a file (the host writes a refusal through /proc/<init>/fd/2, which a socket cannot be opened as). */
-function runToFile(argv: readonly string[]): Promise<RunResult> {
-  const file = join(workspace.path, `.stderr-${Math.random().toString(16).slice(2)}`)
-  const stderr = openSync(file, 'w')
-  return new Promise((resolve, reject) => {
-    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', stderr] })
-    closeSync(stderr)
-    let stdout = ''
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
-    child.on('error', reject)
-    child.on('close', (code) => {
-      const text = readFileSync(file, 'utf8')
-      rmSync(file, { force: true })
-      resolve({ code, stdout, stderr: text })
-    })
-  })
-}
-
 /** A root repository (pinned .git) and a nested one (read-only hooks): every write start is held. */
 function makeRepositories(): void {
   mkdirSync(join(workspace.path, '.git/hooks'), { recursive: true })
@@ -172,11 +154,11 @@ describe.skipIf(bwrapUnavailable !== undefined)('attacks on the held start (host
       'for f in /proc/[0-9]*/fd/*; do l=$(readlink "$f" 2>/dev/null); case "$l" in *sandbox-fifos-*) echo "SEES $f $l";; esac; done',
       'echo ATTACK-DONE',
     ].join('\n')
-    const attacker = await runToFile(await confine(attack))
+    const attacker = await runToFile(await confine(attack), workspace.path)
     expect(attacker.stdout).toBe('ATTACK-DONE\n')
 
     swapHooks()
-    const refused = await runToFile(victim)
+    const refused = await runToFile(victim, workspace.path)
     expect(refused.stdout).toBe('')
     expect(refused.code).toBe(MOUNT_CHECK_FAILED)
 
@@ -185,7 +167,7 @@ describe.skipIf(bwrapUnavailable !== undefined)('attacks on the held start (host
     const writer = openSync(controlHold.block, 'w')
     writeSync(writer, 'x')
     closeSync(writer)
-    expect((await runToFile(control)).stdout).toContain('HOST-PROC')
+    expect((await runToFile(control, workspace.path)).stdout).toContain('HOST-PROC')
   }, 60_000)
 
   it('a session flipping .git and hooks to links while 24 sessions open never hands one the host /proc or /tmp', async () => {
@@ -219,7 +201,7 @@ describe.skipIf(bwrapUnavailable !== undefined)('attacks on the held start (host
           outcomes.push(`confine refused: ${(error as Error).message.slice(0, 80)}`)
           return
         }
-        const result = await runToFile(argv)
+        const result = await runToFile(argv, workspace.path)
         outcomes.push(`exit ${result.code} held=${argv.includes('--block-fd')} ${result.stdout.trim().replaceAll('\n', ' ')}`)
       }
       for (let round = 0; round < 12; round++) await Promise.all([attempt(), attempt()])
@@ -275,7 +257,7 @@ describe.skipIf(bwrapUnavailable !== undefined)('attacks on the held start (host
       const hold = heldPaths(argv)
       expect(hostHolds(hold.block)).toBe(true)
       if (refuse) swapHooks()
-      const result = await runToFile(argv)
+      const result = await runToFile(argv, workspace.path)
       if (refuse) unswapHooks()
       expect(result.stdout).toBe(refuse ? '' : 'COMMAND-RAN\n')
       holds.push({ ...hold, code: result.code })
@@ -296,7 +278,7 @@ describe.skipIf(bwrapUnavailable !== undefined)('attacks on the held start (host
     const argv = await confine(PROBE)
     const hold = heldPaths(argv)
     expect(hostHolds(hold.info) && hostHolds(hold.block)).toBe(true)
-    expect((await runToFile(argv)).stdout).toBe('COMMAND-RAN\n')
+    expect((await runToFile(argv, workspace.path)).stdout).toBe('COMMAND-RAN\n')
     await eventually(() => released(hold.info) && released(hold.block), "the hold's FIFOs to close and go", DEADLINE_MS)
     // The host goes on opening files (taking the lowest free descriptor numbers, the hold's among them).
     const opened = Array.from({ length: 16 }, (_, index) => {
@@ -306,7 +288,7 @@ describe.skipIf(bwrapUnavailable !== undefined)('attacks on the held start (host
     })
     try {
       swapHooks()
-      const again = await runToFile(argv)
+      const again = await runToFile(argv, workspace.path)
       expect(again.code).not.toBe(0)
       expect(again.stdout).not.toContain('HOST-PROC')
       expect(again.stdout).not.toContain('COMMAND-RAN')
@@ -327,7 +309,7 @@ describe.skipIf(bwrapUnavailable !== undefined)('attacks on the held start (host
       // What the session writing the outer workspace does between the plan and bwrap.
       renameSync(inner, `${inner}-real`)
       symlinkSync(join(toRoot(), 'proc'), inner)
-      outcomes[mode] = (await runToFile(argv)).stdout
+      outcomes[mode] = (await runToFile(argv, workspace.path)).stdout
       rmSync(inner)
       rmSync(`${inner}-real`, { recursive: true })
     }
