@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { mkdir, mkdtemp, realpath, rm, symlink } from 'node:fs/promises'
 import { homedir, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -219,5 +219,48 @@ describe.skipIf(bwrapUnavailable !== undefined)('a shell in the owner sandbox (r
     expect(policy.setSessionMode(stack!.agent, 'workspace-write')).toBe('workspace-write')
     await stack!.terminals.kill(stack!.agent, sessionId)
     expect(policy.setSessionMode(stack!.agent, 'danger-full-access')).toBe('danger-full-access')
+  })
+})
+
+/** Host pids whose command line names a warm launcher that waits for the next session's program. */
+function warmLaunchers(): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        return readFileSync(`/proc/${entry}/cmdline`, 'latin1').includes('dsh-warm-launcher')
+      } catch {
+        return false
+      }
+    })
+    .map(Number)
+}
+
+describe.skipIf(bwrapUnavailable !== undefined)('warm launchers against a sandboxed root (real bwrap)', () => {
+  it('a session can neither see the launchers waiting for the next sessions nor type a program into one', async () => {
+    const { sessionId } = await open('workspace-write')
+    // The first limited open leaves launchers waiting, on the host, for the next opens.
+    const waiting = await eventually(() => (warmLaunchers().length > 0 ? warmLaunchers() : undefined), 'a warm launcher waiting')
+    const attack = [
+      // Find them: by name in /proc, and by their terminals in /dev/pts.
+      `found=0; for f in /proc/[0-9]*/cmdline; do case "$(tr '\\0' ' ' < "$f" 2>/dev/null)" in *dsh-warm-launcher*) found=$((found+1));; esac; done; echo "FOUND=$found"`,
+      'echo "PTS=$(ls /dev/pts | tr "\\n" " ")"',
+      // Type a launch frame into every terminal number there could be: it would start a program of ours.
+      `for n in $(seq 0 255); do printf '42\\n/\\0/bin/sh\\0001\\0-c\\0echo HIJACKED > ${workspace}/hijacked\\0' > /dev/pts/$n; done 2>/dev/null; echo TRIED`,
+    ]
+    const printed: string[] = []
+    for (const line of attack) {
+      const { exitCode, viewport } = await status(sessionId, line)
+      expect(exitCode).toBe(0)
+      printed.push(viewport)
+    }
+    // None found (an unconfined session finds them: checked by hand), and only the sandbox's own terminals.
+    expect(printed[0]).toContain('FOUND=0')
+    expect(printed[1]).toMatch(/PTS=(\d+ |ptmx )+\n/)
+    // The launchers still wait, untouched, and the next session starts clean from one of them.
+    expect(waiting.filter((pid) => existsSync(`/proc/${pid}`)).length).toBeGreaterThan(0)
+    const next = await stack!.open()
+    expect((await status(next.sessionId, 'echo "NEXT=$PWD"')).viewport).toContain(`NEXT=${workspace}`)
+    expect(existsSync(join(workspace, 'hijacked'))).toBe(false)
   })
 })
