@@ -1,21 +1,13 @@
-import { Context, type Fiber } from '@deepseek-ai/cordis'
-import * as agentPlugin from 'dsh-agent'
+import type { Context } from '@deepseek-ai/cordis'
 import type { Agent } from 'dsh-agent'
-import * as jobsPlugin from 'dsh-jobs'
-import * as sandboxPolicyPlugin from 'dsh-sandbox-policy'
-import * as subprocessLocalPlugin from 'dsh-subprocess-local'
-import * as terminalPlugin from 'dsh-terminal'
 import { asTerminalSessionId } from 'dsh-terminal'
-import * as bashPlugin from 'dsh-terminal-bash'
-import * as toolJobsPlugin from 'dsh-tool-jobs'
-import * as toolTerminalPlugin from 'dsh-tool-terminal'
-import * as toolsPlugin from 'dsh-tools'
 import type { ToolResult } from 'dsh-tools'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { children, eventually, foregroundGroup, isAlive, processName } from 'dsh-testkit'
+import { mountRealTools, type RealTools, text } from './real-stack'
 
 // The whole lifecycle on a real bash through ctx.tools.execute. The prompt is the backend's
 // controlled `dsh> `; a send's viewport is the echoed command line, its output and the next prompt.
@@ -23,37 +15,23 @@ import { children, eventually, foregroundGroup, isAlive, processName } from 'dsh
 const PROMPT = 'dsh> '
 const READY = (exit: number) => `[wait: stdin_read]\n[input: prompt]\n[exit: ${exit}]\n[session: running]`
 
+let stack: RealTools
 let root: Context
 let agent: Agent
-const fibers: Fiber[] = []
-let counter = 0
 
-async function call(name: string, args: unknown = {}, signal?: AbortSignal): Promise<ToolResult> {
-  return root.tools.execute({ callId: `real-${++counter}`, name, arguments: args, agent, ...(signal ? { signal } : {}) })
-}
-
-function text(result: ToolResult): string {
-  return result.content.map((block) => block.text).join('\n')
+function call(name: string, args: unknown = {}, signal?: AbortSignal): Promise<ToolResult> {
+  return stack.call(agent, name, args, signal)
 }
 
 beforeAll(async () => {
-  root = new Context()
-  fibers.push(await root.plugin(agentPlugin))
-  fibers.push(await root.plugin(toolsPlugin))
-  fibers.push(await root.plugin(jobsPlugin, {}))
-  fibers.push(await root.plugin(toolJobsPlugin, {}))
-  fibers.push(await root.plugin(subprocessLocalPlugin, {}))
-  // Unconfined: these tests are about the tools (dsh-terminal-bash tests the sandboxed shell).
-  fibers.push(await root.plugin(sandboxPolicyPlugin, { mode: 'danger-full-access' }))
-  fibers.push(await root.plugin(terminalPlugin))
-  fibers.push(await root.plugin(bashPlugin, { idleSilenceMs: 5000, timeoutMs: 20000 }))
-  fibers.push(await root.plugin(toolTerminalPlugin, {}))
+  stack = await mountRealTools()
+  root = stack.root
   agent = await root.agents.create()
 })
 
 afterAll(async () => {
   await agent?.dispose()
-  for (const fiber of fibers.reverse()) await fiber.dispose()
+  await stack.dispose()
   // Nothing the test started outlives it (children of this test process, zombies excluded).
   expect(children(process.pid).filter(isAlive)).toEqual([])
 })

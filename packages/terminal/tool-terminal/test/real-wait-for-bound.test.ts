@@ -1,18 +1,8 @@
-import { Context, type Fiber } from '@deepseek-ai/cordis'
-import * as agentPlugin from 'dsh-agent'
-import type { Agent } from 'dsh-agent'
-import * as jobsPlugin from 'dsh-jobs'
-import * as sandboxPolicyPlugin from 'dsh-sandbox-policy'
-import * as subprocessLocalPlugin from 'dsh-subprocess-local'
-import * as terminalPlugin from 'dsh-terminal'
+import type { Context } from '@deepseek-ai/cordis'
 import { asTerminalSessionId } from 'dsh-terminal'
-import * as bashPlugin from 'dsh-terminal-bash'
-import * as toolJobsPlugin from 'dsh-tool-jobs'
-import * as toolTerminalPlugin from 'dsh-tool-terminal'
-import * as toolsPlugin from 'dsh-tools'
-import type { ToolResult } from 'dsh-tools'
 import { children, eventually, isAlive } from 'dsh-testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { mountRealTools, type RealTools, text } from './real-stack'
 
 // The attack on waitFor, on a real bash through ctx.tools.execute: a pattern that backtracks
 // catastrophically in JavaScript's RegExp (`(a+)+$` against a run of `a` and a `b`) used to hold the
@@ -22,33 +12,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 /** The attacker's line: 100 000 `a` and a `b`. */
 const RUN = 100_000
 
+let stack: RealTools
 let root: Context
-const fibers: Fiber[] = []
-let counter = 0
-
-async function call(agent: Agent, name: string, args: unknown = {}): Promise<ToolResult> {
-  return root.tools.execute({ callId: `bound-${++counter}`, name, arguments: args, agent })
-}
-
-function text(result: ToolResult): string {
-  return result.content.map((block) => block.text).join('\n')
-}
+const call: RealTools['call'] = (...args) => stack.call(...args)
 
 beforeAll(async () => {
-  root = new Context()
-  fibers.push(await root.plugin(agentPlugin))
-  fibers.push(await root.plugin(toolsPlugin))
-  fibers.push(await root.plugin(jobsPlugin, {}))
-  fibers.push(await root.plugin(toolJobsPlugin, {}))
-  fibers.push(await root.plugin(subprocessLocalPlugin, {}))
-  fibers.push(await root.plugin(sandboxPolicyPlugin, { mode: 'danger-full-access' }))
-  fibers.push(await root.plugin(terminalPlugin))
-  fibers.push(await root.plugin(bashPlugin, { idleSilenceMs: 5000, timeoutMs: 20000 }))
-  fibers.push(await root.plugin(toolTerminalPlugin, {}))
+  stack = await mountRealTools()
+  root = stack.root
 })
 
 afterAll(async () => {
-  for (const fiber of fibers.reverse()) await fiber.dispose()
+  await stack.dispose()
   expect(children(process.pid).filter(isAlive)).toEqual([])
 })
 
