@@ -9,7 +9,7 @@ import { parseHierarchies } from '../src/cgroup/mounts'
 import { placeLimits } from '../src/cgroup/placement'
 import { parseStat } from '../src/linux/stat-parser'
 import { parseDisposition } from '../src/linux/status-parser'
-import { BASH, BASH_ENV, capture, mountRuntime, pidFrom } from './helpers'
+import { BASH, BASH_ENV, capture, mountRuntime, pidFrom, runForPids } from './helpers'
 
 // Teardown of sessions in cgroups of their own (per-session limits), on real processes: the listing
 // proves quiescence, so each case checks that nothing of the tree is left and the cgroup goes too.
@@ -44,13 +44,8 @@ async function limitedShell(graceMs: number) {
   return { handle, out, dirs }
 }
 
-async function run(shell: Awaited<ReturnType<typeof limitedShell>>, command: string, names: string[]): Promise<number[]> {
-  const from = shell.out.length()
-  await shell.handle.write(`${command}\r`)
-  const pids: number[] = []
-  for (const name of names) pids.push(await pidFrom(shell.out, name, from))
-  strays.push(...pids)
-  return pids
+function run(shell: Awaited<ReturnType<typeof limitedShell>>, command: string, names: string[]): Promise<number[]> {
+  return runForPids(shell, command, names, strays)
 }
 
 /** The files this process holds open. */

@@ -62,5 +62,23 @@ export async function pidFrom(out: ReturnType<typeof capture>, name: string, fro
   return Number(match[1])
 }
 
+/**
+ * Type `command` into `shell` and read the `NAME=<pid>` lines it prints for `names`, from this
+ * command's output on; the pids are also added to `strays` (killed after a failing test).
+ */
+export async function runForPids(
+  shell: { handle: SubprocessTerminalHandle; out: ReturnType<typeof capture> },
+  command: string,
+  names: readonly string[],
+  strays: number[],
+): Promise<number[]> {
+  const from = shell.out.length()
+  await shell.handle.write(`${command}\r`)
+  const pids: number[] = []
+  for (const name of names) pids.push(await pidFrom(shell.out, name, from))
+  strays.push(...pids)
+  return pids
+}
+
 /** The real python3 binary (version managers put slow shell shims on PATH). */
 export const PYTHON = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim()

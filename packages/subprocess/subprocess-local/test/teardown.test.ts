@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { afterEach, describe, expect, it } from 'vitest'
 import { eventually, isAlive } from 'dsh-testkit'
-import { BASH, BASH_ENV, capture, mountRuntime, pidFrom } from './helpers'
+import { BASH, BASH_ENV, capture, mountRuntime, pidFrom, runForPids } from './helpers'
 
 let env: Awaited<ReturnType<typeof mountRuntime>> | undefined
 const strays: number[] = []
@@ -21,13 +21,8 @@ async function shell(graceMs: number) {
   return { handle, out }
 }
 
-async function run(ctx: Awaited<ReturnType<typeof shell>>, command: string, names: string[]): Promise<number[]> {
-  const from = ctx.out.length()
-  await ctx.handle.write(`${command}\r`)
-  const pids: number[] = []
-  for (const name of names) pids.push(await pidFrom(ctx.out, name, from))
-  strays.push(...pids)
-  return pids
+function run(ctx: Awaited<ReturnType<typeof shell>>, command: string, names: string[]): Promise<number[]> {
+  return runForPids(ctx, command, names, strays)
 }
 
 function field(pid: number, index: number): number {
