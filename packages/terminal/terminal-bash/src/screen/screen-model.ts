@@ -152,7 +152,7 @@ export class ScreenModel {
       if (dropped) emulator.write(Buffer.from(this.#watch.settings.preamble(), 'utf8'))
     }
     // The size the waiting output was laid out for (a resize while nothing could be kept only reached the queue).
-    emulator.resize(size)
+    if (emulator.size.rows !== size.rows || emulator.size.cols !== size.cols) emulator.resize(size)
     for (const entry of entries) {
       if (entry instanceof Uint8Array) emulator.write(entry)
       else emulator.resize(entry)
