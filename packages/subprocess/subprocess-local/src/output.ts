@@ -19,7 +19,8 @@ export interface OutputChannelOptions {
  */
 export class OutputChannel {
   readonly #options: OutputChannelOptions
-  readonly #listeners = new Set<TerminalOutputListener>()
+  /** Replaced, never changed in place, on (un)subscribe: a delivery iterates the array it started with, without copying per chunk. */
+  #listeners: readonly TerminalOutputListener[] = []
   #backlog: Buffer[] | undefined = []
   #backlogSize = 0
   #paused = false
@@ -39,7 +40,7 @@ export class OutputChannel {
       }
       return
     }
-    for (const listener of [...this.#listeners]) this.#deliver(listener, chunk)
+    for (const listener of this.#listeners) this.#deliver(listener, chunk)
   }
 
   /** The output held for the first subscriber, read without subscribing (empty once someone did). */
@@ -49,7 +50,7 @@ export class OutputChannel {
 
   /** Add a listener; the first one receives the backlog before this returns. */
   subscribe(listener: TerminalOutputListener): () => void {
-    this.#listeners.add(listener)
+    if (!this.#listeners.includes(listener)) this.#listeners = [...this.#listeners, listener]
     const backlog = this.#backlog
     if (backlog) {
       this.#backlog = undefined
@@ -61,7 +62,7 @@ export class OutputChannel {
       }
     }
     return () => {
-      this.#listeners.delete(listener)
+      if (this.#listeners.includes(listener)) this.#listeners = this.#listeners.filter((other) => other !== listener)
     }
   }
 

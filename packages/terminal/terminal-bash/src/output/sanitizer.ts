@@ -293,16 +293,20 @@ export class TerminalSanitizer {
 
   #flush(firstLine: number): SanitizedChunk {
     this.#text.flush()
+    // A chunk that completed no line (a prompt, an echo, most of a send's chunks) shares the empty arrays.
+    const completed = this.#lines.length > 0
     const chunk: SanitizedChunk = {
-      lines: this.#lines,
-      sizes: this.#sizes,
+      lines: completed ? this.#lines : EMPTY,
+      sizes: completed ? this.#sizes : EMPTY,
       firstLine,
       clipped: this.#clipped.length === 0 ? EMPTY : this.#clipped,
       markers: this.#markers.length === 0 ? EMPTY : this.#markers,
       line: this.#line,
     }
-    this.#lines = []
-    this.#sizes = []
+    if (completed) {
+      this.#lines = []
+      this.#sizes = []
+    }
     if (this.#clipped.length > 0) this.#clipped = []
     if (this.#markers.length > 0) this.#markers = []
     return chunk
