@@ -4,6 +4,7 @@ import { AgentService } from './service'
 
 export { Agent, AgentDisposeError, type AgentCleanup } from './agent'
 export { AgentError, AgentService, type CreateAgentOptions } from './service'
+export { directCalls } from './direct-calls'
 
 /** Plugin name used in a cordis.yml. */
 export const name = 'dsh-agent'

@@ -81,6 +81,15 @@ export class AgentService extends Service {
     return this.agents.get(agent.id) === agent && agent.live
   }
 
+  /**
+   * `isLive` as a plain function, for a service that asks on every call: looked up once, it skips the
+   * Cordis wrapping a call through `ctx.agents` costs each time.
+   */
+  liveness(): (agent: Agent) => boolean {
+    const agents = this.agents
+    return (agent) => agents.get(agent.id) === agent && agent.live
+  }
+
   /** Every live agent, in creation order. */
   list(): Agent[] {
     return [...this.agents.values()].filter((agent) => agent.live)

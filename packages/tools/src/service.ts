@@ -5,6 +5,7 @@ import { type GuidanceSection, renderGuidance, sortGuidance } from './guidance'
 import { parseArguments, presentCall, runTool, textContent } from './run'
 import type { ToolExecuteRequest, ToolInfo, ToolPresentation, ToolResult } from './types'
 import { keepUtf8Head } from 'dsh-basics'
+import { directCalls } from 'dsh-agent'
 
 declare module '@deepseek-ai/cordis' {
   interface Context {
@@ -26,6 +27,8 @@ export class ToolService extends Service {
 
   constructor(ctx: Context) {
     super(ctx, 'tools')
+    // Every tool call passes through here: no shadow context per call (`this.ctx` stays the caller's).
+    directCalls(this)
   }
 
   /**

@@ -1,5 +1,5 @@
 import { type Context, Service } from '@deepseek-ai/cordis'
-import type { Agent } from 'dsh-agent'
+import { type Agent, directCalls } from 'dsh-agent'
 import type { TerminalBackend } from './backend'
 import { Config, type TerminalConfig } from './config'
 import type { TerminalHumanObserver, TerminalHumanView } from './human'
@@ -31,7 +31,7 @@ declare module '@deepseek-ai/cordis' {
  * not in their backend's plugin, so a backend or tool reload never orphans them.
  */
 export class TerminalSessionService extends Service {
-  /** Owner liveness is `ctx.agents.isLive(owner)`: the exact registered Agent object. */
+  /** Owner liveness is `ctx.agents.liveness()`: the exact registered Agent object. */
   static readonly inject = ['agents']
 
   // State lives in a plain object: Service instances are proxied, so no `#private` here.
@@ -40,9 +40,11 @@ export class TerminalSessionService extends Service {
   /** `config` is the plugin's; omitted or partial, the documented defaults apply. */
   constructor(ctx: Context, config: Partial<TerminalConfig> = {}) {
     super(ctx, 'terminals')
-    const agents = ctx.agents
+    // Every send passes through here: no shadow context per call (`this.ctx` stays the caller's).
+    directCalls(this)
+    const isLive = ctx.agents.liveness()
     const { maxSessionsPerAgent, maxTextBytes, humanActiveMs } = Config.parse(config)
-    this.registry = new TerminalRegistry({ isLive: (owner) => agents.isLive(owner), maxSessionsPerAgent, maxTextBytes, humanActiveMs })
+    this.registry = new TerminalRegistry({ isLive, maxSessionsPerAgent, maxTextBytes, humanActiveMs })
     ctx.effect(() => () => this.registry.dispose(), 'terminals: close every session')
   }
 
