@@ -10,7 +10,7 @@ import type { ShellGroup } from '../shell/group'
 import { memoryRows } from '../shell/memory'
 import { openRows } from '../shell/opens'
 import { pythonRows } from '../shell/python'
-import { cpuRows, roundTripRows } from '../shell/round-trips'
+import { coldRows, cpuRows, roundTripRows } from '../shell/round-trips'
 import { waitRows } from '../shell/waits'
 
 /** The groups in the order they run and print. */
@@ -18,6 +18,7 @@ const GROUPS: readonly ShellGroup[] = [
   openRows,
   roundTripRows,
   cpuRows,
+  coldRows,
   waitRows,
   pythonRows,
   floodRateRows,

@@ -21,9 +21,11 @@ export function isDirectory(path: string): boolean {
 }
 
 function isExecutableFile(path: string): boolean {
+  // A missing candidate (most PATH entries) costs one stat that throws nothing; only a file is asked for X_OK.
   try {
+    if (statSync(path, { throwIfNoEntry: false })?.isFile() !== true) return false
     accessSync(path, constants.X_OK)
-    return statSync(path, { throwIfNoEntry: false })?.isFile() === true
+    return true
   } catch {
     return false
   }

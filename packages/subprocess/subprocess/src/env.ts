@@ -117,6 +117,25 @@ export function isScrubbed(name: string, value: string | undefined): boolean {
   return isScrubbedName(name) || (value !== undefined && isCredentialValue(value))
 }
 
+/** Most verdicts {@link scrubEnvironment} remembers; past it the memory starts over. */
+const MAX_REMEMBERED_VERDICTS = 4096
+
+/**
+ * {@link isScrubbed}'s verdict per inherited name for the value it was given: every spawn scrubs
+ * the same host environment, and the credential patterns cost far more than one string comparison.
+ * A changed value is judged again.
+ */
+const rememberedVerdicts = new Map<string, { readonly value: string; readonly scrubbed: boolean }>()
+
+function isScrubbedRemembered(name: string, value: string): boolean {
+  const known = rememberedVerdicts.get(name)
+  if (known !== undefined && known.value === value) return known.scrubbed
+  const scrubbed = isScrubbed(name, value)
+  if (rememberedVerdicts.size >= MAX_REMEMBERED_VERDICTS) rememberedVerdicts.clear()
+  rememberedVerdicts.set(name, { value, scrubbed })
+  return scrubbed
+}
+
 /**
  * Why `name` cannot be an allow-list entry, or `undefined` when it can. Shared by providers'
  * config validation and {@link scrubEnvironment}. `DSH_*` is refused: it is the harness's own
@@ -148,7 +167,7 @@ export function scrubEnvironment(
   const env: Record<string, string> = {}
   for (const [name, value] of Object.entries(inherited)) {
     if (value === undefined) continue
-    if (!allow.has(name) && isScrubbed(name, value)) continue
+    if (!allow.has(name) && isScrubbedRemembered(name, value)) continue
     env[name] = value
   }
   for (const [name, value] of Object.entries(overrides)) {

@@ -353,6 +353,17 @@ describe('classification', () => {
     expect(isScrubbed('HOME', undefined)).toBe(false)
   })
 
+  it('judges a variable again when its value changed between scrubs (the remembered verdicts follow the value)', () => {
+    const plain = { DATABASE_URL: 'postgres://h/db' }
+    const secret = { DATABASE_URL: 'postgres://u:p@h/db' }
+    expect(scrubEnvironment(plain)).toEqual(plain)
+    expect(scrubEnvironment(secret)).toEqual({})
+    expect(scrubEnvironment(plain)).toEqual(plain)
+    expect(scrubEnvironment(secret)).toEqual({})
+    // An allow-list still wins over a remembered verdict.
+    expect(scrubEnvironment(secret, {}, { allow: ['DATABASE_URL'] })).toEqual(secret)
+  })
+
   it('explains why an allow-list entry is refused', () => {
     expect(envAllowProblem('SSH_AUTH_SOCK')).toBeUndefined()
     expect(envAllowProblem('')).toMatch(/must not be empty/)

@@ -99,3 +99,107 @@ describe('the shell group is pinned once startup settled on the controlled promp
     expect(fake.pins).toEqual([])
   })
 })
+
+/**
+ * Start a wrapped shell whose startup ends on the prompt with every inspection held by the test:
+ * the startup's own looks are let through, and startup returns while the pin's look is still held.
+ */
+async function startWithPinLookHeld(fake: FakeTerminal): Promise<ShellSession> {
+  fake.foreground = wrappedShellWaiting()
+  fake.holdInspections = true
+  const session = new ShellSession(fake, parseConfig(FAKE_CONFIG), { nonce: NONCE })
+  fake.emit(prompt(0))
+  let started = false
+  void session.startup(new AbortController().signal).then(() => (started = true))
+  for (;;) {
+    await tick(1)
+    if (started) break
+    fake.heldInspections.shift()?.resolve()
+  }
+  expect(fake.heldInspections).toHaveLength(1)
+  expect(fake.pins).toEqual([])
+  return session
+}
+
+describe('the pin look runs after the open returned', () => {
+  it('startup settles on the controlled prompt without waiting for any inspection; the only one is the pin look', async () => {
+    const fake = new FakeTerminal()
+    fake.foreground = wrappedShellWaiting()
+    fake.holdInspections = true
+    const session = new ShellSession(fake, parseConfig(FAKE_CONFIG), { nonce: NONCE })
+    fake.emit(`welcome\r\n${prompt(0)}`)
+    const started = session.startup(new AbortController().signal)
+    await tick(1)
+    await started
+    expect(session.motd).toBe('welcome\ndsh> ')
+    expect(fake.inspections).toBe(1)
+    expect(fake.pins).toEqual([])
+    fake.heldInspections.shift()!.resolve()
+    await tick(0)
+    expect(fake.pins).toEqual([WRAPPED_SHELL])
+  })
+
+  it('a send made meanwhile writes only after the look sampled, and takes its sample: no second look', async () => {
+    const fake = new FakeTerminal()
+    const session = await startWithPinLookHeld(fake)
+    const inspectionsBefore = fake.inspections
+    const send = session.startSend({ text: 'echo hi', submit: true })
+    await tick(5)
+    expect(fake.writes).toEqual([])
+    fake.heldInspections.shift()!.resolve()
+    await tick(1)
+    expect(fake.pins).toEqual([WRAPPED_SHELL])
+    expect(fake.writes).toEqual(['echo hi\r'])
+    expect(fake.inspections).toBe(inspectionsBefore)
+    fake.foreground = wrappedShellWaiting(11)
+    fake.emit(`echo hi\r\nhi\r\n${prompt(0)}`)
+    fake.holdInspections = false
+    await tick(5)
+    expect(await send.done).toMatchObject({ waitReason: 'stdin_read', exitCode: 0, viewport: 'echo hi\nhi\ndsh> ' })
+  })
+
+  it('a SIGKILL asked meanwhile waits for the pin: aimed at the idle shell it is refused', async () => {
+    const fake = new FakeTerminal()
+    const session = await startWithPinLookHeld(fake)
+    const kill = session.signal('SIGKILL')
+    await tick(1)
+    expect(await isSettled(kill)).toBe(false)
+    fake.heldInspections.shift()!.resolve()
+    await expect(kill).rejects.toMatchObject({ code: 'REFUSED_SHELL_KILL' })
+    expect(fake.signals).toEqual([])
+  })
+
+  it('output that arrived during the look makes the next look a fresh one', async () => {
+    const fake = new FakeTerminal()
+    const session = await startWithPinLookHeld(fake)
+    fake.emit('[1]+  Done  sleep 1\r\n')
+    const send = session.startSend({ text: 'true', submit: true })
+    await tick(1)
+    const inspectionsBefore = fake.inspections
+    fake.heldInspections.shift()!.resolve()
+    await tick(1)
+    expect(fake.pins).toEqual([WRAPPED_SHELL])
+    // The pin's sample predates that output: the send looked again before it wrote.
+    expect(fake.inspections).toBe(inspectionsBefore + 1)
+    expect(fake.writes).toEqual([])
+    fake.holdInspections = false
+    fake.heldInspections.shift()!.resolve()
+    await tick(1)
+    expect(fake.writes).toEqual(['true\r'])
+    fake.emit(`true\r\n${prompt(0)}`)
+    await tick(100)
+    expect(await send.done).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 })
+  })
+
+  it('a person typing meanwhile is written after the look', async () => {
+    const fake = new FakeTerminal()
+    const session = await startWithPinLookHeld(fake)
+    const typed = session.writeAsHuman('ls')
+    await tick(1)
+    expect(fake.writes).toEqual([])
+    fake.heldInspections.shift()!.resolve()
+    await typed
+    expect(fake.pins).toEqual([WRAPPED_SHELL])
+    expect(fake.writes).toEqual(['ls'])
+  })
+})

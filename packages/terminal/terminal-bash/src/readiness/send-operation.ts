@@ -119,6 +119,9 @@ export class SendOperation implements TerminalSendOperation {
     }
     noteBurst(gapMs: number): void {
       const operation = this.#operation
+      // A trusted prompt whose marker arrived: what follows is that prompt on its way (bash writes the
+      // marker and the prompt apart). A probe now would only hold up reading it; the backoff's still run.
+      if (operation.#trustPrompt && operation.#session.stream.markerSeen) return
       operation.#prober.noteOutput(operation.#baselines.burstGap(gapMs, now()), operation.#evidence.pending)
     }
     answerPrompt(): void {
@@ -270,6 +273,9 @@ export class SendOperation implements TerminalSendOperation {
     const stream = this.#session.stream
     this.#baselines = this.#baselines.waitsFrom(this.#options.markersBefore ?? stream.markers, now())
     this.#evidence.rebase(this.#rules(undefined, false, undefined))
+    // At startup nothing was ever typed: the controlled prompt (this session's marker, then exactly
+    // the prompt, nothing after) is the shell reading its first line, as after a trusted send.
+    this.#trustPrompt = this.#options.startup === true
     this.#output.open()
     this.#output.watch(0)
     this.#startWaiting()
@@ -299,7 +305,7 @@ export class SendOperation implements TerminalSendOperation {
 
   #startupOutput(): void {
     if (this.#options.startup !== true || this.#baselines.outputSinceStart(this.#session.stream.arrivals) !== 1) return
-    this.#prober.start()
+    this.#prober.start(this.#trustPrompt ? TRUSTED_FIRST_STEP : 1)
     this.#armSilence()
   }
 

@@ -1,5 +1,5 @@
 import { raceAbort } from 'dsh-basics'
-import { type ForegroundFacts, isStdinWaitProvenOrUnprovable, type SubprocessTerminalHandle } from 'dsh-subprocess'
+import { type ForegroundFacts, type InspectOptions, isStdinWaitProvenOrUnprovable, type SubprocessTerminalHandle } from 'dsh-subprocess'
 import {
   type TerminalBackendSession,
   type TerminalBackendTap,
@@ -48,6 +48,12 @@ export class ShellSession implements TerminalBackendSession {
   /** Output that arrived while no send was active, since the latest result was taken. */
   #earlier: SendOutputBuffer | undefined
   #atPrompt: { facts: ForegroundFacts; arrivals: number } | undefined
+  /**
+   * The look that pins the shell's process group after startup, while it runs (see
+   * {@link ShellSession.#startPinning}): it resolves with its sample and the arrivals it saw, or
+   * undefined. Writes, signals and inspections wait for it, so nothing is typed before it sampled.
+   */
+  #pinning: Promise<{ facts: ForegroundFacts; arrivals: number } | undefined> | undefined
   /** Own markers seen when the latest send settled: a send without input reports only a later one. */
   #markersSettled = 0
   /** A person typed since the latest send settled: statuses from then on are theirs, not the agent's. */
@@ -91,9 +97,9 @@ export class ShellSession implements TerminalBackendSession {
       cancelGraceMs: config.cancelGraceMs,
     }
     this.#sendSession = {
-      inspectForeground: (options) => handle.inspectForeground(options),
-      write: (data) => handle.write(data),
-      signalForeground: (signal) => handle.signalForeground(signal),
+      inspectForeground: (options) => this.#inspect(options),
+      write: (data) => this.#afterPin(() => handle.write(data)),
+      signalForeground: (signal) => this.#afterPin(() => handle.signalForeground(signal)),
       stream: this.#stream,
       status: () => this.status(),
       exited: () => this.#exited || handle.exit !== undefined,
@@ -142,7 +148,7 @@ export class ShellSession implements TerminalBackendSession {
       case 'stdin_read':
       case 'inferred_idle':
         this.#motd = result.viewport
-        await this.#pinShellGroup(operation)
+        this.#startPinning(operation)
         return
       case 'timeout':
         throw shellFailure.startupTimeout()
@@ -159,23 +165,56 @@ export class ShellSession implements TerminalBackendSession {
    * top-level process's group when bash is the top-level process, but not under a sandbox launcher
    * (`bwrap → bwrap → bash`), where bash leads a group of its own; without the pin the prompt tier
    * would never see "the shell in front" and SIGKILL to the idle shell would not be refused.
-   * A startup that ended on the prompt with the shell already recognised reuses that sample; else
-   * the foreground is inspected now. Without the controlled prompt (a configured shell that prints
-   * no marker) nothing is pinned and the provider's default stays.
+   * A startup that ended on the prompt with the shell already recognised pins from that sample at
+   * once. Otherwise the foreground is inspected after the open returned, off the opener's path:
+   * until that look is done, writes, signals and inspections wait for it (so nothing is typed
+   * before it sampled), and the first inspection asked meanwhile gets its sample when nothing
+   * arrived since. Without the controlled prompt (a configured shell that prints no marker)
+   * nothing is pinned and the provider's default stays.
    */
-  async #pinShellGroup(operation: SendOperation): Promise<void> {
+  #startPinning(operation: SendOperation): void {
     if (!this.#stream.promptReady) return
     const known = operation.promptFacts
     if (known) return this.#handle.pinShellGroup(known.processGroupId)
     const arrivals = this.#stream.arrivals
-    const facts = await this.#handle.inspectForeground()
-    if (!facts) return
-    this.#handle.pinShellGroup(facts.processGroupId)
-    // That sample, seen through the pin, is the shell idle at its prompt: the first send may use it
-    // as its pre-write facts, exactly as after a send that ended on the prompt.
-    if (isStdinWaitProvenOrUnprovable(facts) && arrivals === this.#stream.arrivals && this.#stream.promptReady) {
-      this.#atPrompt = { facts: { ...facts, isShellGroup: true }, arrivals }
-    }
+    const pinning = this.#handle.inspectForeground().then(
+      (facts) => {
+        if (!facts || this.#closeStarted) return undefined
+        this.#handle.pinShellGroup(facts.processGroupId)
+        // That sample, seen through the pin, is the shell idle at its prompt: the first send may use it
+        // as its pre-write facts, exactly as after a send that ended on the prompt.
+        const idle = isStdinWaitProvenOrUnprovable(facts) && arrivals === this.#stream.arrivals && this.#stream.promptReady
+        if (!idle) return undefined
+        const pinned = { facts: { ...facts, isShellGroup: true }, arrivals }
+        if (!this.#active) this.#atPrompt = pinned
+        return pinned
+      },
+      // The provider could not look: its default group stays, as for a shell without the marker.
+      () => undefined,
+    )
+    this.#pinning = pinning
+    void pinning.then(() => {
+      if (this.#pinning === pinning) this.#pinning = undefined
+    })
+  }
+
+  /** Run `action` once the startup pin is in place (at once when it is). */
+  #afterPin<T>(action: () => Promise<T>): Promise<T> {
+    const pinning = this.#pinning
+    return pinning ? pinning.then(action) : action()
+  }
+
+  /**
+   * One foreground inspection, after the startup pin. Asked while the pin's look runs, a plain
+   * inspection gets that look's sample if nothing arrived since it was taken: nothing was written
+   * meanwhile either (writes wait for the pin), so a second look would see the same.
+   */
+  #inspect(options?: InspectOptions): Promise<ForegroundFacts | undefined> {
+    const pinning = this.#pinning
+    if (!pinning) return this.#handle.inspectForeground(options)
+    return pinning.then((pinned) =>
+      pinned && !options?.terminalModes && pinned.arrivals === this.#stream.arrivals ? pinned.facts : this.#handle.inspectForeground(options),
+    )
   }
 
   /**
@@ -217,11 +256,12 @@ export class ShellSession implements TerminalBackendSession {
   #resizingSession(size: TerminalSize): SendSession {
     return {
       ...this.#sendSession,
-      write: (data) => {
-        this.#handle.resize(size.rows, size.cols)
-        this.#stream.resize(size)
-        return data === '' ? Promise.resolve() : this.#handle.write(data)
-      },
+      write: (data) =>
+        this.#afterPin(() => {
+          this.#handle.resize(size.rows, size.cols)
+          this.#stream.resize(size)
+          return data === '' ? Promise.resolve() : this.#handle.write(data)
+        }),
     }
   }
 
@@ -290,14 +330,14 @@ export class ShellSession implements TerminalBackendSession {
     if (this.#closeStarted) return Promise.reject(shellFailure.closed())
     this.#atPrompt = undefined
     this.#personTyped = true
-    return this.#handle.write(data)
+    return this.#afterPin(() => this.#handle.write(data))
   }
 
   /** Deliver `signal` to the foreground group resolved now; the provider's refusals surface unchanged. */
   async signal(signal: TerminalSignal): Promise<TerminalSignalResult> {
     if (this.#closeStarted) throw shellFailure.closed()
     this.#atPrompt = undefined
-    const targetPgid = await this.#handle.signalForeground(signal)
+    const targetPgid = await this.#afterPin(() => this.#handle.signalForeground(signal))
     return { delivered: true, targetPgid }
   }
 
@@ -312,7 +352,7 @@ export class ShellSession implements TerminalBackendSession {
     const atPrompt = this.#atPrompt
     const known = atPrompt && atPrompt.arrivals === stream.arrivals ? markedInput(stream, atPrompt.facts.program) : undefined
     if (known) return known
-    const input = await lookAtInput((options) => this.#handle.inspectForeground(options), stream, { wanted: () => !this.#closeStarted })
+    const input = await lookAtInput((options) => this.#inspect(options), stream, { wanted: () => !this.#closeStarted })
     return this.#closeStarted ? undefined : input
   }
 
