@@ -157,6 +157,12 @@ export const coldRows = whenWanted([COLD_CPU_FLOOR, COLD_CPU, COLD_TRIP_FLOOR, C
     { figure: COLD_CPU_FLOOR, unit: 'µs', samples: sides.raw.map((child) => child.cpuPerSend) },
     { figure: COLD_CPU, unit: 'µs', floor: COLD_CPU_FLOOR, note, samples: sides.shell.map((child) => child.cpuPerSend) },
     { figure: COLD_TRIP_FLOOR, unit: 'µs', samples: sides.raw.map((child) => child.roundTrip) },
-    { figure: COLD_TRIP, unit: 'µs', floor: COLD_TRIP_FLOOR, note: 'the median round trip of those sends', samples: sides.shell.map((child) => child.roundTrip) },
+    {
+      figure: COLD_TRIP,
+      unit: 'µs',
+      floor: COLD_TRIP_FLOOR,
+      note: 'the median round trip of those sends',
+      samples: sides.shell.map((child) => child.roundTrip),
+    },
   ]
 })
