@@ -57,6 +57,15 @@ export async function collectRotating(count: number, contenders: readonly (() =>
   return samples
 }
 
+/**
+ * Sends every contender of a per-send row makes before its samples count: V8 optimizes a path after
+ * thousands of calls, so with a short warm-up such rows measure the JIT's tiers, not the code (the
+ * same build's `true` round trip is 1.9× the floor after 20 sends and 1.2–1.4× after 1500). A host is
+ * long-lived, so these rows are its steady state; the shell suite's cold rows show the first sends of
+ * a fresh process.
+ */
+export const STEADY_WARMUP_SENDS = 1500
+
 /** Microseconds of this process's CPU time (user + system) spent while `run` executes. */
 export async function cpuMicros(run: () => unknown): Promise<number> {
   const start = process.cpuUsage()

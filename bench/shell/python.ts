@@ -1,7 +1,7 @@
 // Python REPL rows: `1+1` at a marked REPL prompt, and `exit()` back to the shell's prompt (marked,
 // unmarked, confined), each beside a raw floor whose `sys.ps1` carries the marker.
 import { execFileSync } from 'node:child_process'
-import { collectInterleaved, collectRotating, timed } from '../lib/measure'
+import { collectInterleaved, collectRotating, STEADY_WARMUP_SENDS, timed } from '../lib/measure'
 import { RawShell } from '../lib/raw-shell'
 import { exact, type Stack } from '../lib/shell-stack'
 import type { TerminalSessionId } from '../../packages/terminal/terminal/src/index'
@@ -34,7 +34,7 @@ export const pythonRows = whenWanted([ADD_FLOOR, ADD, EXIT_FLOOR, EXIT, EXIT_UNM
       200,
       micros(() => raw.run('1+1')),
       micros(async () => exact(await stack.run(id, '1+1'), '2\n>>> ', 'python `1+1`', 'program')),
-      20,
+      STEADY_WARMUP_SENDS,
     )
     await raw.run('exit()')
     exact(await stack.run(id, 'exit()'), 'dsh> ', 'python `exit()`', 'prompt')

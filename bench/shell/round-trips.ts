@@ -1,7 +1,7 @@
 // `true` and `echo` round trips and the CPU a `true` send costs this process, for the unconfined
 // stack and the confined one (the default composition's sandbox) beside the raw floor. The three take
 // turns sample by sample (the order rotated every round), so drift in the host's load hits all alike.
-import { collectRotating, cpuPerCall, timed } from '../lib/measure'
+import { collectRotating, cpuPerCall, STEADY_WARMUP_SENDS, timed } from '../lib/measure'
 import { RawShell } from '../lib/raw-shell'
 import { exact, type Stack } from '../lib/shell-stack'
 import type { TerminalSessionId } from '../../packages/terminal/terminal/src/index'
@@ -21,13 +21,6 @@ const CPU = 'shell: CPU per `true` send'
 const CPU_CONFINED = 'shell: CPU per `true` send, confined (workspace-write)'
 /** Sends per CPU sample: process.cpuUsage counts whole microseconds, so one send is too short to read. */
 const SENDS_PER_CPU_SAMPLE = 50
-/**
- * `true` sends every contender makes before its samples count: V8 optimizes a path after thousands of
- * calls, so with a short warm-up the rows measure the JIT's tiers, not the code (the same build is
- * 1.9× the floor after 20 sends and 1.2–1.3× after 1500). A host is long-lived: these rows are its
- * steady state; the cold rows below show the first sends of a fresh process.
- */
-const STEADY_WARMUP_SENDS = 1500
 /** Sends a cold child makes, and child processes per side (the sides take turns). */
 const COLD_SENDS = 200
 const COLD_ROUNDS = 3
@@ -88,6 +81,7 @@ export const roundTripRows = whenWanted([TRUE_FLOOR, TRUE, TRUE_CONFINED, IDLE_L
     const [echoFloor, echoOurs, echoConfined] = await collectRotating(
       200,
       [async () => (await timed(() => raw.run('echo bench-echo'))) * 1000, echo(stack, ours), echo(confined, theirs)],
+      // The same path as `true`, warmed by the rows above.
       20,
     )
     return [
