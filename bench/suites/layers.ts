@@ -14,7 +14,7 @@ import { fitResult, inputMeta, sendLayout } from '../../packages/terminal/tool-t
 import { defineTool, type ToolOutput } from '../../packages/tools/src/index'
 import { parseArguments, runTool } from '../../packages/tools/src/run'
 import { REPLAY_NONCE, ReplayHandle } from '../lib/replay-handle'
-import { collectRotating, cpuMicros } from '../lib/measure'
+import { collectRotating, cpuMicros, STEADY_WARMUP_SENDS } from '../lib/measure'
 import { RawShell } from '../lib/raw-shell'
 import { wants } from '../lib/row-filter'
 import { exact, mount, TOOLS_CONFIG } from '../lib/shell-stack'
@@ -80,7 +80,9 @@ async function inPlace(): Promise<BenchRow[]> {
       [terminalsSend, []],
       [toolSend, []],
     ])
-    const [floor, terminals, tools] = await collectRotating(30, [block(rawSend), block(terminalsSend), block(toolSend)], 2)
+    // Steady state, as the shell suite's per-send rows (STEADY_WARMUP_SENDS each first).
+    const warmup = Math.ceil(STEADY_WARMUP_SENDS / SENDS_PER_SAMPLE)
+    const [floor, terminals, tools] = await collectRotating(30, [block(rawSend), block(terminalsSend), block(toolSend)], warmup)
     const measured = (send: () => Promise<unknown>) => walls.get(send)!.slice(-30)
     return [
       { figure: FLOOR, unit: 'µs', samples: floor! },
@@ -88,7 +90,7 @@ async function inPlace(): Promise<BenchRow[]> {
         figure: TERMINALS,
         unit: 'µs',
         floor: FLOOR,
-        note: `process.cpuUsage over ${SENDS_PER_SAMPLE} sends per sample; the three take turns block by block`,
+        note: `steady state; process.cpuUsage over ${SENDS_PER_SAMPLE} sends per sample; the three take turns block by block`,
         samples: terminals!,
       },
       { figure: TOOLS, unit: 'µs', floor: FLOOR, note: "what a model's call costs: the tools pipeline around ctx.terminals", samples: tools! },
