@@ -31,12 +31,16 @@ export const DEFAULT_KEY_MODES: KeyModes = { applicationCursorKeys: false, appli
  * session's live modes first parses the emulator's backlog.
  */
 export function sendInput(request: Pick<TerminalSendRequest, 'text' | 'submit' | 'keys'>, modes: KeyModes | (() => KeyModes)): string | undefined {
-  const current = () => (typeof modes === 'function' ? modes() : modes)
-  if (request.keys !== undefined && request.keys.length > 0) return encodeKeys(request.keys, current())
+  if (request.keys !== undefined && request.keys.length > 0) return encodeKeys(request.keys, modesNow(modes))
   if (request.text === '' && !request.submit) return undefined
-  if (pastesText(request.text, true) && current().bracketedPaste) {
+  if (pastesText(request.text, true) && modesNow(modes).bracketedPaste) {
     const enter = request.submit || endsWithLineBreak(request.text)
     return bracketPaste(request.text, enter) + (enter ? ENTER : '')
   }
   return request.text + (request.submit ? ENTER : '')
+}
+
+/** `modes` as they are now: read (and the emulator's backlog parsed) only when asked. */
+function modesNow(modes: KeyModes | (() => KeyModes)): KeyModes {
+  return typeof modes === 'function' ? modes() : modes
 }

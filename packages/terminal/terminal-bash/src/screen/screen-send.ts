@@ -35,11 +35,23 @@ export function showingScreen(
     }
   })
   const released = Promise.all([operation.released, done.then(ignore, ignore)]).then(ignore)
-  return {
-    done,
-    released,
-    readOutput: () => operation.readOutput(),
-    cancel: () => operation.cancel(),
+  return new ScreenShowingOperation(operation, done, released)
+}
+
+/** The operation with the screen-carrying `done`: its methods live on the prototype, so no closure is made per send. */
+class ScreenShowingOperation implements TerminalSendOperation {
+  constructor(
+    readonly operation: TerminalSendOperation,
+    readonly done: Promise<TerminalSendResult>,
+    readonly released: Promise<void>,
+  ) {}
+
+  readOutput(): ReturnType<TerminalSendOperation['readOutput']> {
+    return this.operation.readOutput()
+  }
+
+  cancel(): boolean {
+    return this.operation.cancel()
   }
 }
 

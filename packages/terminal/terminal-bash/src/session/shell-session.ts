@@ -24,7 +24,7 @@ import { SendOperation } from '../readiness/send-operation'
 import { SHELL_CONTINUATION_PROMPT, SHELL_PROMPT } from '../prompt-protocol'
 import { SendOutputBuffer } from '../output/index'
 import { ScreenModel } from '../screen/screen-model'
-import { showingScreen } from '../screen/screen-send'
+import { type ScreenSource, showingScreen } from '../screen/screen-send'
 import { HumanTaps } from './human-taps'
 import { readScrollbackPage } from './scrollback-page'
 import { TerminalStream } from './terminal-stream'
@@ -44,6 +44,8 @@ export class ShellSession implements TerminalBackendSession {
   readonly #taps: HumanTaps
   readonly #timing: SendTiming
   readonly #sendSession: SendSession
+  /** What a settling send reads to tell whether its result carries the screen (one object, not one per send). */
+  readonly #screenSource: ScreenSource
   #active: SendOperation | undefined
   /** Output that arrived while no send was active, since the latest result was taken. */
   #earlier: SendOutputBuffer | undefined
@@ -114,6 +116,7 @@ export class ShellSession implements TerminalBackendSession {
         this.#atPrompt = facts ? { facts, arrivals: this.#stream.arrivals } : undefined
       },
     }
+    this.#screenSource = { alternateScreen: () => this.#stream.alternateScreen, snapshot: () => this.#screen.snapshot() }
     this.#stream.attach((chunk, gap) => (this.#active ? this.#active.onChunk(chunk, gap) : this.#earlier?.append(chunk)))
     void handle.done.then(() => this.#onExit())
   }
@@ -245,7 +248,7 @@ export class ShellSession implements TerminalBackendSession {
       earlier,
       session: size === undefined ? this.#sendSession : this.#resizingSession(size),
     })
-    return showingScreen(operation, { alternateScreen: () => this.#stream.alternateScreen, snapshot: () => this.#screen.snapshot() })
+    return showingScreen(operation, this.#screenSource)
   }
 
   /**
