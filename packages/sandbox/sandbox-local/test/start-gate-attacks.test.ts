@@ -18,7 +18,7 @@ import { dirname, join, relative } from 'node:path'
 import { ensureRuntimeParent, HOST_RUNTIME_PARENT, type SandboxPolicy } from 'dsh-sandbox'
 import * as localPlugin from 'dsh-sandbox-local'
 import { FifoPool, MOUNT_CHECK_FAILED, type MountCheck, StartGate } from 'dsh-sandbox-local/internal'
-import { eventually } from 'dsh-testkit'
+import { eventually, isAlive } from 'dsh-testkit'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { bwrapUnavailable, DEADLINE_MS, runToFile, scratchDir } from './helpers'
 
@@ -83,16 +83,6 @@ function processesNaming(text: string): number[] {
       }
     })
     .map(Number)
-}
-
-/** Whether `pid` runs (not gone, not a zombie). */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z'
-  } catch {
-    return false
-  }
 }
 
 /** A root repository (pinned .git) and a nested one (read-only hooks): every write start is held. */
@@ -228,7 +218,7 @@ describe.skipIf(bwrapUnavailable !== undefined)('attacks on the held start (host
       writeSync(writer, `{\n    "child-pid": ${decoy.pid}\n}\n`)
       closeSync(writer)
       await eventually(() => released(held.blockPath) && released(held.infoPath), 'the hold to drop the forged pid', DEADLINE_MS)
-      expect(running(decoy.pid!)).toBe(true)
+      expect(isAlive(decoy.pid!)).toBe(true)
       expect(refusals).toEqual([])
     } finally {
       decoy.kill('SIGKILL')

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { ensureRuntimeParent } from 'dsh-sandbox'
-import { eventually } from 'dsh-testkit'
+import { children, eventually, isAlive } from 'dsh-testkit'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import {
   BLOCK_FD,
@@ -40,18 +40,7 @@ function heldArgv(gate: StartGate, script: string): Promise<string[]> {
 
 /** The pid a process's first child has, from /proc (the outer bwrap's only child is the sandbox's init). */
 function firstChild(pid: number): number | undefined {
-  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'latin1').trim()
-  return children === '' ? undefined : Number(children.split(' ')[0])
-}
-
-/** Whether `pid` is a running process (not gone, not a zombie waiting for its new parent to reap it). */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z'
-  } catch {
-    return false
-  }
+  return children(pid)[0]
 }
 
 describe.skipIf(bwrapUnavailable !== undefined)('the start gate, under real bubblewrap', () => {
@@ -98,7 +87,7 @@ describe.skipIf(bwrapUnavailable !== undefined)('the start gate, under real bubb
     }, "the sandbox's init to wait on the block descriptor")
     outer.kill('SIGKILL')
     await exited
-    await eventually(() => !running(init), 'the orphaned init to be killed', DEADLINE_MS)
+    await eventually(() => !isAlive(init), 'the orphaned init to be killed', DEADLINE_MS)
     expect(refusals).toEqual([expect.stringContaining('its bwrap ended before the check')])
     expect(existsSync(marker)).toBe(false)
   })

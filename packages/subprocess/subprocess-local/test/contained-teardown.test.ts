@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, readlinkSync, rmdirSync } from '
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
-import { eventually, isAlive } from 'dsh-testkit'
+import { children, eventually, isAlive } from 'dsh-testkit'
 import { cgroupFs, procFs } from '../src/internal'
 import { parseHierarchies } from '../src/cgroup/mounts'
 import { placeLimits } from '../src/cgroup/placement'
@@ -125,8 +125,10 @@ describe.skipIf(!canLimit)('terminate() of a session in cgroups', () => {
     const shell = await limitedShell(graceMs)
     const command = `for i in $(seq 19); do sleep 700 & done; sh -c 'trap "" TERM; echo IGN=$$; exec sleep 700' & echo SPAWNED=1`
     await run(shell, command, ['IGN', 'SPAWNED'])
-    const children = () => readFileSync(`/proc/${shell.handle.pid}/task/${shell.handle.pid}/children`, 'utf8').trim().split(/\s+/).map(Number)
-    const tree = await eventually(() => (children().length >= 20 ? children() : undefined), 'the tree')
+    const tree = await eventually(() => {
+      const kids = children(shell.handle.pid)
+      return kids.length >= 20 ? kids : undefined
+    }, 'the tree')
     strays.push(...tree)
     const started = performance.now()
     await shell.handle.terminate()

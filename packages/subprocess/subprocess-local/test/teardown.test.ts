@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { afterEach, describe, expect, it } from 'vitest'
-import { eventually, isAlive } from 'dsh-testkit'
+import { children, eventually, isAlive } from 'dsh-testkit'
 import { BASH, BASH_ENV, capture, mountRuntime, pidFrom, runForPids } from './helpers'
 
 let env: Awaited<ReturnType<typeof mountRuntime>> | undefined
@@ -102,8 +102,10 @@ describe.skipIf(process.platform !== 'linux')('terminate() on real process trees
     const ctx = await shell(graceMs)
     const command = `for i in $(seq 18); do sleep 700 & done; sh -c 'trap "" TERM; echo IGN=$$; exec sleep 700' & echo SPAWNED=1`
     await run(ctx, command, ['IGN', 'SPAWNED'])
-    const children = () => readFileSync(`/proc/${ctx.handle.pid}/task/${ctx.handle.pid}/children`, 'utf8').trim().split(/\s+/).map(Number)
-    const tree = await eventually(() => (children().length >= 19 ? children() : undefined), 'the tree')
+    const tree = await eventually(() => {
+      const kids = children(ctx.handle.pid)
+      return kids.length >= 19 ? kids : undefined
+    }, 'the tree')
     strays.push(...tree)
     const started = performance.now()
     await ctx.handle.terminate()
