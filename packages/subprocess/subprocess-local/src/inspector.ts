@@ -81,6 +81,11 @@ export interface MemberScan {
 export interface ProcessInspector {
   /** The process's current record if `identity` still holds (zombies included). */
   record(identity: ProcessIdentity): Promise<ProcessRecord | undefined>
+  /**
+   * `record`, read synchronously, where that costs microseconds (Linux: one /proc read): teardown
+   * then signals the shell in the closing caller's own turn. Absent where a read runs a program.
+   */
+  recordNow?(identity: ProcessIdentity): ProcessRecord | undefined
   /** The current record of a pid, whatever its identity (used once, right after spawn). */
   identify(pid: number): Promise<ProcessRecord | undefined>
   /** One-pass foreground inspection; records the descendants it walked through `remember`. */

@@ -8,8 +8,21 @@ export async function dispositionOf(inspector: ProcessInspector, record: Process
 }
 
 /**
- * Stop the top-level process: SIGTERM when it acts on it, else SIGHUP (an interactive bash
- * ignores SIGTERM but exits on SIGHUP at once), else SIGKILL; SIGKILL after the grace.
+ * The signals that may end a process gently, by its disposition: SIGTERM when it acts on it, else
+ * SIGHUP (an interactive bash ignores SIGTERM but exits on SIGHUP at once); none when it ignores
+ * both. Both when the disposition is unknown.
+ */
+export function gentleSignals(disposition: SignalDisposition | undefined): NodeJS.Signals[] {
+  if (!disposition) return ['SIGTERM', 'SIGHUP']
+  if (!disposition.termIgnored) return ['SIGTERM']
+  return disposition.hupIgnored ? [] : ['SIGHUP']
+}
+
+/**
+ * Stop the top-level process with its {@link gentleSignals}, else SIGKILL; SIGKILL after the grace.
+ * Where the platform reads a record synchronously and it carries the disposition (Linux), the
+ * signal goes out before the first await: an idle session's shell starts exiting in the turn of
+ * the close call itself.
  * SIGHUP is re-delivered while waiting: readline checks for signals just before it blocks in
  * `pselect`, so a SIGHUP landing in between is lost until the next one (reproduced: ~6% of
  * shells HUPed right at their prompt). The PTY's exit report ends each wait the moment it comes.
@@ -17,10 +30,10 @@ export async function dispositionOf(inspector: ProcessInspector, record: Process
  */
 export async function stopShell(target: TeardownTarget): Promise<boolean> {
   const { inspector, shell } = target
-  const record = await inspector.record(shell)
+  // No await on the common path before the signal: each would hand the turn back to the loop.
+  const record = inspector.recordNow ? inspector.recordNow(shell) : await inspector.record(shell)
   if (!record || record.zombie) return false
-  const disposition = await dispositionOf(inspector, record)
-  const gentle: NodeJS.Signals[] = !disposition ? ['SIGTERM', 'SIGHUP'] : !disposition.termIgnored ? ['SIGTERM'] : !disposition.hupIgnored ? ['SIGHUP'] : []
+  const gentle = gentleSignals(record.disposition ?? (await inspector.disposition(record)))
   // The PTY's exit report means node-pty reaped it: gone, no read needed. Polls cover an exit not
   // reported yet (another holder keeps the PTY open).
   let reported = false

@@ -77,6 +77,30 @@ describe.skipIf(!canLimit)('terminate() of a session in cgroups', () => {
     expect(heldFiles()).not.toContain(counter)
   })
 
+  it('signals the top-level process of an idle session before terminate() hands the turn back', async () => {
+    env = await mountRuntime()
+    const handle = await env.spawn({ argv: ['sleep', '600'], env: {}, graceMs: 5_000, limits: LIMITS })
+    strays.push(handle.pid)
+    const status = () => {
+      try {
+        return readFileSync(`/proc/${handle.pid}/status`, 'utf8')
+      } catch {
+        return undefined // reaped already
+      }
+    }
+    await eventually(() => /^Name:\s+sleep$/m.test(status() ?? '') && /^State:\s+S/m.test(status() ?? ''), 'sleep to block')
+    const closing = handle.terminate()
+    // Read before any await. SIGTERM is fatal to sleep: once sent, the kernel has queued SIGKILL on its
+    // thread (bit 8 of SigPnd), or sleep already woke to exit (no longer sleeping), or it is gone.
+    // Without the signal it would still sleep, 600 s long, with nothing pending.
+    const seen = status()
+    const pending = BigInt(`0x${seen?.match(/^SigPnd:\s+([0-9a-f]+)$/m)?.[1] ?? '0'}`)
+    const delivered = seen === undefined || !/^State:\s+S/m.test(seen) || (pending & (1n << 8n)) !== 0n
+    expect(delivered, seen).toBe(true)
+    await closing
+    expect(isAlive(handle.pid)).toBe(false)
+  })
+
   it('kills a TERM-ignorer at once, gives a TERM handler the grace, then kills it and what it forked', async () => {
     const graceMs = 400
     const shell = await limitedShell(graceMs)

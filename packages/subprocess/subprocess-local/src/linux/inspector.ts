@@ -37,6 +37,10 @@ export class LinuxInspector implements ProcessInspector {
   }
 
   async record(identity: ProcessIdentity): Promise<ProcessRecord | undefined> {
+    return this.recordNow(identity)
+  }
+
+  recordNow(identity: ProcessIdentity): ProcessRecord | undefined {
     const record = this.#read(identity.pid)
     return record?.started === identity.started ? record : undefined
   }
