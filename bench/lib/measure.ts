@@ -66,6 +66,14 @@ export async function collectRotating(count: number, contenders: readonly (() =>
  */
 export const STEADY_WARMUP_SENDS = 1500
 
+/**
+ * Sessions (each opened and closed) every contender of an open or close row makes before its
+ * samples count, for the same reason: an open or a close runs a lot of code once per session, so
+ * the first ones measure the JIT's tiers (the same build's open is 1.9× the floor after 2 opens,
+ * about 1.5× after 15).
+ */
+export const STEADY_WARMUP_SESSIONS = 15
+
 /** Microseconds of this process's CPU time (user + system) spent while `run` executes. */
 export async function cpuMicros(run: () => unknown): Promise<number> {
   const start = process.cpuUsage()

@@ -1,5 +1,5 @@
 // Open rows: the stack's open (unconfined and confined) to the first prompt, beside the raw floor's.
-import { collectInterleaved } from '../lib/measure'
+import { collectInterleaved, STEADY_WARMUP_SESSIONS } from '../lib/measure'
 import { RawShell } from '../lib/raw-shell'
 import type { Stack } from '../lib/shell-stack'
 import { summarize } from '../lib/stats'
@@ -9,13 +9,6 @@ import { type ShellStacks, whenWanted } from './group'
 const FLOOR = 'raw: open bash → marker prompt'
 const OPEN = 'shell: terminals.spawn (open)'
 const CONFINED = 'shell: open, confined (workspace-write, a git workspace)'
-
-/**
- * Opens (and closes) each side makes before its samples count, for the reason per-send rows warm up
- * (`STEADY_WARMUP_SENDS`): an open runs a lot of code once, so the first ones measure the JIT's tiers
- * (the same build's open is 1.9× the floor after 2 opens, about 1.5× after 15).
- */
-const STEADY_WARMUP_OPENS = 15
 
 /** 20 opens (and closes) of `stack`'s sessions, alternating with the raw floor's, timed to the prompt. */
 function opensBeside(stack: Stack) {
@@ -38,7 +31,7 @@ function opensBeside(stack: Stack) {
         const id = await stack.open()
         return () => stack.close(id)
       }),
-    STEADY_WARMUP_OPENS,
+    STEADY_WARMUP_SESSIONS,
   )
 }
 
@@ -48,7 +41,7 @@ export const openRows = whenWanted([FLOOR, OPEN, CONFINED], async ({ stack, conf
   const confinedOpens = await opensBeside(confined)
   return [
     { figure: FLOOR, unit: 'ms', samples: opens.floor },
-    { figure: OPEN, unit: 'ms', floor: FLOOR, note: `after ${STEADY_WARMUP_OPENS} opens of each side`, samples: opens.contender },
+    { figure: OPEN, unit: 'ms', floor: FLOOR, note: `after ${STEADY_WARMUP_SESSIONS} opens of each side`, samples: opens.contender },
     {
       figure: CONFINED,
       unit: 'ms',
