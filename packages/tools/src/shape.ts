@@ -18,6 +18,12 @@ export interface OutputShapeOptions {
    */
   readCall?: (fromLine: number, count: number, bytes: number) => string
   /**
+   * The oldest line the read call can still return (lines before it were dropped by the source's
+   * bound): an elision names the call only for the left-out lines from here on, and says how many
+   * are gone. Used only with firstLine and readCall.
+   */
+  oldestLine?: number
+  /**
    * Lines missing from `text` after its line `after` (0-based, before its last line), e.g. dropped by
    * an upstream byte bound between a kept head and a kept tail: `lines` of them, `bytes` UTF-8 bytes
    * with their newlines. They are always left out (inside the one elision) and counted in every size.
@@ -57,8 +63,11 @@ export interface OutputShape {
 /** Tries at sizing the elision line before giving up on a variant (its text depends on what it leaves out). */
 const MAX_ELISION_ATTEMPTS = 16
 
-/** What an elision line says: the left-out lines from input index `from`, `count` of them, `bytes` with their newlines. */
-type DescribeElision = (from: number, count: number, bytes: number) => string
+/**
+ * What an elision line says: the left-out lines from input index `from`, `count` of them, `bytes` with
+ * their newlines; `bytesOfLast(n)` is what the last `n` of them take (at most `bytes`).
+ */
+type DescribeElision = (from: number, count: number, bytes: number, bytesOfLast: (lines: number) => number) => string
 
 /** The input split once and measured once, shared by every step. */
 interface MeasuredText {
@@ -91,7 +100,7 @@ export function shapeOutput(text: string, options: OutputShapeOptions): OutputSh
 }
 
 /** What {@link FoldedOutput.shape} needs besides the text: the budget and how to name left-out lines. */
-export type OutputWindowOptions = Pick<OutputShapeOptions, 'maxBytes' | 'firstLine' | 'readCall'>
+export type OutputWindowOptions = Pick<OutputShapeOptions, 'maxBytes' | 'firstLine' | 'readCall' | 'oldestLine'>
 
 /**
  * An output text split, measured and folded once, to be shaped for one or more budgets (a result
@@ -166,7 +175,9 @@ export class FoldedOutput {
     }
     const split = gap ? firstSlotAfter(folded, gap.after) : undefined
     const layout =
-      (firstLine !== undefined && options.readCall && fitElision(folded, measured, maxBytes, describeWithCall(firstLine, options.readCall), split)) ||
+      (firstLine !== undefined &&
+        options.readCall &&
+        fitElision(folded, measured, maxBytes, describeWithCall(firstLine, options.readCall, options.oldestLine ?? 1), split)) ||
       fitElision(folded, measured, maxBytes, describePlain, split)
     return layout ? elidedShape(measured, folded, layout, firstLine) : tailShape(measured, maxBytes, firstLine)
   }
@@ -205,11 +216,20 @@ function describePlain(_from: number, count: number, bytes: number): string {
   return `[… ${linesLeftOut(count, bytes)}]`
 }
 
-function describeWithCall(firstLine: number, readCall: NonNullable<OutputShapeOptions['readCall']>): DescribeElision {
-  return (from, count, bytes) => {
+/**
+ * An elision that names the read call for the left-out lines still kept (from `oldestLine` on): all
+ * of them, the newer ones only (saying how many older ones are gone), or none when every one is gone.
+ */
+function describeWithCall(firstLine: number, readCall: NonNullable<OutputShapeOptions['readCall']>, oldestLine: number): DescribeElision {
+  return (from, count, bytes, bytesOfLast) => {
+    const start = firstLine + from
+    const gone = Math.min(count, Math.max(0, oldestLine - start))
+    if (gone === count) return `[… ${linesLeftOut(count, bytes)}; no longer kept (the session keeps lines from ${oldestLine} on)]`
     // A newline in the call would split the elision line in two; the call stays readable with a space.
-    const call = readCall(firstLine + from, count, bytes).replace(/\n/g, ' ')
-    return `[… ${linesLeftOut(count, bytes)}; ${call} returns ${count === 1 ? 'it' : 'them'}]`
+    const call = readCall(start + gone, count - gone, gone === 0 ? bytes : bytesOfLast(count - gone)).replace(/\n/g, ' ')
+    if (gone === 0) return `[… ${linesLeftOut(count, bytes)}; ${call} returns ${count === 1 ? 'it' : 'them'}]`
+    const kept = count - gone
+    return `[… ${linesLeftOut(count, bytes)}; the first ${gone} are no longer kept; ${call} returns the last ${kept === 1 ? 'one' : kept}]`
   }
 }
 
@@ -224,7 +244,7 @@ function linesLeftOut(count: number, bytes: number): string {
  * fits. Undefined when no window fits, or no size settles within a few tries.
  */
 function fitElision(folded: FoldedLines, measured: MeasuredText, maxBytes: number, describe: DescribeElision, split?: number): ElidedLayout | undefined {
-  let reserve = utf8ByteLength(describe(0, 1, 1))
+  let reserve = utf8ByteLength(describe(0, 1, 1, () => 1))
   let best: ElidedLayout | undefined
   for (let attempt = 0; attempt < MAX_ELISION_ATTEMPTS; attempt++) {
     const window = selectHeadTail(folded, maxBytes - reserve, split)
@@ -234,7 +254,11 @@ function fitElision(folded: FoldedLines, measured: MeasuredText, maxBytes: numbe
     const gap = measured.gap
     const count = inputCount + (gap?.lines ?? 0)
     const elidedBytes = measured.offsets[from + inputCount]! - measured.offsets[from]! + inputCount + (gap?.bytes ?? 0)
-    const elision = describe(from, count, elidedBytes)
+    // The last lines' bytes: exact while they all follow the missing lines (the gap); otherwise all of them, an upper bound.
+    const end = from + inputCount
+    const afterGap = gap ? end - Math.max(from, gap.after + 1) : inputCount
+    const bytesOfLast = (lines: number) => (lines > afterGap ? elidedBytes : measured.offsets[end]! - measured.offsets[end - lines]! + lines)
+    const elision = describe(from, count, elidedBytes, bytesOfLast)
     const elisionBytes = utf8ByteLength(elision)
     if (elisionBytes > reserve) {
       if (best) return best

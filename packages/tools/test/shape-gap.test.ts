@@ -27,6 +27,22 @@ describe('shapeOutput with lines missing from the text', () => {
     })
   })
 
+  it('sizes the read call for the kept lines after the missing ones exactly, and for more only as an upper bound', () => {
+    const asked: [number, number, number][] = []
+    const readCall = (fromLine: number, count: number, bytes: number) => (asked.push([fromLine, count, bytes]), `read ${fromLine}+${count}`)
+    // firstLine 1: h1…h10 are lines 1–10, the missing ones 11–1010, t1…t20 lines 1011–1030.
+    const kept = shapeOutput(text, { maxBytes: 120, firstLine: 1, gap, readCall, oldestLine: 1015 })
+    const [fromLine, count, bytes] = asked.at(-1)!
+    expect(fromLine).toBe(1015)
+    const keptLines = tail.slice(4, 4 + count)
+    expect(bytes).toBe(utf8ByteLength(keptLines.join('\n')) + 1)
+    expect(kept.text).toContain(`are no longer kept; read 1015+${count} returns the last ${count === 1 ? 'one' : count}]`)
+    // Kept lines that reach back into the missing ones: all the left-out bytes.
+    asked.length = 0
+    const reaching = shapeOutput(text, { maxBytes: 120, firstLine: 1, gap, readCall, oldestLine: 900 })
+    expect(asked.at(-1)![2]).toBe(reaching.omittedBytes)
+  })
+
   it('under a small budget leaves out the missing lines with the head and tail lines around them', () => {
     const shape = shapeOutput(text, { maxBytes: 90, firstLine: 1, gap })
     expect(utf8ByteLength(shape.text)).toBeLessThanOrEqual(90)

@@ -158,6 +158,27 @@ describe('shapeOutput head and tail', () => {
     expect(shapeOutput(seq(300_000), { maxBytes: 100, firstLine: 1 })).toEqual({ ...plain, omitted: { fromLine: 11, count: 299_985 } })
   })
 
+  it('names the read call only for left-out lines still kept (oldestLine)', () => {
+    const text = seq(300_000)
+    // The source keeps the last 10 000 lines: 290 001 on.
+    const partly = shapeOutput(text, { maxBytes: 240, firstLine: 1, readCall: terminalRead, oldestLine: 290_001 })
+    const elision = partly.text.split('\n').find((line) => line.startsWith('[…'))
+    expect(elision).toMatch(/^\[… (\d+) lines \(1\.9 MiB\) left out; the first (\d+) are no longer kept; /)
+    const [, count, gone] = elision!.match(/^\[… (\d+) lines .*the first (\d+) are/)!
+    expect(Number(gone)).toBe(290_001 - partly.omitted!.fromLine)
+    expect(elision).toContain(
+      `terminal_read {"sessionId":"pty-1","fromLine":290001,"count":${Number(count) - Number(gone)}} returns the last ${Number(count) - Number(gone)}]`,
+    )
+    // Every left-out line gone: no call at all, and where the kept lines begin.
+    const none = shapeOutput(text, { maxBytes: 240, firstLine: 1, readCall: terminalRead, oldestLine: 299_999 })
+    expect(none.text).toContain('left out; no longer kept (the session keeps lines from 299999 on)]')
+    expect(none.text).not.toContain('terminal_read')
+    // Nothing dropped yet: the call as before.
+    expect(shapeOutput(text, { maxBytes: 240, firstLine: 1, readCall: terminalRead, oldestLine: 1 })).toEqual(
+      shapeOutput(text, { maxBytes: 240, firstLine: 1, readCall: terminalRead }),
+    )
+  })
+
   it('passes the absolute range to readCall and says "it" for one line', () => {
     const calls: [number, number][] = []
     const text = ['first', 'x'.repeat(200), 'dsh> '].join('\n')

@@ -142,6 +142,12 @@ export interface TerminalSendResult {
   /** {@link TerminalSendResult.firstLine} for {@link TerminalSendResult.earlierOutput}: the same mapping, or absent. */
   earlierFirstLine?: number
   /**
+   * The oldest scrollback line still kept when the send settled (1-based, as `firstLine`), once the
+   * scrollback dropped lines: a caller that left out lines before it must not offer to read them
+   * back. Absent while every line is kept, and where lines are not numbered.
+   */
+  oldestLine?: number
+  /**
    * The beginning of this send's output when the viewport lost it to the backend's byte bound:
    * whole lines from the send's start (the first may be only the part after the prompt), and what
    * was lost between them and the viewport. The output is exactly `text`, a newline, `gapBytes`

@@ -214,6 +214,27 @@ describe('dsh-tool-terminal on a real bash', () => {
     expect(middle).toContain(`[lines: ${args.fromLine}-${args.fromLine + args.count - 1} of `)
   })
 
+  it('a result longer than the scrollback names the read call only for the lines still kept', async () => {
+    // 30 000 lines against a scrollback of 10 000: most of the left-out middle is gone already.
+    const result = await call('terminal_send', { sessionId: 'pty-1', text: 'seq 1 30000', maxBytes: 2048 })
+    const body = text(result).split('\n')
+    const elision = body.find((line) => line.startsWith('[… '))
+    const named = /^\[… (\d+) lines \([^)]+\) left out; the first (\d+) are no longer kept; terminal_read (\{.*\}) returns the last (\d+)\]$/.exec(elision!)
+    expect(named, elision).not.toBeNull()
+    const [, leftOut, gone, call_, kept] = named!
+    const args = JSON.parse(call_!) as { fromLine: number; count: number }
+    expect(args.count).toBe(Number(kept))
+    expect(Number(gone) + Number(kept)).toBe(Number(leftOut))
+    const page = text(await call('terminal_read', args))
+    // The call returns exactly what it promises: the oldest kept line and those after it, nothing lost.
+    expect(page).toContain(`[lines: ${args.fromLine}-${args.fromLine + args.count - 1} of `)
+    expect(page).toContain(`lines before ${args.fromLine} are no longer kept`)
+    const numbers = page.split('\n').slice(0, args.count).map(Number)
+    expect(numbers.every((value, index) => index === 0 || value === numbers[index - 1]! + 1)).toBe(true)
+    // …up to the line right before the result's tail.
+    expect(numbers.at(-1)! + 1).toBe(Number(body[body.indexOf(elision!) + 1]))
+  })
+
   it('lists, closes and forgets the session, leaving no process behind', async () => {
     expect(text(await call('terminal_list'))).toBe(`pty-1 (main) [shell] running pid=${pid} size=${size} [input: prompt]`)
     expect(text(await call('terminal_close', { sessionId: 'pty-1' }))).toBe('closed terminal session pty-1')

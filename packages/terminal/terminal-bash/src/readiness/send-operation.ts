@@ -444,6 +444,8 @@ export class SendOperation implements TerminalSendOperation {
       this.#promptFacts = ending.proof === 'prompt' ? this.#lastShellFacts : undefined
       const { viewport, truncated, ...numbered } = this.#output.settle()
       const result: TerminalSendResult = { viewport, waitReason: ending.reason, sessionStatus: this.#session.status(), truncated, ...numbered }
+      const dropped = this.#session.stream.scrollback.droppedLines
+      if (dropped > 0 && (numbered.firstLine !== undefined || numbered.outputHead?.firstLine !== undefined)) result.oldestLine = dropped + 1
       if (input) result.input = input
       if (ending.match) result.match = ending.match
       // Only a marker that arrived after this send acted carries the status of what it ran, interrupted

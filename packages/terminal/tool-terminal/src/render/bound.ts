@@ -43,6 +43,8 @@ export interface ResultLayout {
   bodyGap?: OutputGap
   /** The call that returns scrollback lines `fromLine … fromLine+count−1` (`bytes` in all), quoted in an elision line. */
   readCall?: (fromLine: number, count: number, bytes: number) => string
+  /** The oldest scrollback line still kept: an elision names `readCall` only for left-out lines from here on. */
+  oldestLine?: number
   /**
    * Output printed before `body` that no earlier result showed; rendered first under
    * {@link EARLIER_MARKER}. Under a cap `body` keeps priority: this gets only the bytes left, its tail.
@@ -105,6 +107,7 @@ export function fitResult(layout: ResultLayout, maxBytes: number, shaping?: Shap
           maxBytes: budget,
           ...(numbered ? { firstLine: layout.bodyFirstLine } : {}),
           ...(numbered && layout.readCall ? { readCall: layout.readCall } : {}),
+          ...(numbered && layout.oldestLine !== undefined ? { oldestLine: layout.oldestLine } : {}),
         })
       : tailOf(bodySource, budget)
   const shapeEarlier = (budget: number) => (foldedEarlier ? foldedEarlier.shape({ maxBytes: budget }) : tailOf(layout.earlier ?? '', budget))

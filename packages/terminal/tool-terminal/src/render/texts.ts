@@ -269,7 +269,8 @@ function readCallFor(back: ReadBack): (fromLine: number, count: number, bytes: n
  * `[exit: <n>]` when the backend saw this send's command end (never an earlier one's),
  * `[session: <status>]`, `[human: …]` while a person is attached, and the truncation marker when
  * this result lost bytes. All but the wait and session lines are optional: a tiny cap drops them first.
- * With `back` and the backend's `firstLine`, an elided middle names the terminal_read call for it.
+ * With `back` and the backend's `firstLine`, an elided middle names the terminal_read call for its
+ * lines the scrollback still kept (`result.oldestLine` on).
  * When a full-screen program holds the terminal (`result.screen`), its screen replaces the viewport.
  */
 export function sendLayout(result: TerminalSendResult, back?: ReadBack): ResultLayout {
@@ -313,6 +314,8 @@ function viewportLayout(result: TerminalSendResult, trailer: MetaLine[], back: R
     layout.bodyFirstLine = result.firstLine
     layout.readCall = readCallFor(back)
   }
+  // Lines the scrollback dropped before the result was shaped cannot be read back: no call names them.
+  if (layout.readCall && result.oldestLine !== undefined) layout.oldestLine = result.oldestLine
   return layout
 }
 
@@ -330,6 +333,7 @@ export function readLayout(page: TerminalReadResult, input?: TerminalInputState,
   if (back && page.text !== '') {
     layout.bodyFirstLine = page.lineBegin
     layout.readCall = readCallFor(back)
+    layout.oldestLine = page.oldestLine
   }
   return layout
 }

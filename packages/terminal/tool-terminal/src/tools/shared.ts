@@ -79,7 +79,7 @@ export function maxBytesParam(config: Pick<TerminalToolsConfig, 'maxResultBytes'
     .optional()
     .describe(
       `UTF-8 bytes this result may take (${MIN_RESULT_BYTES} to ${config.maxResultBytes}; default ${config.defaultMaxBytes}). ` +
-        'Longer output keeps its head and tail; the line between them says what was left out and which terminal_read call returns it.',
+        'Longer output keeps its head and tail; the line between them says what was left out and which terminal_read call returns what is still kept.',
     )
 }
 
