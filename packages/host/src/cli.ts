@@ -27,7 +27,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 0
   }
   if (request.kind === 'usage-error') {
-    process.stderr.write(`dsh-terminal: ${request.message}\n\n${USAGE}`)
+    // One line: what was wrong, and where the usage is (30 lines of it would bury the mistake).
+    process.stderr.write(`dsh-terminal: ${request.message} (dsh-terminal-mcp --help shows the usage)\n`)
     return 2
   }
   if (request.kind === 'attach') return runAttach(request)

@@ -301,6 +301,16 @@ describe('HTTP options, token and origin', () => {
     const fixed = httpBanner({ ...facts, token: { value: 'secret-from-env', source: 'environment' } })
     expect(fixed).not.toContain('secret-from-env')
     expect(fixed).toContain(`--header "Authorization: Bearer $${TOKEN_ENV}"`)
-    expect(httpBanner({ ...facts, bound: { host: '0.0.0.0', port: 8080 }, token: { value: 't', source: 'generated' } })).toContain('warning: bound to 0.0.0.0')
+    expect(generated).toContain(
+      'codex mcp add dsh-terminal --url http://127.0.0.1:8080/mcp --bearer-token-env-var DSH_TERMINAL_TOKEN; Codex must run with DSH_TERMINAL_TOKEN=tok',
+    )
+    // JSON expands no variables: an environment token leaves a placeholder to replace, and says so.
+    const json = JSON.parse(/\{"mcpServers".*\}/.exec(fixed)![0]) as { mcpServers: Record<string, { headers: Record<string, string> }> }
+    expect(json.mcpServers['dsh-terminal']!.headers.Authorization).toBe(`Bearer <${TOKEN_ENV}>`)
+    expect(fixed).toContain(`write the value of ${TOKEN_ENV} for <${TOKEN_ENV}>`)
+    expect(fixed).toContain(`codex mcp add dsh-terminal --url http://127.0.0.1:8080/mcp --bearer-token-env-var ${TOKEN_ENV}\n`)
+    const wildcard = httpBanner({ ...facts, bound: { host: '0.0.0.0', port: 8080 }, token: { value: 't', source: 'generated' } })
+    expect(wildcard).toContain('warning: bound to 0.0.0.0')
+    expect(wildcard).toContain('listening on 0.0.0.0:8080 (every interface); on this machine: http://127.0.0.1:8080/mcp')
   })
 })

@@ -66,7 +66,7 @@ export function parseCliArgs(argv: readonly string[]): CliRequest {
     web = withoutWeb.web
     parsed = parse(withoutWeb.rest)
   } catch (error) {
-    return { kind: 'usage-error', message: errorMessage(error) }
+    return { kind: 'usage-error', message: parseFailure(error) }
   }
   const { values, positionals } = parsed
   if (values.help) return { kind: 'help' }
@@ -136,6 +136,21 @@ function takeWebFlag(argv: readonly string[]): { rest: string[]; web?: number } 
     else throw new Error(`--web wants a port number (0-65535) or nothing, not "${value}"`)
   }
   return web === undefined ? { rest } : { rest, web }
+}
+
+/**
+ * Node's parser error as one short clause: its own messages quote oddly (`'--bogus'. To specify a
+ * positional argument starting with a '-', …`) and suggest what our command line never takes.
+ */
+function parseFailure(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code
+  // Quoted as '--name', '--name <value>' or, with a short alias, '-h, --help'.
+  const option = /'(?:-\w, )?(-[^' ,]+)/.exec(errorMessage(error))?.[1]
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option) return `unknown option ${option}`
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option) {
+    return /does not take an argument/.test(errorMessage(error)) ? `${option} takes no value` : `${option} needs a value`
+  }
+  return errorMessage(error).split('\n')[0]!
 }
 
 function parse(argv: readonly string[]) {

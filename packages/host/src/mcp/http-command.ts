@@ -81,15 +81,26 @@ export async function runMcpHttp(options: McpHttpRunOptions): Promise<number> {
  */
 export function httpBanner(facts: HttpBannerFacts): string {
   const generated = facts.token.source === 'generated'
+  // A shell expands the variable; JSON never does, so a JSON config gets a placeholder to replace.
   const bearer = `Bearer ${generated ? facts.token.value : `$${TOKEN_ENV}`}`
-  const json = JSON.stringify({ mcpServers: { 'dsh-terminal': { type: 'http', url: facts.url, headers: { Authorization: bearer } } } })
+  const jsonBearer = `Bearer ${generated ? facts.token.value : `<${TOKEN_ENV}>`}`
+  const json = JSON.stringify({ mcpServers: { 'dsh-terminal': { type: 'http', url: facts.url, headers: { Authorization: jsonBearer } } } })
   const idle = facts.idleTimeoutMs > 0 ? `after ${formatDuration(facts.idleTimeoutMs)} without a request or open stream` : 'never when idle (--idle-timeout 0)'
+  const { host, port } = facts.bound
+  // A wildcard bind listens on every interface; the URL is how a client on this machine reaches it.
+  const listening = isWildcardHost(host)
+    ? `listening on ${formatHostPort(host, port)} (every interface); on this machine: ${facts.url}`
+    : `listening on ${facts.url}`
+  const codexToken = generated ? `; Codex must run with ${TOKEN_ENV}=${facts.token.value} in its environment` : ''
   const lines = [
-    `dsh-terminal: MCP over Streamable HTTP, listening on ${facts.url}`,
+    `dsh-terminal: MCP over Streamable HTTP, ${listening}`,
     generated ? `  token: ${facts.token.value}  (generated for this run; set ${TOKEN_ENV} to choose one)` : `  token: from ${TOKEN_ENV}`,
     '',
     `  Claude Code:  claude mcp add --transport http dsh-terminal ${facts.url} --header "Authorization: ${bearer}"`,
-    `  Any client (JSON config): ${json}`,
+    `  Codex:        codex mcp add dsh-terminal --url ${facts.url} --bearer-token-env-var ${TOKEN_ENV}${codexToken}`,
+    generated
+      ? `  Any client (JSON config): ${json}`
+      : `  Any client (JSON config; JSON expands no variables, so write the value of ${TOKEN_ENV} for <${TOKEN_ENV}>): ${json}`,
     '',
     `  Each MCP session is one agent. Its terminals and jobs close when the client ends the session (DELETE), ${idle}, or when this server stops (Ctrl-C).`,
     `  composition: ${facts.configPath}`,
@@ -101,4 +112,14 @@ export function httpBanner(facts: HttpBannerFacts): string {
     )
   }
   return `${lines.join('\n')}\n`
+}
+
+/** An address that binds every interface of its family. */
+function isWildcardHost(host: string): boolean {
+  return host === '0.0.0.0' || host === '::'
+}
+
+/** `host:port`, an IPv6 host in brackets. */
+function formatHostPort(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`
 }

@@ -168,10 +168,16 @@ export class LocalSandbox extends Sandbox {
         this.log.warn('sandbox unavailable: %s', error.message)
         throw error
       }
-      this.log.warn('%s; set dev.tty.legacy_tiocsti=0 to remove it', risk)
+      // One short line: the sandbox is safe either way, so this is advice, not an alarm.
+      this.log.warn('%s', tiocstiAdvice(facts.legacyTiocsti))
     }
     return facts
   }
+}
+
+/** The one-line warning for a kernel that allows TIOCSTI: what it means here and the command that turns it off. */
+function tiocstiAdvice(fact: TiocstiFact): string {
+  return `TIOCSTI input injection is allowed (${fact.detail}); sandboxes block it, unconfined processes can use it. Off: sysctl -w dev.tty.legacy_tiocsti=0`
 }
 
 /*

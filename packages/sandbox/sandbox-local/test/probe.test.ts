@@ -297,7 +297,11 @@ describe('legacy TIOCSTI check', () => {
     await root.sandbox.confine(['sh'], { mode: 'read-only', workspaceRoot: dir.path })
     await root.sandbox.confine(['sh'], { mode: 'workspace-write', workspaceRoot: dir.path })
     expect(warnings).toHaveLength(1)
+    // One short line naming the fix.
     expect(warnings[0]).toContain('TIOCSTI')
+    expect(warnings[0]).toContain('sysctl -w dev.tty.legacy_tiocsti=0')
+    expect(warnings[0]).not.toContain('\n')
+    expect(warnings[0]!.length).toBeLessThanOrEqual(160)
   })
 })
 
