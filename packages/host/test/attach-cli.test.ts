@@ -1,4 +1,7 @@
-import { readFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { join } from 'node:path'
 import { eventually } from 'dsh-testkit'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { attachCommand, RawClient, startTestHost, type TestHost, TmuxPane } from './attach-harness'
@@ -153,9 +156,45 @@ describe('dsh-terminal attach', () => {
   it('refuses an unknown session with NO_SESSION and exit code 1, and a bad command line with 2', async () => {
     const unknown = attachOnPipes(['pty-9'])
     unknown.child.stdin.end()
-    expect(await unknown.finished).toMatchObject({ code: 1, stderr: expect.stringMatching(/no running host has session pty-9 .*\(NO_SESSION\)/) })
+    // The message says which host holds which sessions, so a qualified name can be picked from it.
+    expect(await unknown.finished).toMatchObject({
+      code: 1,
+      stderr: `dsh-terminal attach: no running host has session pty-9 (running sessions: host ${process.pid}: pty-1) (NO_SESSION)\n`,
+    })
     const usage = attachOnPipes(['pty-1', 'pty-2'])
     usage.child.stdin.end()
     expect(await usage.finished).toMatchObject({ code: 2, stderr: expect.stringContaining('attach takes one session') })
+  })
+
+  it('asks only the named host for <host pid>:<session>, and names the running hosts for a pid none has', async () => {
+    // A second host that accepts connections and never answers: asking it would stall attach for its timeout.
+    const stuckProcess = spawn('sleep', ['600'])
+    const stuckPid = stuckProcess.pid!
+    let connections = 0
+    const stuck = createServer((socket) => {
+      connections++
+      socket.on('error', () => {})
+    })
+    writeFileSync(join(host.runtime.dir, `${stuckPid}.token`), 'stuck-host-token-0123456789\n', { mode: 0o600 })
+    await new Promise<void>((resolve) => stuck.listen(join(host.runtime.dir, `${stuckPid}.sock`), resolve))
+    try {
+      const attached = attachOnPipes([`${process.pid}:pty-1`, '--read-only'])
+      attached.child.stdin.end()
+      const done = await attached.finished
+      expect(done.code, done.stderr).toBe(0)
+      // Attached: the session's screen (its prompt) came through.
+      expect(done.stdout).toContain('dsh> ')
+      const none = attachOnPipes(['1:pty-1'])
+      none.child.stdin.end()
+      const hosts = [process.pid, stuckPid].sort((left, right) => left - right).join(', ')
+      expect(await none.finished).toMatchObject({
+        code: 1,
+        stderr: `dsh-terminal attach: no running host has pid 1 (running hosts: ${hosts}; \`dsh-terminal attach\` lists their sessions) (NO_HOST)\n`,
+      })
+      expect(connections).toBe(0)
+    } finally {
+      await new Promise<void>((resolve) => stuck.close(() => resolve()))
+      stuckProcess.kill('SIGKILL')
+    }
   })
 })

@@ -16,9 +16,11 @@ export interface AttachCommandOptions {
  * or attach to one. Resolves with the exit code: 0 listed, detached or ended; 1 on any error.
  */
 export async function runAttach(options: AttachCommandOptions): Promise<number> {
+  const qualified = options.sessionId ? /^(\d+):(.+)$/.exec(options.sessionId) : null
   let discovery: Discovery
   try {
-    discovery = await discoverHosts()
+    // `<host pid>:<session>` asks that host alone.
+    discovery = await discoverHosts(undefined, qualified ? Number(qualified[1]) : undefined)
   } catch (error) {
     return fail(error)
   }
@@ -28,8 +30,14 @@ export async function runAttach(options: AttachCommandOptions): Promise<number> 
     closeHosts(discovery)
     return 0
   }
-  const qualified = /^(\d+):(.+)$/.exec(options.sessionId)
   const sessionId = qualified ? qualified[2]! : options.sessionId
+  if (qualified && !discovery.livePids.includes(Number(qualified[1]))) {
+    const hosts = discovery.livePids.length
+      ? `running hosts: ${discovery.livePids.join(', ')}; \`dsh-terminal attach\` lists their sessions`
+      : 'no host is running'
+    process.stderr.write(`dsh-terminal attach: no running host has pid ${qualified[1]} (${hosts}) (NO_HOST)\n`)
+    return 1
+  }
   const matches = discovery.hosts.filter(
     ({ host, sessions }) => (!qualified || host.pid === Number(qualified[1])) && sessions.some((session) => session.sessionId === sessionId),
   )
@@ -42,8 +50,13 @@ export async function runAttach(options: AttachCommandOptions): Promise<number> 
   const found = matches[0]
   closeHosts(discovery, found?.client)
   if (!found) {
-    const known = discovery.hosts.flatMap(({ sessions }) => sessions.map((session) => session.sessionId))
-    const hint = known.length ? `running sessions: ${known.join(', ')}` : 'no host has any session'
+    // Which host holds which sessions, so a qualified name can be picked from the message.
+    const held = discovery.hosts.filter(({ sessions }) => sessions.length > 0)
+    const hint = held.length
+      ? `running sessions: ${held.map(({ host, sessions }) => `host ${host.pid}: ${sessions.map((session) => session.sessionId).join(', ')}`).join('; ')}`
+      : qualified
+        ? `host ${qualified[1]} has no session`
+        : 'no host has any session'
     process.stderr.write(`dsh-terminal attach: no running host has session ${sessionId} (${hint}) (NO_SESSION)\n`)
     return 1
   }

@@ -16,28 +16,31 @@ export interface DiscoveredHost {
 export interface Discovery {
   readonly hosts: DiscoveredHost[]
   readonly skipped: string[]
+  /** Pids of every live host in the runtime directory, asked or not. */
+  readonly livePids: number[]
 }
 
 /**
- * Ask every live host in the runtime directory for its sessions. The directory must be private to us
- * and its parent safe (else `UNSAFE_RUNTIME_DIR`); a socket of a dead pid is ignored, one of another uid is skipped and said.
+ * Ask the live hosts in the runtime directory for their sessions: every one, or only the host
+ * `onlyPid` (then a stuck host elsewhere costs nothing). The directory must be private to us and its
+ * parent safe (else `UNSAFE_RUNTIME_DIR`); a socket of a dead pid is ignored, one of another uid is skipped and said.
  */
-export async function discoverHosts(dir: string = runtimeDirPath()): Promise<Discovery> {
+export async function discoverHosts(dir: string = runtimeDirPath(), onlyPid?: number): Promise<Discovery> {
   // A parent that hosts refuse is said even before any host could have made a directory in it.
   if (existsSync(dirname(dir))) assertRuntimeParentOf(dir)
-  if (!existsSync(dir)) return { hosts: [], skipped: [] }
+  if (!existsSync(dir)) return { hosts: [], skipped: [], livePids: [] }
   assertPrivateDir(dir)
+  const live = listHostFiles(dir).filter((files) => isProcessAlive(files.pid))
   // All at once: each connection's answer timer runs from its opening, so asking one host after
   // another would let a slow host time out the sockets of the hosts that had already answered.
-  const live = listHostFiles(dir).filter((files) => isProcessAlive(files.pid))
-  const asked = await Promise.all(live.map((files) => askHost(files)))
+  const asked = await Promise.all(live.filter((files) => onlyPid === undefined || files.pid === onlyPid).map((files) => askHost(files)))
   const hosts: DiscoveredHost[] = []
   const skipped: string[] = []
   for (const answer of asked) {
     if (typeof answer === 'string') skipped.push(answer)
     else hosts.push(answer)
   }
-  return { hosts, skipped }
+  return { hosts, skipped, livePids: live.map((files) => files.pid) }
 }
 
 /** Connect to one host and list its sessions; never rejects: a failure is the line saying why it was skipped. */
