@@ -51,11 +51,12 @@ describe.skipIf(process.platform !== 'linux')('end to end: real bash over MCP st
     expect(page).toContain('hello-e2e from sub')
     expect(page).toMatch(/\[lines: \d+-\d+ of \d+\]\n\[input: prompt\]$/)
 
-    // A sleep holds the foreground; the send returns on silence, the signal interrupts it, and the
+    // A sleep holds the foreground; the send returns on silence (idleMs: silence alone never ends the
+    // wait of a command proven not to read), the signal interrupts it, and the
     // shell answers the next command. The empty send first collects the interrupted command's
     // prompt, so the next send cannot mistake that late prompt for its own.
     // What is in front is said: sleep, proven not to read the terminal.
-    expect(await call('terminal_send', { sessionId: 'pty-1', text: 'sleep 30' })).toMatch(
+    expect(await call('terminal_send', { sessionId: 'pty-1', text: 'sleep 30', idleMs: 1000 })).toMatch(
       /\[input: none; busy: sleep, pid \d+, running [^,\]]+, not reading the terminal\]/,
     )
     expect(await call('terminal_signal', { sessionId: 'pty-1', signal: 'SIGINT' })).toMatch(/^delivered SIGINT to foreground process group \d+$/)

@@ -25,7 +25,8 @@ async function printed(line: string): Promise<void> {
 
 describe('earlier output', () => {
   it('an empty send after an inferred_idle result starts with what the command printed since', async () => {
-    const first = await stack.run(id, 'sleep 1; echo LATE-OUTPUT')
+    // idleMs: the caller asks silence to end the wait, though sleep is proven not to read.
+    const first = await stack.run(id, 'sleep 1; echo LATE-OUTPUT', { idleMs: 300 })
     expect(first).toMatchObject({ viewport: 'sleep 1; echo LATE-OUTPUT\n', waitReason: 'inferred_idle' })
     expect(first.earlierOutput).toBeUndefined()
     // What ran in front when silence ended the send: sleep, proven not to read the terminal.
@@ -50,7 +51,7 @@ describe('earlier output', () => {
   })
 
   it('a read of the newest lines takes that output: the next send does not repeat it', async () => {
-    expect(await stack.run(id, 'sleep 1; echo READ-OUTPUT')).toMatchObject({ waitReason: 'inferred_idle' })
+    expect(await stack.run(id, 'sleep 1; echo READ-OUTPUT', { idleMs: 300 })).toMatchObject({ waitReason: 'inferred_idle' })
     await printed('READ-OUTPUT')
     expect(stack.terminals.read(stack.agent, id, { count: 2 }).text).toBe('READ-OUTPUT\ndsh> ')
     expect((await stack.run(id, 'echo after')).earlierOutput).toBeUndefined()

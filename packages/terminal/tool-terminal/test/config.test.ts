@@ -73,7 +73,8 @@ describe('config', () => {
     expect(guidance.startsWith('## Terminal sessions\nUse a terminal session only when state must persist')).toBe(true)
     for (const phrase of [
       'terminal_close',
-      'inferred_idle (output went quiet) and timeout do NOT prove the command finished',
+      'inferred_idle (output went quiet where nothing could be proven) and timeout do NOT prove the command finished',
+      'A command proven not to read the terminal (a sleep, a build) is waited for',
       'not the name',
       'run_in_background',
       'password (a secret: ask the user for it, never invent one)',

@@ -117,7 +117,8 @@ describe('dsh-tool-terminal on a real bash', () => {
   })
 
   it('output printed after an inferred_idle result starts the next result, marked as earlier output', async () => {
-    const first = text(await call('terminal_send', { sessionId: 'pty-1', text: 'sleep 6; echo LATE-OUTPUT' }))
+    // idleMs: silence ends the wait only when asked, since sleep is proven not to read the terminal.
+    const first = text(await call('terminal_send', { sessionId: 'pty-1', text: 'sleep 6; echo LATE-OUTPUT', idleMs: 1000 }))
     // The send gave up on silence while sleep still ran: the input line says so, and that sleep does not read.
     expect(first).toMatch(
       /^sleep 6; echo LATE-OUTPUT\n\n\[wait: inferred_idle\]\n\[input: none; busy: sleep, pid \d+, running [^,\]]+, not reading the terminal\]\n\[session: running\]$/,

@@ -98,3 +98,13 @@ export function isSingleLine(input: string): boolean {
   const body = input.endsWith('\r') ? input.slice(0, -1) : input
   return !/[\r\n]/.test(body)
 }
+
+/**
+ * Whether silence says nothing about what is in front: a sample taken after the latest output
+ * (`sampledAt` arrivals, `arrivalsNow` now) found every thread proven to be doing something other
+ * than reading this terminal (a `sleep`, a build waiting for its children, a server in `accept`).
+ * Such a program is not waiting for input, however long it stays quiet.
+ */
+export function isQuietButNotReading(facts: ForegroundFacts | undefined, sampledAt: number, arrivalsNow: number): boolean {
+  return facts?.notReadingProven === true && sampledAt === arrivalsNow
+}

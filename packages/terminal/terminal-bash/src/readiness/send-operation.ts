@@ -5,7 +5,7 @@ import type { SanitizedChunk, SendOutputBuffer } from '../output/index'
 import { type EvidenceRules, type ProbeSample, type ReadinessProof, ReadinessEvidence } from './evidence'
 import { ForegroundProber, type ProbeTarget } from './foreground-prober'
 import { SendBaselines } from './send-baselines'
-import { isIdleAtPrompt, isPromptOwnerWaiting, isSingleLine, type SendSession, type SendOptions } from './send-contract'
+import { isIdleAtPrompt, isPromptOwnerWaiting, isQuietButNotReading, isSingleLine, type SendSession, type SendOptions } from './send-contract'
 import { SendOutput } from './send-output'
 import { type ResultEnding, type SendEnding, type SendEvent, type SendPhase, type SendRules, type SendSteps, transitionFor } from './send-transitions'
 import { after, afterPollPhase, type Cancel, inMs, now, onAbort, PendingCallbacks, soon } from './timers'
@@ -55,6 +55,8 @@ export class SendOperation implements TerminalSendOperation {
   #lastShellFacts: ForegroundFacts | undefined
   /** The latest judged sample: a stdin proof is described from it. */
   #lastFacts: ForegroundFacts | undefined
+  /** Output arrivals when that sample started. */
+  #lastFactsArrivals = -1
   #promptFacts: ForegroundFacts | undefined
   /** The ending decided while the input state is told. */
   #decided: ResultEnding | undefined
@@ -316,6 +318,7 @@ export class SendOperation implements TerminalSendOperation {
   #judge(sample: ProbeSample): number | undefined {
     this.#noteShell(sample.facts)
     this.#lastFacts = sample.facts
+    this.#lastFactsArrivals = sample.arrivalsAtStart
     const stream = this.#session.stream
     const lineHasText = stream.line.length > 0 && this.#baselines.announces(sample.arrivalsAtStart)
     const replOwns = stream.promptKind === 'repl' ? (facts: ForegroundFacts) => ownsPrompt(facts, stream) : undefined
@@ -362,6 +365,12 @@ export class SendOperation implements TerminalSendOperation {
     const arrivals = this.#session.stream.arrivals
     this.#pending.set('silence', afterPollPhase, () => {
       if (this.#session.stream.arrivals !== arrivals || now() < this.#silenceDeadline()) return this.#armSilence()
+      // Silence settles only where readiness cannot be proven: a program proven not to read is waited
+      // for (its prompt, a stdin wait, `waitFor` or the timeout end the send), looked at again after
+      // each further silence. Only the caller's own `idleMs` lets silence end it anyway.
+      if (this.#options.idleMs === undefined && isQuietButNotReading(this.#lastFacts, this.#lastFactsArrivals, this.#session.stream.arrivals)) {
+        return this.#pending.set('silence', inMs(this.#options.timing.idleSilenceMs), () => this.#silenceDue())
+      }
       this.#dispatch({ kind: 'silence' })
     })
   }

@@ -101,6 +101,7 @@ export function sendParameters(options: SendParameterOptions) {
     ),
     idleMs: millisParam('idleMs', maxTimeoutMs, 'maxTimeoutMs').describe(
       `Output silence that ends the wait as inferred_idle, in ms (1 to ${maxTimeoutMs}; default: the terminal's own). ` +
+        'Without it, silence never ends the wait of a command proven not to read the terminal (a sleep, a build): give it to get control back early. ' +
         'Raise it for a command that is quiet for long stretches.',
     ),
     maxBytes: maxBytesParam(options),
