@@ -349,7 +349,10 @@ export class SendOperation implements TerminalSendOperation {
   #silenceDeadline(): number {
     const { idleSilenceMs, handoffGraceMs } = this.#options.timing
     const stream = this.#session.stream
-    return this.#baselines.silenceDeadline(stream.lastArrivalAt, idleSilenceMs + (stream.markerSeen ? handoffGraceMs : 0))
+    // A full-screen program redraws in place (`watch`, a progress display): its output shows no
+    // progress a result could carry beyond its screen, so there silence counts from the write.
+    const lastActivity = stream.alternateScreen ? Number.NEGATIVE_INFINITY : stream.lastArrivalAt
+    return this.#baselines.silenceDeadline(lastActivity, idleSilenceMs + (stream.markerSeen ? handoffGraceMs : 0))
   }
 
   /** Tier C: one timer, re-armed lazily when it fires early (never per chunk). Lives only while waiting. */
@@ -367,8 +370,10 @@ export class SendOperation implements TerminalSendOperation {
       if (this.#session.stream.arrivals !== arrivals || now() < this.#silenceDeadline()) return this.#armSilence()
       // Silence settles only where readiness cannot be proven: a program proven not to read is waited
       // for (its prompt, a stdin wait, `waitFor` or the timeout end the send), looked at again after
-      // each further silence. Only the caller's own `idleMs` lets silence end it anyway.
-      if (this.#options.idleMs === undefined && isQuietButNotReading(this.#lastFacts, this.#lastFactsArrivals, this.#session.stream.arrivals)) {
+      // each further silence. Only the caller's own `idleMs` lets silence end it anyway, and a
+      // full-screen program's screen is its result whether it reads or not.
+      const stream = this.#session.stream
+      if (this.#options.idleMs === undefined && !stream.alternateScreen && isQuietButNotReading(this.#lastFacts, this.#lastFactsArrivals, stream.arrivals)) {
         return this.#pending.set('silence', inMs(this.#options.timing.idleSilenceMs), () => this.#silenceDue())
       }
       this.#dispatch({ kind: 'silence' })

@@ -2,8 +2,10 @@ import type { TerminalSessionId } from 'dsh-terminal'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PATIENT, startStack, type Stack } from './support/stack'
 
-// A command that is quiet but proven not to read the terminal (sleep) is waited for: silence alone
-// settles a send only where nothing can be proven. A short silence bound makes the difference show.
+// When silence settles a send. A line-mode command that is quiet but proven not to read the terminal
+// (sleep) is waited for: silence alone settles only where nothing can be proven. A full-screen
+// program that redraws without reading (watch) never goes quiet: its screen is the result, returned
+// once it has drawn for the silence bound. A short silence bound makes the differences show.
 let stack: Stack
 let id: TerminalSessionId
 
@@ -40,5 +42,15 @@ describe('a quiet command proven not to read', () => {
     expect(result).toMatchObject({ waitReason: 'stdin_read' })
     expect(result.viewport).toContain('name? ')
     expect(await stack.run(id, 'x')).toMatchObject({ waitReason: 'stdin_read', input: { kind: 'prompt' } })
+  })
+})
+
+describe('a full-screen program that redraws without reading', () => {
+  it('returns its screen once it has drawn for the silence bound, redraws or not', async () => {
+    const result = await stack.run(id, 'watch -t -n 0.2 date +WATCHED-%N')
+    expect(result).toMatchObject({ waitReason: 'inferred_idle', input: { kind: 'busy' } })
+    expect(result.screen?.alternateScreen).toBe(true)
+    expect(result.screen?.lines.join('\n')).toMatch(/WATCHED-\d+/)
+    expect(await stack.run(id, '\x03', { submit: false })).toMatchObject({ input: { kind: 'prompt' } })
   })
 })
