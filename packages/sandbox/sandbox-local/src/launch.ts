@@ -29,15 +29,27 @@ const OPEN_FILTER_SCRIPT = `exec ${SECCOMP_FD}<"$1" && shift && exec "$@"`
  */
 const OPEN_HELD_SCRIPT = `exec ${SECCOMP_FD}<"$1" ${INFO_FD}>>"$2" ${BLOCK_FD}<>"$3" || exit 1; [ -p /proc/self/fd/${INFO_FD} ] && [ -p /proc/self/fd/${BLOCK_FD} ] || exit 1; shift 3 && exec "$@"`
 
+/** Prefixes an opener script: prints its first argument on stderr (the terminal, for a session), then drops it. */
+const NOTICE_PREFIX = `printf '%s\\n' "$1" >&2; shift; `
+
 /**
  * The confined argv as bwrap will run it: `/bin/sh` opening the filter (and, for a `held` start,
  * the host's FIFOs), then bwrap with `--seccomp 3` (and `--info-fd 4 --block-fd 5`), its options,
- * `--`, and the original command untouched. It does not decide whether a start must be held: see
+ * `--`, and the original command untouched. A `notice` is printed first, on stderr, so a session
+ * shows it above its first prompt. It does not decide whether a start must be held: see
  * {@link checkedBwrapArgv}, which every confinement goes through.
  */
-export function bwrapArgv(launch: BwrapLaunch, argv: readonly string[], policy: SandboxPolicy, plan: MountPlan = EMPTY_MOUNT_PLAN, held?: HeldStart): string[] {
-  const opener =
-    held === undefined ? [OPEN_FILTER_SCRIPT, 'sh', launch.seccompFilter] : [OPEN_HELD_SCRIPT, 'sh', launch.seccompFilter, held.infoPath, held.blockPath]
+export function bwrapArgv(
+  launch: BwrapLaunch,
+  argv: readonly string[],
+  policy: SandboxPolicy,
+  plan: MountPlan = EMPTY_MOUNT_PLAN,
+  held?: HeldStart,
+  notice?: string,
+): string[] {
+  const [script, ...scriptArgs] =
+    held === undefined ? [OPEN_FILTER_SCRIPT, launch.seccompFilter] : [OPEN_HELD_SCRIPT, launch.seccompFilter, held.infoPath, held.blockPath]
+  const opener = notice === undefined ? [script!, 'sh', ...scriptArgs] : [NOTICE_PREFIX + script!, 'sh', notice, ...scriptArgs]
   const gate = held === undefined ? [] : ['--info-fd', String(INFO_FD), '--block-fd', String(BLOCK_FD)]
   return ['/bin/sh', '-c', ...opener, launch.bwrapPath, '--seccomp', String(SECCOMP_FD), ...gate, ...bwrapOptions(policy, plan), '--', ...argv]
 }
@@ -54,7 +66,8 @@ export async function checkedBwrapArgv(
   plan: MountPlan,
   hold: (check: MountCheck) => Promise<HeldStart>,
   hostMounts: () => readonly MountinfoEntry[] = readHostMounts,
+  notice?: string,
 ): Promise<string[]> {
   const check = planMountCheck(bwrapOptions(policy, plan), policy, plan, hostMounts)
-  return bwrapArgv(launch, argv, policy, plan, await hold(check))
+  return bwrapArgv(launch, argv, policy, plan, await hold(check), notice)
 }

@@ -87,13 +87,16 @@ export class LocalSandbox extends Sandbox {
     const sources = { config: this.config, installationRoots: facts.installationRoots, controlSockets: this.controlSockets() }
     const hostRuntimeParent = hostRuntimeCover(workspaceRoot, confined.readableFiles ?? [], this.hostRuntimeParent())
     const plan = { ...(await planMounts(workspaceRoot, writable, facts.userNamespace, sources)), ...(hostRuntimeParent ? { hostRuntimeParent } : {}) }
-    if (writable && plan.readOnly.some((path) => path === workspaceRoot)) this.warnWorkspaceIsInstallation(workspaceRoot)
+    // Read-only in effect: the host's log says it once, and every session above its first prompt.
+    const readOnlyWorkspace = writable && plan.readOnly.some((path) => path === workspaceRoot)
+    if (readOnlyWorkspace) this.warnWorkspaceIsInstallation(workspaceRoot)
     // Checked at every start, so a temp cleaner or a writable workspace never leaves a wrong filter;
     // a workspace holding the file keeps it read-only inside.
     const seccompFilter = await installSeccompFilter(dirname(facts.seccompFilter))
     const guard = writable ? filterGuard(workspaceRoot, seccompFilter) : undefined
     const guarded = guard === undefined ? plan : { ...plan, readOnly: [...plan.readOnly, guard] }
-    return checkedBwrapArgv({ bwrapPath: facts.bwrapPath, seccompFilter }, argv, confined, guarded, (check) => this.startGate().hold(check))
+    const notice = readOnlyWorkspace ? installationNotice(workspaceRoot) : undefined
+    return checkedBwrapArgv({ bwrapPath: facts.bwrapPath, seccompFilter }, argv, confined, guarded, (check) => this.startGate().hold(check), undefined, notice)
   }
 
   /**
@@ -173,6 +176,11 @@ export class LocalSandbox extends Sandbox {
     }
     return facts
   }
+}
+
+/** What a session in a workspace that is the host's own installation prints above its first prompt. */
+function installationNotice(workspaceRoot: string): string {
+  return `dsh-sandbox: ${workspaceRoot} is this server's own installation, kept read-only here (writes fail with "Read-only file system"); start the server in a project directory (--cwd DIR) to work there`
 }
 
 /** The one-line warning for a kernel that allows TIOCSTI: what it means here and the command that turns it off. */

@@ -175,6 +175,18 @@ describe.skipIf(bwrapUnavailable !== undefined)('attacks on the sandbox, with re
     expect(moved.stdout).not.toContain('MOVED')
   })
 
+  it('a workspace that is the installation itself is read-only, and the sandbox says why before the command runs', async () => {
+    const result = await sh(`echo STARTED; touch '${installation}/new.js'`, { workspaceRoot: installation, cwd: installation })
+    expect(result.stderr).toContain(`dsh-sandbox: ${installation} is this server's own installation, kept read-only here`)
+    expect(result.stderr).toContain('--cwd DIR')
+    // The notice comes first: before anything the command prints, then the command's own failure.
+    expect(result.stderr.indexOf('dsh-sandbox:')).toBeLessThan(result.stderr.indexOf('Read-only file system'))
+    expect(result.stdout).toBe('STARTED\n')
+    expect(existsSync(join(installation, 'new.js'))).toBe(false)
+    // A workspace that merely contains it says nothing.
+    expect((await sh('true')).stderr).not.toContain('dsh-sandbox:')
+  })
+
   it('a configured protected path stays read-only; a missing one is skipped', async () => {
     await writeFile(join(workspace.path, 'Makefile.trusted'), 'all:\n')
     const result = await sh('echo evil >> Makefile.trusted; rm -f Makefile.trusted')
