@@ -93,6 +93,14 @@ describe('sendInput', () => {
     expect(sendInput({ text: 'for i in x:\n    f(i)', submit: false }, PASTING)).toBe(pasted('for i in x:\r    f(i)'))
   })
 
+  it('into an editor on the alternate screen, the text keeps its own line breaks and gets no extra Enter', () => {
+    expect(sendInput({ text: 'one\ttwo\nthree\n', submit: true }, PASTING, true)).toBe(pasted('one\ttwo\rthree\r'))
+    expect(sendInput({ text: 'one\ttwo\nthree\n', submit: false }, PASTING, true)).toBe(pasted('one\ttwo\rthree\r'))
+    // Without a final line break, submit is the one Enter after the paste.
+    expect(sendInput({ text: 'one\ttwo\nthree', submit: true }, PASTING, true)).toBe(`${pasted('one\ttwo\rthree')}\r`)
+    expect(sendInput({ text: 'one\ttwo\nthree', submit: false }, PASTING, true)).toBe(pasted('one\ttwo\rthree'))
+  })
+
   it("a text's final line break is its Enter, as when typed", () => {
     expect(sendInput({ text: 'for i in x:\n    f(i)\n', submit: false }, PASTING)).toBe(`${pasted('for i in x:\r    f(i)\r')}\r`)
     expect(sendInput({ text: 'for i in x:\n    f(i)\n', submit: true }, PASTING)).toBe(`${pasted('for i in x:\r    f(i)\r')}\r`)

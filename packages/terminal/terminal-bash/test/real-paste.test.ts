@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TerminalSendResult, TerminalSessionId } from 'dsh-terminal'
@@ -131,3 +131,27 @@ describe('bash (asks for bracketed paste at its prompt)', () => {
     expect(result.viewport).not.toContain('201~')
   })
 })
+
+describe.skipIf(!installed('nano'))('nano (an editor on the alternate screen that asks for bracketed paste)', () => {
+  it('a text ending in a line break is pasted with its own line breaks only: no empty line is added', async () => {
+    const id = (await stack.open({ cwd: work })).sessionId
+    const opened = await stack.run(id, 'TERM=xterm-256color nano -R pasted.txt')
+    expect(opened.input).toMatchObject({ kind: 'keys' })
+    // Typed by hand this is two lines; the tab makes the session paste it.
+    await stack.run(id, 'one\ttwo\nthree\n')
+    await stack.run(id, '\u000f', { submit: false })
+    await stack.run(id, '\r', { submit: false })
+    expect(await stack.run(id, '\u0018', { submit: false })).toMatchObject({ input: { kind: 'prompt' } })
+    expect(readFileSync(join(work, 'pasted.txt'), 'utf8')).toBe('one\ttwo\nthree\n')
+  })
+})
+
+/** True when `program` is on PATH. */
+function installed(program: string): boolean {
+  try {
+    execFileSync('sh', ['-c', `command -v ${program}`], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}

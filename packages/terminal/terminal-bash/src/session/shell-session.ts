@@ -229,7 +229,8 @@ export class ShellSession implements TerminalBackendSession {
     if (this.#closeStarted) throw shellFailure.closed()
     if (this.#active) throw new TerminalError('SEND_ACTIVE', 'PTY session already has an active send')
     const { size } = request
-    const typed = sendInput(request, () => this.#screen.modes)
+    // On the alternate screen a paste goes to an editor, not a line reader (see `sendInput`).
+    const typed = sendInput(request, () => this.#screen.modes, this.#stream.alternateScreen)
     // A send that only resizes writes no byte, yet the resize is its write: the program's reaction
     // (SIGWINCH, a redraw, a new wait) is what it waits for, never the wait that held before.
     const input = typed ?? (size === undefined ? undefined : '')
