@@ -41,7 +41,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 1
   }
   const web = request.web !== undefined ? { web: request.web } : {}
-  if (request.http) return runMcpHttp({ configPath, address: request.http, idleTimeoutMs: request.idleTimeoutMs, ...web })
+  if (request.http) {
+    return runMcpHttp({ configPath, address: request.http, idleTimeoutMs: request.idleTimeoutMs, quietIdleTimeoutMs: request.quietIdleTimeoutMs, ...web })
+  }
   return request.command === 'mcp' ? runMcpStdio({ configPath, ...web }) : runHeadlessStdio({ configPath })
 }
 

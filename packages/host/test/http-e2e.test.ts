@@ -166,6 +166,40 @@ describe('dsh-terminal mcp --http', () => {
     expect(lines[1]!.text).toContain('\ntoken=unset values=0\n')
   })
 
+  it('closes a dropped client that holds no work after the quiet timeout, and keeps one whose terminal runs a command', async () => {
+    const token = randomBytes(24).toString('base64url')
+    const workspace = await tempDir('dsh-host-quiet-')
+    try {
+      const server = started(['--http', '127.0.0.1:0', '--idle-timeout', '60s', '--idle-timeout-quiet', '1s', '--config', DEFAULT_CONFIG], workspace.dir, {
+        [TOKEN_ENV]: token,
+      })
+      const url = await listening(server)
+      expect(server.stderr()).toContain('after 1 s without a request or open stream (1 min while a terminal runs a command')
+      // Busy: `sleep` in front when the client goes (the send gave up at its timeout).
+      const busy = await connect(url, token)
+      const { meta } = await callTool(busy.client, 'terminal_open', { type: 'shell' })
+      const busyShell = (meta as { pid: number }).pid
+      await callTool(busy.client, 'terminal_send', { sessionId: (meta as { sessionId: string }).sessionId, text: 'sleep 600', timeoutMs: 500 })
+      const busyId = `${busy.transport.sessionId!.slice(0, 8)}…`
+      // Quiet: a shell at its prompt, with a background sleeper to prove the whole tree goes.
+      const quiet = await connect(url, token)
+      const { tree } = await shellWithSleeper(quiet.client, 304)
+      const quietId = `${quiet.transport.sessionId!.slice(0, 8)}…`
+      await busy.client.close()
+      await quiet.client.close()
+      await eventually(() => tree.filter(stillRunning).length === 0, 'the quiet session to close', 20_000)
+      await eventually(
+        () => server.stderr().includes(`session ${quietId} closed (idle for 1 s, with no busy terminal, running job or person attached)`),
+        'the quiet close to be logged',
+      )
+      await eventually(() => server.stderr().includes(`session ${busyId} idle for 1 s but holds work`), 'the busy session to be kept', 20_000)
+      expect(server.stderr()).not.toContain(`session ${busyId} closed`)
+      expect(stillRunning(identify(busyShell)!)).toBe(true)
+    } finally {
+      await workspace.remove()
+    }
+  })
+
   it('refuses a short DSH_TERMINAL_TOKEN with exit 2 and a port in use with exit 1', async () => {
     const short = await started(['--http', '0', '--config', SNAPSHOT_CONFIG], process.cwd(), { [TOKEN_ENV]: 'short' }).finished
     expect(short).toMatchObject({ code: 2, stdout: '' })

@@ -234,6 +234,60 @@ describe('idle accounting', () => {
   })
 })
 
+describe('the shorter idle timeout of a session that holds no work', () => {
+  function quietTable(holdsWork: () => Promise<boolean>) {
+    const lines: string[] = []
+    const table = new HttpSessions({
+      composition: {} as Composition,
+      idleTimeoutMs: 1000,
+      quietIdleTimeoutMs: 100,
+      holdsWork,
+      maxSessions: 1,
+      log: (line) => lines.push(line),
+    })
+    const connection = { agent: {}, close: async () => {} } as unknown as McpConnection
+    const session = new HttpSession({ sessionId: 'abc' } as StreamableHTTPServerTransport, connection, table)
+    const request = new EventEmitter() as ServerResponse
+    session.track(request)
+    request.emit('close')
+    return { session, lines, request }
+  }
+
+  it('closes at the quiet timeout when the agent holds no work', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    const { session, lines } = quietTable(async () => false)
+    await vi.advanceTimersByTimeAsync(99)
+    expect(session.closing).toBe(false)
+    await vi.advanceTimersByTimeAsync(1)
+    expect(session.closing).toBe(true)
+    await session.close('quiet')
+    expect(lines.at(-1)).toMatch(/closed \(idle for 100 ms, with no busy terminal, running job or person attached\)/)
+  })
+
+  it('keeps a session that holds work to the full idle timeout, and says so', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    const { session, lines } = quietTable(async () => true)
+    await vi.advanceTimersByTimeAsync(100)
+    expect(session.closing).toBe(false)
+    expect(lines.at(-1)).toMatch(/idle for 100 ms but holds work .*: kept up to 1 s/)
+    await vi.advanceTimersByTimeAsync(899)
+    expect(session.closing).toBe(false)
+    await vi.advanceTimersByTimeAsync(1)
+    expect(session.closing).toBe(true)
+  })
+
+  it('a request that comes while the look runs decides: the session stays', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    let answer!: (busy: boolean) => void
+    const { session, request } = quietTable(() => new Promise((resolve) => (answer = resolve)))
+    await vi.advanceTimersByTimeAsync(100)
+    session.track(request)
+    answer(false)
+    await vi.advanceTimersByTimeAsync(5000)
+    expect(session.closing).toBe(false)
+  })
+})
+
 describe('HTTP options, token and origin', () => {
   it('parses --http and --idle-timeout: loopback unless told, IPv6 in brackets, usage errors otherwise', () => {
     expect(parseListenAddress('8080')).toEqual({ host: '127.0.0.1', port: 8080 })
@@ -255,6 +309,8 @@ describe('HTTP options, token and origin', () => {
     })
     expect(parseCliArgs(['headless', '--http', '8080'])).toEqual({ kind: 'usage-error', message: '--http and --idle-timeout belong to mcp, not headless' })
     expect(parseCliArgs(['mcp', '--idle-timeout', '5m'])).toMatchObject({ kind: 'usage-error', message: expect.stringMatching(/needs --http/) })
+    expect(parseCliArgs(['mcp', '--http', '0', '--idle-timeout-quiet', '90s'])).toMatchObject({ kind: 'run', quietIdleTimeoutMs: 90_000 })
+    expect(parseCliArgs(['mcp', '--idle-timeout-quiet', '90s'])).toMatchObject({ kind: 'usage-error', message: expect.stringMatching(/needs --http/) })
     expect(parseCliArgs(['mcp', '--http', 'x'])).toMatchObject({ kind: 'usage-error' })
     expect(endpointUrl({ host: '::1', port: 80 })).toBe('http://[::1]:80/mcp')
     expect(endpointUrl({ host: '0.0.0.0', port: 80 })).toBe('http://127.0.0.1:80/mcp')

@@ -11,7 +11,17 @@ const DEFAULT_WEB_PORT = 0
 
 /** What the command line asked for. */
 export type CliRequest =
-  | { kind: 'run'; command: Command; config?: string; preset?: PresetName; cwd?: string; http?: ListenAddress; idleTimeoutMs?: number; web?: number }
+  | {
+      kind: 'run'
+      command: Command
+      config?: string
+      preset?: PresetName
+      cwd?: string
+      http?: ListenAddress
+      idleTimeoutMs?: number
+      quietIdleTimeoutMs?: number
+      web?: number
+    }
   | { kind: 'attach'; sessionId?: string; readOnly: boolean }
   | { kind: 'help' }
   | { kind: 'version' }
@@ -21,7 +31,7 @@ export type CliRequest =
 export const USAGE = `Usage:
   dsh-terminal-mcp [mcp]    [--config <cordis.yml> | --preset <name>] [--cwd <dir>] [--web [port]]   MCP server on stdin/stdout
   dsh-terminal-mcp headless [--config <cordis.yml> | --preset <name>] [--cwd <dir>]   JSON lines on stdin/stdout
-  dsh-terminal-mcp [mcp] --http [host:]port [--idle-timeout 30m] [--config … | --preset …] [--cwd …]   MCP over Streamable HTTP
+  dsh-terminal-mcp [mcp] --http [host:]port [--idle-timeout 30m] [--idle-timeout-quiet 5m] [--config … | --preset …] [--cwd …]   MCP over Streamable HTTP
   dsh-terminal-mcp attach [<session>] [--read-only]   list the running hosts' sessions, or watch and type into one
   dsh-terminal-mcp --help | --version
   (dsh-terminal is the same command; with no command, both serve MCP on stdin/stdout)
@@ -41,6 +51,8 @@ export const USAGE = `Usage:
             startup, or the value of DSH_TERMINAL_TOKEN when set. Each MCP session is one agent.
   --idle-timeout  with --http: close a session (its terminals and jobs) after this long without a
             request or open stream (default 30m; e.g. 90s, 1h; 0 = never)
+  --idle-timeout-quiet  with --http: close it already after this long when it holds no work: no
+            terminal running a command, no running job, nobody attached (default 5m; 0 = off)
   --web [port]  with mcp: also serve a browser view of the sessions on 127.0.0.1:port (default: a
             free port; the URL is printed on stderr)
 
@@ -90,9 +102,9 @@ export function parseCliArgs(argv: readonly string[]): CliRequest {
     request.preset = values.preset
   }
   if (values.cwd) request.cwd = values.cwd
-  if (values.http !== undefined || values['idle-timeout'] !== undefined) {
+  if (values.http !== undefined || values['idle-timeout'] !== undefined || values['idle-timeout-quiet'] !== undefined) {
     try {
-      Object.assign(request, parseHttpFlags(command, values.http, values['idle-timeout']))
+      Object.assign(request, parseHttpFlags(command, values.http, values['idle-timeout'], values['idle-timeout-quiet']))
     } catch (error) {
       return { kind: 'usage-error', message: errorMessage(error) }
     }
@@ -103,7 +115,7 @@ export function parseCliArgs(argv: readonly string[]): CliRequest {
 /** `attach [session] [--read-only]`: serving flags make no sense there. */
 function attachRequest(extra: readonly string[], values: ReturnType<typeof parse>['values'], web: number | undefined): CliRequest {
   if (extra.length > 1) return { kind: 'usage-error', message: `attach takes one session, got "${extra[1]}" too` }
-  const serving = (['config', 'preset', 'cwd', 'http', 'idle-timeout'] as const).find((name) => values[name] !== undefined)
+  const serving = (['config', 'preset', 'cwd', 'http', 'idle-timeout', 'idle-timeout-quiet'] as const).find((name) => values[name] !== undefined)
   if (serving || web !== undefined) return { kind: 'usage-error', message: `--${serving ?? 'web'} does not go with attach` }
   return { kind: 'attach', ...(extra[0] ? { sessionId: extra[0] } : {}), readOnly: values['read-only'] === true }
 }
@@ -164,6 +176,7 @@ function parse(argv: readonly string[]) {
       cwd: { type: 'string' },
       http: { type: 'string' },
       'idle-timeout': { type: 'string' },
+      'idle-timeout-quiet': { type: 'string' },
       'read-only': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },

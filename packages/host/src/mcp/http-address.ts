@@ -18,6 +18,12 @@ export const MCP_PATH = '/mcp'
 export const DEFAULT_IDLE_TIMEOUT_MS = 30 * 60_000
 
 /**
+ * Default idle timeout of an HTTP session that holds no work (no busy terminal, running job or
+ * person attached): a one-shot client that never sends DELETE leaves an idle shell this long at most.
+ */
+export const DEFAULT_QUIET_IDLE_TIMEOUT_MS = 5 * 60_000
+
+/**
  * Parse `--http`: `port`, `host:port` or `[ipv6]:port`. A bare port means loopback, so nothing is
  * reachable from the network unless the user names an interface. Throws a message fit for a usage error.
  */
@@ -72,13 +78,19 @@ export function endpointUrl(address: ListenAddress): string {
 }
 
 /**
- * The command line's `--http` and `--idle-timeout`, checked together: both belong to `mcp`, and the
- * timeout only to `--http`. Throws a message fit for a usage error.
+ * The command line's `--http`, `--idle-timeout` and `--idle-timeout-quiet`, checked together: all
+ * belong to `mcp`, and the timeouts only to `--http`. Throws a message fit for a usage error.
  */
-export function parseHttpFlags(command: string, http: string | undefined, idleTimeout: string | undefined): { http?: ListenAddress; idleTimeoutMs?: number } {
+export function parseHttpFlags(
+  command: string,
+  http: string | undefined,
+  idleTimeout: string | undefined,
+  quietIdleTimeout?: string | undefined,
+): { http?: ListenAddress; idleTimeoutMs?: number; quietIdleTimeoutMs?: number } {
   if (command !== 'mcp') throw new Error(`--http and --idle-timeout belong to mcp, not ${command}`)
   if (http === undefined) throw new Error('--idle-timeout needs --http (a stdio session ends with its client)')
-  const flags: { http: ListenAddress; idleTimeoutMs?: number } = { http: parseListenAddress(http) }
+  const flags: { http: ListenAddress; idleTimeoutMs?: number; quietIdleTimeoutMs?: number } = { http: parseListenAddress(http) }
   if (idleTimeout !== undefined) flags.idleTimeoutMs = parseDuration(idleTimeout)
+  if (quietIdleTimeout !== undefined) flags.quietIdleTimeoutMs = parseDuration(quietIdleTimeout)
   return flags
 }

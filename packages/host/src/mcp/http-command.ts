@@ -1,7 +1,7 @@
 import { reserveStdout, waitForShutdown } from '../cli/lifecycle'
 import { loadComposition } from '../compose/load-config'
 import { startHumanAccess } from '../human/host-access'
-import { DEFAULT_IDLE_TIMEOUT_MS, formatDuration, isLoopbackHost, type ListenAddress } from './http-address'
+import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_QUIET_IDLE_TIMEOUT_MS, formatDuration, isLoopbackHost, type ListenAddress } from './http-address'
 import { type BearerToken, resolveToken, TOKEN_ENV } from './http-auth'
 import { McpHttpServer } from './http'
 import { errorMessage } from 'dsh-basics'
@@ -14,6 +14,8 @@ export interface McpHttpRunOptions {
   address: ListenAddress
   /** `--idle-timeout`; 0 = never. Default 30 min. */
   idleTimeoutMs?: number
+  /** `--idle-timeout-quiet`; 0 = off. Default 5 min. */
+  quietIdleTimeoutMs?: number
   /** Gap between progress notifications of a long call. */
   progressIntervalMs?: number
   /** `--web [port]`: also serve the browser view of the sessions (0 = a free port). */
@@ -26,6 +28,8 @@ export interface HttpBannerFacts {
   bound: ListenAddress
   token: BearerToken
   idleTimeoutMs: number
+  /** The shorter idle timeout of a session holding no work; 0 = off (absent: off). */
+  quietIdleTimeoutMs?: number
   configPath: string
   workspace: string
 }
@@ -47,10 +51,11 @@ export async function runMcpHttp(options: McpHttpRunOptions): Promise<number> {
   const composition = await loadComposition({ configPath: options.configPath }).catch((error: unknown) => void fail(error))
   if (!composition) return 1
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS
+  const quietIdleTimeoutMs = options.quietIdleTimeoutMs ?? DEFAULT_QUIET_IDLE_TIMEOUT_MS
   const log = (line: string) => process.stderr.write(`dsh-terminal mcp: ${line}\n`)
   let server: McpHttpServer
   try {
-    server = await McpHttpServer.start(composition, { ...options, token: token.value, idleTimeoutMs, log })
+    server = await McpHttpServer.start(composition, { ...options, token: token.value, idleTimeoutMs, quietIdleTimeoutMs, log })
   } catch (error) {
     fail(error)
     await composition.dispose().catch(fail)
@@ -59,7 +64,15 @@ export async function runMcpHttp(options: McpHttpRunOptions): Promise<number> {
   const shutdown = waitForShutdown(process.stdout)
   const human = await startHumanAccess(composition, 'mcp', options.web !== undefined ? { web: options.web } : {})
   process.stderr.write(
-    httpBanner({ url: server.url, bound: server.address, token, idleTimeoutMs, configPath: composition.configPath, workspace: process.cwd() }),
+    httpBanner({
+      url: server.url,
+      bound: server.address,
+      token,
+      idleTimeoutMs,
+      quietIdleTimeoutMs,
+      configPath: composition.configPath,
+      workspace: process.cwd(),
+    }),
   )
   await shutdown
   let code = 0
@@ -85,7 +98,13 @@ export function httpBanner(facts: HttpBannerFacts): string {
   const bearer = `Bearer ${generated ? facts.token.value : `$${TOKEN_ENV}`}`
   const jsonBearer = `Bearer ${generated ? facts.token.value : `<${TOKEN_ENV}>`}`
   const json = JSON.stringify({ mcpServers: { 'dsh-terminal': { type: 'http', url: facts.url, headers: { Authorization: jsonBearer } } } })
-  const idle = facts.idleTimeoutMs > 0 ? `after ${formatDuration(facts.idleTimeoutMs)} without a request or open stream` : 'never when idle (--idle-timeout 0)'
+  const quiet = facts.quietIdleTimeoutMs ?? 0
+  const idle =
+    facts.idleTimeoutMs <= 0
+      ? 'never when idle (--idle-timeout 0)'
+      : quiet > 0 && quiet < facts.idleTimeoutMs
+        ? `after ${formatDuration(quiet)} without a request or open stream (${formatDuration(facts.idleTimeoutMs)} while a terminal runs a command, a job runs or someone is attached)`
+        : `after ${formatDuration(facts.idleTimeoutMs)} without a request or open stream`
   const { host, port } = facts.bound
   // A wildcard bind listens on every interface; the URL is how a client on this machine reaches it.
   const listening = isWildcardHost(host)

@@ -4,10 +4,11 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { Composition } from '../compose/load-config'
 import { type McpConnection, connectMcp } from './connection'
 import { formatDuration } from './http-address'
+import type { Agent } from 'dsh-agent'
 import { errorMessage } from 'dsh-basics'
 
-/** Why an HTTP session ended. */
-export type SessionCloseReason = 'deleted' | 'idle' | 'shutdown' | 'not-initialized'
+/** Why an HTTP session ended (`quiet`: idle for the shorter timeout, holding no work). */
+export type SessionCloseReason = 'deleted' | 'idle' | 'quiet' | 'shutdown' | 'not-initialized'
 
 /** Options of {@link HttpSessions}. */
 export interface HttpSessionsOptions {
@@ -15,6 +16,13 @@ export interface HttpSessionsOptions {
   composition: Pick<Composition, 'tools' | 'agents'>
   /** Close a session after this long without an open request or stream; 0 = never. */
   idleTimeoutMs: number
+  /**
+   * Close it already after this long when it holds no work (`holdsWork`); 0, or not shorter than
+   * `idleTimeoutMs`, leaves every session the full idle timeout.
+   */
+  quietIdleTimeoutMs?: number
+  /** Whether the session's agent holds work a client would come back for (see `holdsWork` in agent-work). */
+  holdsWork?: (agent: Agent) => Promise<boolean>
   /** Sessions (agents) allowed at once, initializing ones included. */
   maxSessions: number
   /** Gap between progress notifications of a long call. */
@@ -57,11 +65,37 @@ export class HttpSession {
     this.#timer = undefined
     res.once('close', () => {
       this.#open--
-      if (this.#open === 0 && !this.closing && this.table.idleTimeoutMs > 0) {
-        this.#timer = setTimeout(() => void this.close('idle'), this.table.idleTimeoutMs)
-        this.#timer.unref()
-      }
+      if (this.#open === 0 && !this.closing) this.#armIdle()
     })
+  }
+
+  /**
+   * Idle now: close after the idle timeout, or, with a shorter quiet timeout, look then whether the
+   * agent holds work (a busy terminal, a running job, a person attached): none closes the session,
+   * some keeps it to the full idle timeout. Activity meanwhile (a request, a stream) cancels both.
+   */
+  #armIdle(): void {
+    const { idleTimeoutMs, quietIdleTimeoutMs } = this.table
+    if (idleTimeoutMs <= 0) return
+    if (quietIdleTimeoutMs <= 0 || quietIdleTimeoutMs >= idleTimeoutMs) return this.#arm(idleTimeoutMs, () => void this.close('idle'))
+    this.#arm(quietIdleTimeoutMs, async () => {
+      const busy = await this.table.holdsWork(this.connection.agent).catch(() => true)
+      // A request came meanwhile (it counts as open, or its end armed a new timer): it decides.
+      if (this.#open > 0 || this.closing || this.#timer !== undefined) return
+      if (!busy) return void this.close('quiet')
+      this.table.log(
+        `session ${shortId(this.id)} idle for ${formatDuration(quietIdleTimeoutMs)} but holds work (a terminal running a command, a job or a person attached): kept up to ${formatDuration(idleTimeoutMs)}`,
+      )
+      this.#arm(idleTimeoutMs - quietIdleTimeoutMs, () => void this.close('idle'))
+    })
+  }
+
+  #arm(ms: number, fire: () => void): void {
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined
+      fire()
+    }, ms)
+    this.#timer.unref()
   }
 
   /** End the session: its agent's terminals and jobs close; resolves once they are gone. Idempotent. */
@@ -83,6 +117,7 @@ export class HttpSession {
 
   #why(reason: SessionCloseReason): string {
     if (reason === 'idle') return `idle for ${formatDuration(this.table.idleTimeoutMs)}`
+    if (reason === 'quiet') return `idle for ${formatDuration(this.table.quietIdleTimeoutMs)}, with no busy terminal, running job or person attached`
     return reason === 'deleted' ? 'the client ended it' : 'server shutting down'
   }
 }
@@ -104,6 +139,16 @@ export class HttpSessions {
   /** Idle timeout of every session; 0 = none. */
   get idleTimeoutMs(): number {
     return this.#options.idleTimeoutMs
+  }
+
+  /** The shorter idle timeout of a session that holds no work; 0 = none. */
+  get quietIdleTimeoutMs(): number {
+    return this.#options.quietIdleTimeoutMs ?? 0
+  }
+
+  /** Whether an agent holds work (without a predicate: always, so the full idle timeout applies). */
+  holdsWork(agent: Agent): Promise<boolean> {
+    return this.#options.holdsWork?.(agent) ?? Promise.resolve(true)
   }
 
   /** Sessions alive now, initializing ones included. */

@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
 import type { Composition } from '../compose/load-config'
-import { DEFAULT_IDLE_TIMEOUT_MS, endpointUrl, type ListenAddress, MCP_PATH } from './http-address'
+import { holdsWork } from './agent-work'
+import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_QUIET_IDLE_TIMEOUT_MS, endpointUrl, type ListenAddress, MCP_PATH } from './http-address'
 import { checkBearer, originAllowed, TOKEN_ENV } from './http-auth'
 import { sendHttpError } from './http-errors'
 import { HttpSessions } from './http-sessions'
@@ -24,6 +25,11 @@ export interface McpHttpOptions {
   token: string
   /** Close a session after this long with no open request or stream; 0 = never. Default 30 min. */
   idleTimeoutMs?: number
+  /**
+   * Close a session that holds no work (no busy terminal, running job or person attached) already
+   * after this long idle; 0 = no shorter timeout. Default {@link DEFAULT_QUIET_IDLE_TIMEOUT_MS}.
+   */
+  quietIdleTimeoutMs?: number
   /** Sessions allowed at once (default {@link DEFAULT_MAX_SESSIONS}); one more `initialize` gets 503. */
   maxSessions?: number
   /** Gap between progress notifications of a long call. */
@@ -50,10 +56,12 @@ export class McpHttpServer {
   }
 
   /** Listen on `options.address` and serve; rejects with an actionable message if it cannot listen. */
-  static async start(composition: Pick<Composition, 'tools' | 'agents'>, options: McpHttpOptions): Promise<McpHttpServer> {
+  static async start(composition: Pick<Composition, 'tools' | 'agents' | 'root'>, options: McpHttpOptions): Promise<McpHttpServer> {
     const sessions = new HttpSessions({
       composition,
       idleTimeoutMs: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
+      quietIdleTimeoutMs: options.quietIdleTimeoutMs ?? DEFAULT_QUIET_IDLE_TIMEOUT_MS,
+      holdsWork: (agent) => holdsWork(composition.root, agent),
       maxSessions: options.maxSessions ?? DEFAULT_MAX_SESSIONS,
       progressIntervalMs: options.progressIntervalMs,
       log: options.log,
