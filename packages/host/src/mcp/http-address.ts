@@ -71,10 +71,20 @@ export function isLoopbackHost(host: string): boolean {
   return bare === 'localhost' || bare.endsWith('.localhost') || bare === '::1' || /^127(\.\d{1,3}){3}$/.test(bare) || bare === '::ffff:127.0.0.1'
 }
 
+/** An address that binds every interface of its family (`0.0.0.0`, `::`). */
+export function isWildcardHost(host: string): boolean {
+  return host === '0.0.0.0' || host === '::'
+}
+
+/** `host:port` as a URL or a message writes it: an IPv6 host in brackets. */
+export function formatHostPort(address: ListenAddress): string {
+  return `${isIP(address.host) === 6 ? `[${address.host}]` : address.host}:${address.port}`
+}
+
 /** The URL a client on this machine connects to; a wildcard bind is reached through loopback. */
 export function endpointUrl(address: ListenAddress): string {
-  const host = address.host === '::' ? '::1' : address.host === '0.0.0.0' ? DEFAULT_HTTP_HOST : address.host
-  return `http://${isIP(host) === 6 ? `[${host}]` : host}:${address.port}${MCP_PATH}`
+  const host = !isWildcardHost(address.host) ? address.host : address.host === '::' ? '::1' : DEFAULT_HTTP_HOST
+  return `http://${formatHostPort({ host, port: address.port })}${MCP_PATH}`
 }
 
 /**

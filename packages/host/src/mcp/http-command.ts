@@ -1,7 +1,15 @@
 import { reserveStdout, waitForShutdown } from '../cli/lifecycle'
 import { loadComposition } from '../compose/load-config'
 import { startHumanAccess } from '../human/host-access'
-import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_QUIET_IDLE_TIMEOUT_MS, formatDuration, isLoopbackHost, type ListenAddress } from './http-address'
+import {
+  DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_QUIET_IDLE_TIMEOUT_MS,
+  formatDuration,
+  formatHostPort,
+  isLoopbackHost,
+  isWildcardHost,
+  type ListenAddress,
+} from './http-address'
 import { type BearerToken, resolveToken, TOKEN_ENV } from './http-auth'
 import { McpHttpServer } from './http'
 import { errorMessage } from 'dsh-basics'
@@ -105,10 +113,9 @@ export function httpBanner(facts: HttpBannerFacts): string {
       : quiet > 0 && quiet < facts.idleTimeoutMs
         ? `after ${formatDuration(quiet)} without a request or open stream (${formatDuration(facts.idleTimeoutMs)} while a terminal runs a command, a job runs or someone is attached)`
         : `after ${formatDuration(facts.idleTimeoutMs)} without a request or open stream`
-  const { host, port } = facts.bound
   // A wildcard bind listens on every interface; the URL is how a client on this machine reaches it.
-  const listening = isWildcardHost(host)
-    ? `listening on ${formatHostPort(host, port)} (every interface); on this machine: ${facts.url}`
+  const listening = isWildcardHost(facts.bound.host)
+    ? `listening on ${formatHostPort(facts.bound)} (every interface); on this machine: ${facts.url}`
     : `listening on ${facts.url}`
   const codexToken = generated ? `; Codex must run with ${TOKEN_ENV}=${facts.token.value} in its environment` : ''
   const lines = [
@@ -131,14 +138,4 @@ export function httpBanner(facts: HttpBannerFacts): string {
     )
   }
   return `${lines.join('\n')}\n`
-}
-
-/** An address that binds every interface of its family. */
-function isWildcardHost(host: string): boolean {
-  return host === '0.0.0.0' || host === '::'
-}
-
-/** `host:port`, an IPv6 host in brackets. */
-function formatHostPort(host: string, port: number): string {
-  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`
 }
