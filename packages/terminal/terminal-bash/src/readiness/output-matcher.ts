@@ -35,7 +35,7 @@ export class OutputMatcher {
     for (let index = Math.max(0, this.#firstLine - chunk.firstLine); index < lines.length; index++) {
       const line = lines[index] as string
       const text = this.#pattern.firstMatch(line)
-      if (text !== undefined) return { match: { text, line }, ...split(chunk, index + 1) }
+      if (text !== undefined) return { match: { text, line }, ...splitChunk(chunk, index + 1) }
     }
     const current = chunk.line
     if (current.number < this.#firstLine || current.length === 0) return undefined
@@ -46,7 +46,7 @@ export class OutputMatcher {
 }
 
 /** `chunk` cut after its first `count` lines; the rest keeps the current line. */
-function split(chunk: SanitizedChunk, count: number): { head: SanitizedChunk; rest: SanitizedChunk } {
+export function splitChunk(chunk: SanitizedChunk, count: number): { head: SanitizedChunk; rest: SanitizedChunk } {
   const head: SanitizedChunk = {
     lines: chunk.lines.slice(0, count),
     sizes: chunk.sizes.slice(0, count),

@@ -93,6 +93,15 @@ export function isIdleAtPrompt(facts: ForegroundFacts | undefined, screen: Scree
   return screen.promptKind !== undefined && facts !== undefined && ownsPrompt(facts, screen) && isStdinWaitProven(facts)
 }
 
+/**
+ * Input typed ahead of a running command: before the write a job was in front (not the shell) and
+ * proven not to read the terminal, so the input waits there until the shell reads it at its next
+ * prompt. What is printed before that prompt is the running command's output, not the send's.
+ */
+export function isTypedAhead(facts: ForegroundFacts | undefined): boolean {
+  return facts !== undefined && !facts.isShellGroup && facts.notReadingProven === true
+}
+
 /** Input that ends at most one command line: no line break before the final Enter. */
 export function isSingleLine(input: string): boolean {
   const body = input.endsWith('\r') ? input.slice(0, -1) : input

@@ -5,8 +5,8 @@ import type { SanitizedChunk, SendOutputBuffer } from '../output/index'
 import { type EvidenceRules, type ProbeSample, type ReadinessProof, ReadinessEvidence } from './evidence'
 import { ForegroundProber, type ProbeTarget } from './foreground-prober'
 import { SendBaselines } from './send-baselines'
-import { isIdleAtPrompt, isPromptOwnerWaiting, isQuietButNotReading, isSingleLine, type SendSession, type SendOptions } from './send-contract'
-import { SendOutput } from './send-output'
+import { isIdleAtPrompt, isPromptOwnerWaiting, isQuietButNotReading, isSingleLine, isTypedAhead, type SendOptions, type SendSession } from './send-contract'
+import { type EarlierPart, SendOutput } from './send-output'
 import { type ResultEnding, type SendEnding, type SendEvent, type SendPhase, type SendRules, type SendSteps, transitionFor } from './send-transitions'
 import { after, afterPollPhase, type Cancel, inMs, now, onAbort, PendingCallbacks, soon } from './timers'
 
@@ -258,7 +258,8 @@ export class SendOperation implements TerminalSendOperation {
     this.#trustPrompt = (known || isIdleAtPrompt(facts, stream)) && isSingleLine(input)
     stream.resetPrompt()
     this.#output.open()
-    this.#output.watch(stream.line.number + lineCount(input))
+    this.#output.watch(stream.line.number, lineCount(input))
+    if (isTypedAhead(facts)) this.#output.typedAhead((chunk) => stream.ownPromptLine(chunk))
     this.#baselines = this.#baselines.wrote(stream, now())
     const write = this.#session.write(input)
     this.#write = write
@@ -279,7 +280,7 @@ export class SendOperation implements TerminalSendOperation {
     // the prompt, nothing after) is the shell reading its first line, as after a trusted send.
     this.#trustPrompt = this.#options.startup === true
     this.#output.open()
-    this.#output.watch(0)
+    this.#output.watch(0, 0)
     this.#startWaiting()
   }
 
@@ -464,11 +465,12 @@ export class SendOperation implements TerminalSendOperation {
       if (ending.match) result.match = ending.match
       // Only a marker that arrived after this send acted carries the status of what it ran, interrupted
       // or (without input) waited for. A send that never wrote, e.g. because the shell was already gone,
-      // reports none: never the status of an earlier command.
+      // reports none: never the status of an earlier command (nor of the one typed-ahead input waited for).
       const { markersBefore } = this.#baselines
-      const status = markersBefore === undefined ? undefined : this.#session.stream.statusSince(markersBefore)
+      const ownMarkersFrom = markersBefore === undefined ? undefined : markersBefore + (this.#output.passedPrompt ? 1 : 0)
+      const status = ownMarkersFrom === undefined ? undefined : this.#session.stream.statusSince(ownMarkersFrom)
       if (status !== undefined) result.exitCode = status
-      const { earlier } = this.#options
+      const earlier = joinEarlier(this.#options.earlier, this.#output.earlier)
       if (earlier) {
         result.earlierOutput = earlier.output
         result.earlierTruncated = earlier.truncated
@@ -483,6 +485,17 @@ export class SendOperation implements TerminalSendOperation {
   #releaseIfDone(): void {
     if (this.#phase === 'settled' && !this.#interruption) this.#resolveReleased()
   }
+}
+
+/**
+ * The output printed between the previous result and the write, followed by what the running
+ * command printed after it when the input was typed ahead: one stretch of the terminal, in order.
+ */
+function joinEarlier(before: EarlierPart | undefined, typedAhead: EarlierPart | undefined): EarlierPart | undefined {
+  if (!before || !typedAhead) return before ?? typedAhead
+  const output = before.output + typedAhead.output
+  const truncated = before.truncated || typedAhead.truncated
+  return before.firstLine === undefined ? { output, truncated } : { output, truncated, firstLine: before.firstLine }
 }
 
 /** Lines the input occupies once echoed: one, plus one per line break before its final Enter. */

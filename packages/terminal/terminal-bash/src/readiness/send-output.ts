@@ -1,20 +1,41 @@
 import type { LinePattern } from 'dsh-basics'
 import type { TerminalOutputMatch, TerminalSendRead, TerminalSendResult } from 'dsh-terminal'
 import { type PartialLine, type SanitizedChunk, SendOutputBuffer, type SendOutputHead } from '../output/index'
-import { OutputMatcher } from './output-matcher'
+import { OutputMatcher, splitChunk } from './output-matcher'
 
 /** The output part of a send's result, numbered from 1 as reads are. */
 export type SettledOutput = Pick<TerminalSendResult, 'viewport' | 'truncated' | 'firstLine' | 'outputHead'>
+
+/** Output a result shows under the earlier-output label, numbered from 1 as reads are. */
+export interface EarlierPart {
+  readonly output: string
+  readonly truncated: boolean
+  readonly firstLine?: number | undefined
+}
+
+/** Finds the line of the running command's prompt in a chunk (the shell's own primary marker), if it is there. */
+export type PromptLineFinder = (chunk: SanitizedChunk) => number | undefined
 
 /**
  * What one send collects from the session's output: its bounded buffer (opened at the write, or when
  * it starts waiting without input), the `waitFor` matcher, and what followed a match on a completed
  * line, which belongs to the session's next result rather than this one.
+ *
+ * Input typed ahead of a running command waits in the terminal until that command ends: what is
+ * printed up to the shell's next prompt is the command's, not this send's. It is kept apart and shown
+ * as earlier output, and this send's own output starts on the prompt's line.
  */
 export class SendOutput {
   #buffer: SendOutputBuffer | undefined
   #matcher: OutputMatcher | undefined
   #afterMatch: SendOutputBuffer | undefined
+  /** Input lines of the send (the echo `waitFor` never matches). */
+  #inputLines = 0
+  /** Set while typed-ahead input waits for the running command's prompt. */
+  #findPrompt: PromptLineFinder | undefined
+  #earlier: EarlierPart | undefined
+  /** Typed-ahead input found the running command's prompt: that prompt's marker is not this send's. */
+  #passedPrompt = false
 
   constructor(
     /** The session's current line: the buffer starts on it. */
@@ -24,6 +45,16 @@ export class SendOutput {
     /** The pattern a send waits for, when it has one. */
     private readonly waitFor: LinePattern | undefined,
   ) {}
+
+  /** What the running command printed before its prompt, once typed-ahead input found that prompt. */
+  get earlier(): EarlierPart | undefined {
+    return this.#earlier
+  }
+
+  /** Whether typed-ahead input found the running command's prompt (its marker carries that command's status). */
+  get passedPrompt(): boolean {
+    return this.#passedPrompt
+  }
 
   /** Output after the line `waitFor` matched, when the match was on a completed line. */
   get afterMatch(): SendOutputBuffer | undefined {
@@ -35,15 +66,29 @@ export class SendOutput {
     this.#buffer ??= new SendOutputBuffer(this.line, this.maxBytes)
   }
 
-  /** Start testing lines against `waitFor`, if the send has one; lines numbered below `firstLine` (the input's echo) never match. */
-  watch(firstLine: number): void {
-    if (this.waitFor) this.#matcher = new OutputMatcher(this.waitFor, firstLine)
+  /**
+   * Start testing lines against `waitFor`, if the send has one; the first `inputLines` lines from
+   * `firstLine` on (the input's echo) never match.
+   */
+  watch(firstLine: number, inputLines: number): void {
+    this.#inputLines = inputLines
+    if (this.waitFor) this.#matcher = new OutputMatcher(this.waitFor, firstLine + inputLines)
+  }
+
+  /**
+   * The input was typed ahead of a running command: output up to the line of the prompt `find`
+   * locates is that command's. Matching waits for the prompt too.
+   */
+  typedAhead(find: PromptLineFinder): void {
+    this.#findPrompt = find
   }
 
   /** Keep a chunk: this send's, or (after a match) the session's. */
   collect(chunk: SanitizedChunk): void {
-    if (this.#afterMatch) this.#afterMatch.append(chunk)
-    else this.#buffer?.append(chunk)
+    const own = this.#findPrompt ? this.#passEarlier(chunk) : chunk
+    if (!own) return
+    if (this.#afterMatch) this.#afterMatch.append(own)
+    else this.#buffer?.append(own)
   }
 
   /**
@@ -51,9 +96,11 @@ export class SendOutput {
    * line) for the session: the result ends with the matching line. Answers the match, if any.
    */
   collectOrMatch(chunk: SanitizedChunk): TerminalOutputMatch | undefined {
-    const found = this.#matcher?.test(chunk)
+    const own = this.#findPrompt ? this.#passEarlier(chunk) : chunk
+    if (!own) return undefined
+    const found = this.#matcher?.test(own)
     if (!found) {
-      this.collect(chunk)
+      this.collect(own)
       return undefined
     }
     const { head, rest } = found
@@ -63,6 +110,31 @@ export class SendOutput {
       this.#afterMatch.append(rest)
     }
     return found.match
+  }
+
+  /**
+   * While typed-ahead input waits: keep `chunk` as the running command's output up to its prompt's
+   * line, and answer what follows from that line on (the send's own), or nothing before the prompt.
+   */
+  #passEarlier(chunk: SanitizedChunk): SanitizedChunk | undefined {
+    const promptLine = (this.#findPrompt as PromptLineFinder)(chunk)
+    if (promptLine === undefined) {
+      this.#buffer?.append(chunk)
+      return undefined
+    }
+    this.#findPrompt = undefined
+    this.#passedPrompt = true
+    const { head, rest } = splitChunk(chunk, Math.max(0, promptLine - chunk.firstLine))
+    const earlier = this.#buffer
+    if (earlier) {
+      earlier.append(head)
+      const { viewport, truncated, firstLine } = earlier.settle({ currentLine: false })
+      if (viewport !== '' || truncated)
+        this.#earlier = firstLine === undefined ? { output: viewport, truncated } : { output: viewport, truncated, firstLine: firstLine + 1 }
+      this.#buffer = SendOutputBuffer.fromLineStart(chunk.line, this.maxBytes, promptLine)
+    }
+    if (this.waitFor) this.#matcher = new OutputMatcher(this.waitFor, promptLine + this.#inputLines)
+    return rest
   }
 
   /** Consume the output produced since the previous read. */

@@ -1,5 +1,5 @@
 import type { TerminalSize } from 'dsh-terminal'
-import { type PartialLine, PromptTracker, type SanitizedChunk, ScrollbackRing, TerminalSanitizer } from '../output/index'
+import { type PartialLine, type PromptMarker, PromptTracker, type SanitizedChunk, ScrollbackRing, TerminalSanitizer } from '../output/index'
 import { decodeMarkerStatus } from '../prompt-protocol'
 import { now } from '../readiness/timers'
 import type { ScreenModel } from '../screen/screen-model'
@@ -127,6 +127,17 @@ export class TerminalStream {
     return this.#markers > markers ? this.#markerStatus : undefined
   }
 
+  /** The line of the first marker in `chunk` that is this session's own primary prompt (not PS2, not a REPL's), if any. */
+  ownPromptLine(chunk: SanitizedChunk): number | undefined {
+    for (const marker of chunk.markers) if (this.#ownStatus(marker) !== undefined) return marker.line
+    return undefined
+  }
+
+  /** The exit status `marker` carries when it is this session's own primary prompt marker; else undefined. */
+  #ownStatus(marker: PromptMarker): number | undefined {
+    return marker.continuation || marker.repl ? undefined : decodeMarkerStatus(marker.status, this.#nonce)
+  }
+
   /** A marker of this session's shell arrived since the latest {@link TerminalStream.resetPrompt}. */
   get markerSeen(): boolean {
     return this.exitStatus !== undefined
@@ -180,8 +191,7 @@ export class TerminalStream {
     this.#scrollback.append(chunk)
     this.#prompt.update(chunk)
     for (const marker of chunk.markers) {
-      if (marker.continuation || marker.repl) continue
-      const status = decodeMarkerStatus(marker.status, this.#nonce)
+      const status = this.#ownStatus(marker)
       if (status === undefined) continue
       this.#markers += 1
       this.#markerStatus = status
