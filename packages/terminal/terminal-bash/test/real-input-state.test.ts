@@ -134,3 +134,17 @@ describe('nothing waiting for input', () => {
     expect(await stack.run(id, '\x03', { submit: false })).toMatchObject({ input: { kind: 'prompt' } })
   })
 })
+
+describe('while a send’s input has not been taken up', () => {
+  it('is busy, never the wait the program showed before the input reached it', async () => {
+    expect(await stack.run(id, 'read -s -p "secret: " hidden')).toMatchObject({ input: { kind: 'password' } })
+    // Typed without Enter and not echoed: `read` keeps waiting and nothing is printed, so only the
+    // send knows the terminal holds input nobody answered yet.
+    const send = stack.send(id, 'not-yet', { submit: false })
+    expect(await stack.terminals.inputState(stack.agent, id)).toMatchObject({ kind: 'busy', ...named('bash') })
+    expect(await send.done).toMatchObject({ input: { kind: 'password' } })
+    await send.released
+    expect(await stack.terminals.inputState(stack.agent, id)).toMatchObject({ kind: 'password' })
+    expect(await stack.run(id, '')).toMatchObject({ input: { kind: 'prompt' } })
+  })
+})

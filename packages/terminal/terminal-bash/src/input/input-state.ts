@@ -134,6 +134,16 @@ export function classifyInput(facts: ForegroundFacts | undefined, screen: Screen
   return withProgram({ kind: 'program' }, program)
 }
 
+/**
+ * The state while a send's input has not been taken up (see `SendOperation.inputPending`): busy,
+ * whatever the program in front did before the input reached it. A shell still sampled in its read,
+ * or a prompt printed before the write, would otherwise say it waits for input it already has.
+ */
+export function inputNotTakenUp(facts: ForegroundFacts | undefined): TerminalInputState | undefined {
+  if (facts === undefined) return undefined
+  return withProgram({ kind: 'busy', reading: facts.notReadingProven ? 'no' : 'unproven' }, describeProgram(facts.program))
+}
+
 /** The model-facing name, pid and age of the program in front. */
 export function describeProgram(program: ForegroundProgram | undefined): TerminalProgram | undefined {
   if (!program) return undefined
@@ -153,10 +163,11 @@ function withProgram<S extends TerminalInputState>(state: S, program: TerminalPr
 export async function lookAtInput(
   inspect: (options?: InspectOptions) => Promise<ForegroundFacts | undefined>,
   screen: ScreenView,
-  options: { readonly known?: ForegroundFacts | undefined; readonly wanted?: () => boolean } = {},
+  options: { readonly known?: ForegroundFacts | undefined; readonly wanted?: () => boolean; readonly inputPending?: boolean } = {},
 ): Promise<TerminalInputState | undefined> {
   let facts = options.known ?? (await inspect())
   if (options.wanted && !options.wanted()) return undefined
+  if (options.inputPending) return inputNotTakenUp(facts)
   if (needsTerminalModes(facts, screen)) facts = (await inspect({ terminalModes: true })) ?? facts
   return classifyInput(facts, screen)
 }

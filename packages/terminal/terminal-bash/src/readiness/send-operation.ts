@@ -163,6 +163,14 @@ export class SendOperation implements TerminalSendOperation {
     return this.#promptFacts
   }
 
+  /**
+   * The send has input nothing answered yet: not yet written, or written with no output since. Until
+   * then whoever is in front has not taken it up, so a look at the terminal cannot say it waits.
+   */
+  get inputPending(): boolean {
+    return Boolean(this.#options.input) && this.#phase !== 'settled' && this.#session.stream.arrivals === this.#baselines.announceAfter
+  }
+
   /** Output that followed the line `waitFor` matched: the session shows it as earlier output next. */
   get afterMatch(): SendOutputBuffer | undefined {
     return this.#output.afterMatch

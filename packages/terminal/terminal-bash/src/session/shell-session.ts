@@ -348,7 +348,8 @@ export class ShellSession implements TerminalBackendSession {
   /**
    * What the terminal waits for now. The shell known idle at its prompt (nothing arrived since a
    * send ended there) needs no inspection; otherwise one, plus a read of the terminal's flags when a
-   * program is proven to read it. `undefined` once the session exited or is closing.
+   * program is proven to read it. While a send's input was not taken up yet it is `busy` (see
+   * `inputNotTakenUp`). `undefined` once the session exited or is closing.
    */
   async inputState(): Promise<TerminalInputState | undefined> {
     if (this.#closeStarted || this.#sendSession.exited()) return undefined
@@ -356,7 +357,8 @@ export class ShellSession implements TerminalBackendSession {
     const atPrompt = this.#atPrompt
     const known = atPrompt && atPrompt.arrivals === stream.arrivals ? markedInput(stream, atPrompt.facts.program) : undefined
     if (known) return known
-    const input = await lookAtInput((options) => this.#inspect(options), stream, { wanted: () => !this.#closeStarted })
+    const inputPending = this.#active?.inputPending === true
+    const input = await lookAtInput((options) => this.#inspect(options), stream, { wanted: () => !this.#closeStarted, inputPending })
     return this.#closeStarted ? undefined : input
   }
 
