@@ -10,7 +10,10 @@ const emptyEl = document.getElementById('empty');
 const titleEl = document.getElementById('title');
 const statusEl = document.getElementById('status');
 const button = document.getElementById('takeover');
-const terminal = new Terminal({ rows: 24, cols: 80, scrollback: 2000, convertEol: false });
+const terminal = new Terminal({ rows: 24, cols: 80, scrollback: 2000, convertEol: false, allowProposedApi: true });
+// The session's emulator counts columns with Unicode 11 (emoji take two): the page draws with the same widths.
+terminal.loadAddon(new Unicode11Addon.Unicode11Addon());
+terminal.unicode.activeVersion = '11';
 terminal.open(document.getElementById('terminal'));
 
 /** The stream on screen: { sessionId, source, viewId, writing, ended } or null. */

@@ -67,6 +67,7 @@ export function renderPage(token: string): RenderedPage {
   <div id="terminal"></div>
 </main>
 <script src="/assets/xterm.js?token=${token}"></script>
+<script src="/assets/addon-unicode11.js?token=${token}"></script>
 <script nonce="${nonce}">${PAGE_SCRIPT}</script>
 </body>
 </html>

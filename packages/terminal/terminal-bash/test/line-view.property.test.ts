@@ -23,7 +23,18 @@ class NaiveRow {
   cursor = 0
 
   print(character: string): void {
-    const wide = cellWidth(character.codePointAt(0) as number) === 2
+    const width = cellWidth(character.codePointAt(0) as number)
+    if (width === 0) {
+      // Zero width: joins the cell left of the cursor (a blank past the end, the head of a wide
+      // character), up to 32 UTF-16 units a cell; at column 0 it is dropped.
+      let column = this.cursor - 1
+      if (this.cells[column] === TAIL) column -= 1
+      if (column < 0) return
+      const cell = (this.cells[column] ?? ' ') as string
+      if (cell.length + character.length <= 32) this.cells[column] = cell + character
+      return
+    }
+    const wide = width === 2
     this.cells[this.cursor] = character
     if (wide) this.cells[this.cursor + 1] = TAIL
     this.cursor += wide ? 2 : 1
@@ -49,7 +60,7 @@ class NaiveRow {
 }
 
 const count = fc.integer({ min: 0, max: 6 })
-const character = fc.constantFrom('a', 'b', 'z', ' ', '0', 'é', '漢', '😀', '字')
+const character = fc.constantFrom('a', 'b', 'z', ' ', '0', 'é', '漢', '😀', '字', '\u0301', '\u200B', '\u{E0100}')
 const edit: fc.Arbitrary<Edit> = fc.oneof(
   { weight: 8, arbitrary: character.map((value) => ({ bytes: value, apply: (row: NaiveRow) => row.print(value) })) },
   { weight: 2, arbitrary: fc.constant({ bytes: '\r', apply: (row: NaiveRow) => void (row.cursor = 0) }) },

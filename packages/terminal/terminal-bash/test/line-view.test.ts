@@ -77,6 +77,14 @@ const EDITS: readonly string[] = [
   '漢字\rX',
   'ab\r漢',
   '😀😀x\x1b[1GZZZ',
+  // Zero-width code points (a combining accent, U+200B) join the character before them and take no column.
+  'e\u0301x\x1b[3Gy',
+  'a\u200Bb\x1b[3GY',
+  'xyz\r\x1b[2Ce\u0301Q\x1b[4GW',
+  '\u0301abc',
+  'ab\x1b[3C\u0301c',
+  'abcdef\x1b[3G\u0301',
+  '🚀⚡✅ tail\x1b[5GY',
 ]
 
 describe('wide characters', () => {
@@ -98,6 +106,36 @@ describe('wide characters', () => {
     const sanitizer = new TerminalSanitizer()
     const line = sanitizer.write(utf8('a漢😀')).line
     expect({ length: line.length, cursor: line.cursor, tail: line.tail(2) }).toEqual({ length: 5, cursor: 5, tail: '😀' })
+  })
+})
+
+describe('zero-width code points (combining marks, U+200B)', () => {
+  const ACCENT = '\u0301'
+
+  it('take no column: they join the character before them in the live line', () => {
+    const line = new TerminalSanitizer().write(utf8(`e${ACCENT}a\u200Bb😀\uFE0F`)).line
+    expect({ length: line.length, cursor: line.cursor, tail: line.tail(3) }).toEqual({ length: 5, cursor: 5, tail: 'b😀\uFE0F' })
+  })
+
+  it('move with their character when cells are deleted, inserted or cut off by the line cap', () => {
+    expect(render([utf8(`ae${ACCENT}xyz\x1b[3G\x1b[1P\n`)]).text).toBe(`ae${ACCENT}yz\n`)
+    expect(render([utf8(`e${ACCENT}x\r\x1b[1@\n`)]).text).toBe(` e${ACCENT}x\n`)
+    expect(render([utf8(`ab${ACCENT}c\n`)], { maxLineLength: 2 }).text).toBe(`b${ACCENT}c\n`)
+    expect(render([utf8(`ab${ACCENT}c\n`)], { maxLineLength: 1 }).text).toBe('c\n')
+    expect(render([utf8(`a😀${ACCENT}c\n`)], { maxLineLength: 2 }).text).toBe(' c\n')
+  })
+
+  it('arriving alone, one per chunk, still join the character before them', () => {
+    expect(render([utf8('e'), utf8(ACCENT), utf8('\x07'), utf8(ACCENT), utf8('x\n')]).text).toBe(`e${ACCENT}${ACCENT}x\n`)
+    expect(render([utf8('xyz\x1b[2G'), utf8(ACCENT), utf8('\n')]).text).toBe(`x${ACCENT}yz\n`)
+  })
+
+  it('are kept up to 32 UTF-16 units a cell, however many a program prints', () => {
+    const kept = `a${ACCENT.repeat(31)}b\n`
+    expect(render([utf8(`a${ACCENT.repeat(1000)}b\n`)]).text).toBe(kept)
+    expect(render(Array.from({ length: 100 }, () => utf8(ACCENT)).concat(utf8('b\n')), {}).text).toBe(`b\n`)
+    expect(render([utf8('a'), ...Array.from({ length: 100 }, () => utf8(ACCENT)), utf8('b\n')]).text).toBe(kept)
+    expect(render([utf8(`xa\x1b[G\x1b[C${ACCENT.repeat(1000)}\x1b[Cb\n`)]).text).toBe(`x${ACCENT.repeat(31)}ab\n`)
   })
 })
 

@@ -2,6 +2,7 @@ import xterm from '@xterm/headless'
 import type { TerminalHumanObserver, TerminalScreen, TerminalSessionId } from 'dsh-terminal'
 import { eventually } from 'dsh-testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { useUnicode11 } from '../src/screen/emulator'
 import { renderScreen } from '../src/screen/screen-render'
 import { startStack, type Stack } from './support/stack'
 
@@ -28,6 +29,7 @@ function watcher() {
 /** What a fresh terminal of `size` shows after `parts` are written to it, rendered like the session's own screen. */
 async function drawn(size: { rows: number; cols: number }, parts: (string | Uint8Array)[]): Promise<TerminalScreen> {
   const terminal = new xterm.Terminal({ rows: size.rows, cols: size.cols, scrollback: 0, allowProposedApi: true })
+  useUnicode11(terminal)
   for (const part of parts) await new Promise<void>((resolve) => terminal.write(part, resolve))
   const screen = renderScreen(terminal, undefined)
   terminal.dispose()

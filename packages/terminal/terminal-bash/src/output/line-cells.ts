@@ -1,14 +1,16 @@
-import { decodeCells } from './code-points'
+import { decodeCells, JOINED, MAX_CELL_UNITS } from './code-points'
 import type { LinePieces } from './line-pieces'
-import { isWideHead, WIDE_TAIL } from './width'
+import { cellWidth, isWideHead, WIDE_TAIL } from './width'
 
 const MIN_CELLS = 64
 const RETAINED_CELLS = 65536
 
 /**
  * The cells of a line being edited: `cells[column - shift]` holds the code point of each retained
- * column (`WIDE_TAIL` right of a wide character). The buffer is reused from line to line, grows by
- * doubling up to the line cap and compacts when the line's dropped head gets large.
+ * column (`WIDE_TAIL` right of a wide character). A character with zero-width code points joined
+ * to it (`e` and U+0301, an emoji and U+FE0F) is a {@link JOINED} cell whose text sits in a side
+ * table, so moves, erases and inserts carry it like any cell. The buffer is reused from line to line,
+ * grows by doubling up to the line cap and compacts when the line's dropped head gets large.
  */
 export class LineCells {
   /** The cells; read and written directly by the line, which owns the column bounds. */
@@ -18,6 +20,10 @@ export class LineCells {
   readonly #maxLength: number
   // Scratch for turning cells back into a string.
   #units: Uint16Array = new Uint16Array(0)
+  // The texts of joined cells (cell value JOINED + index); entries of overwritten cells stay until a compaction.
+  #joined: string[] = []
+  // UTF-16 units of all of #joined: what decoding may need beyond two units a cell.
+  #joinedUnits = 0
 
   /** @param maxLength - columns retained per line, the most the buffer ever needs. */
   constructor(maxLength: number) {
@@ -28,9 +34,26 @@ export class LineCells {
   load(pieces: LinePieces, base: number, size: number): boolean {
     const wanted = Math.max(MIN_CELLS, Math.min(size * 2, this.#maxLength + MIN_CELLS))
     if (this.cells.length < Math.max(size, MIN_CELLS)) this.cells = new Uint32Array(wanted)
-    const wide = pieces.copyInto(this.cells)
     this.shift = base
-    return wide
+    return pieces.copyInto(this.cells, (slot, point) => this.#joinAt(slot, point))
+  }
+
+  /**
+   * Join zero-width `point` to the character left of column `cursor` (the head of a wide one) of a
+   * line retaining `[base, length)`. Dropped when there is none, or once the cell's text is full.
+   */
+  joinBefore(cursor: number, point: number, base: number, length: number): void {
+    let column = cursor - 1
+    if (column < base || column >= length) return
+    if (this.cells[column - this.shift] === WIDE_TAIL && --column < base) return
+    if (this.#joined.length >= 2 * (length - base) + MIN_CELLS) this.#compactJoined(base, length)
+    this.#joinAt(column - this.shift, point)
+  }
+
+  /** Whether `cell` holds the left half of a wide character, joined or not. */
+  isWideHead(cell: number): boolean {
+    if (cell <= WIDE_TAIL) return isWideHead(cell)
+    return cellWidth((this.#joined[cell - JOINED] as string).codePointAt(0) as number) === 2
   }
 
   /** Room for columns below `end` of a line retaining `[base, length)`. */
@@ -50,8 +73,9 @@ export class LineCells {
 
   /** The text of columns `[from, to)`. */
   decode(from: number, to: number): string {
-    if (this.#units.length < (to - from) * 2) this.#units = new Uint16Array((to - from) * 2)
-    return decodeCells(this.cells, from - this.shift, to - this.shift, this.#units)
+    const units = (to - from) * 2 + this.#joinedUnits
+    if (this.#units.length < units) this.#units = new Uint16Array(units)
+    return decodeCells(this.cells, from - this.shift, to - this.shift, this.#units, this.#joined)
   }
 
   /** The line completed: the next starts at column 0, and one huge line does not pin its memory. */
@@ -59,6 +83,10 @@ export class LineCells {
     this.shift = 0
     if (this.cells.length > RETAINED_CELLS) this.cells = new Uint32Array(0)
     if (this.#units.length > RETAINED_CELLS * 2) this.#units = new Uint16Array(0)
+    if (this.#joined.length > 0) {
+      this.#joined = []
+      this.#joinedUnits = 0
+    }
   }
 
   /**
@@ -81,9 +109,41 @@ export class LineCells {
     const shift = this.shift
     const right = column < length ? (cells[column - shift] as number) : 0
     let blanked = -1
-    if (right === WIDE_TAIL && (column <= base || !isWideHead(cells[column - 1 - shift] as number))) blanked = this.#blank(column)
-    if (column > base && column <= length && right !== WIDE_TAIL && isWideHead(cells[column - 1 - shift] as number)) blanked = this.#blank(column - 1)
+    if (right === WIDE_TAIL && (column <= base || !this.isWideHead(cells[column - 1 - shift] as number))) blanked = this.#blank(column)
+    if (column > base && column <= length && right !== WIDE_TAIL && this.isWideHead(cells[column - 1 - shift] as number)) blanked = this.#blank(column - 1)
     return blanked
+  }
+
+  /** Append zero-width `point` to the text of the cell at buffer index `slot`. */
+  #joinAt(slot: number, point: number): void {
+    const cell = this.cells[slot] as number
+    const mark = String.fromCodePoint(point)
+    if (cell > WIDE_TAIL) {
+      const index = cell - JOINED
+      const text = this.#joined[index] as string
+      if (text.length + mark.length > MAX_CELL_UNITS) return
+      this.#joined[index] = text + mark
+    } else {
+      this.#joined.push(String.fromCodePoint(cell) + mark)
+      this.cells[slot] = JOINED + this.#joined.length - 1
+    }
+    this.#joinedUnits += mark.length
+  }
+
+  /** Drop the joined texts no cell of `[base, length)` refers to any more (their cells were overwritten). */
+  #compactJoined(base: number, length: number): void {
+    const kept: string[] = []
+    let units = 0
+    for (let slot = base - this.shift; slot < length - this.shift; slot++) {
+      const cell = this.cells[slot] as number
+      if (cell <= WIDE_TAIL) continue
+      const text = this.#joined[cell - JOINED] as string
+      this.cells[slot] = JOINED + kept.length
+      kept.push(text)
+      units += text.length
+    }
+    this.#joined = kept
+    this.#joinedUnits = units
   }
 
   #blank(column: number): number {

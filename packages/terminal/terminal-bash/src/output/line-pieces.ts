@@ -1,4 +1,4 @@
-import { dropCells, takeCells } from './code-points'
+import { dropCells, lastCellUnits, takeCells } from './code-points'
 import { cellWidth, WIDE_TAIL } from './width'
 
 /** Single characters merge into the last piece while it is shorter than this (UTF-16 units). */
@@ -15,10 +15,12 @@ export class LinePieces {
   // Pieces before this index were dropped from the head.
   #head = 0
 
-  /** Append `text`, `columns` wide. */
+  /** Append `text`, `columns` wide (zero-width text joins the last character, so it needs one before it). */
   push(text: string, columns: number): void {
     const last = this.#pieces.length - 1
-    if (columns === 1 && last >= this.#head && (this.#pieces[last] as string).length < MERGE_LIMIT) {
+    if (columns === 0) {
+      if (last >= this.#head) this.#pieces[last] += text
+    } else if (columns === 1 && last >= this.#head && (this.#pieces[last] as string).length < MERGE_LIMIT) {
       // Single characters from the slow path merge into the last piece instead of each taking a slot.
       this.#pieces[last] += text
       this.#lengths[last] = (this.#lengths[last] as number) + 1
@@ -95,17 +97,34 @@ export class LinePieces {
     return out
   }
 
-  /** Write the text into `cells` from index 0 on, one code point per column ({@link WIDE_TAIL} right of a wide one); true when a wide one was among them. */
-  copyInto(cells: Uint32Array): boolean {
+  /** UTF-16 units of the last cell's text (its character and what is joined to it); 0 without text. */
+  lastCellUnits(): number {
+    const last = this.#pieces.length - 1
+    return last >= this.#head ? lastCellUnits(this.#pieces[last] as string) : 0
+  }
+
+  /**
+   * Write the text into `cells` from index 0 on, one character per column ({@link WIDE_TAIL} right of
+   * a wide one); a zero-width code point goes to `join` with the slot of the character it follows.
+   * True when a wide character was among them.
+   */
+  copyInto(cells: Uint32Array, join: (slot: number, point: number) => void): boolean {
     let slot = 0
+    let head = -1
     let wide = false
     for (let index = this.#head; index < this.#pieces.length; index++) {
       const piece = this.#pieces[index] as string
       for (let unit = 0; unit < piece.length; unit++) {
         const point = piece.codePointAt(unit) as number
         if (point > 0xffff) unit++
+        const width = point < 0x300 ? 1 : cellWidth(point)
+        if (width === 0) {
+          if (head >= 0) join(head, point)
+          continue
+        }
+        head = slot
         cells[slot++] = point
-        if (point >= 0x1100 && cellWidth(point) === 2) {
+        if (width === 2) {
           cells[slot++] = WIDE_TAIL
           wide = true
         }

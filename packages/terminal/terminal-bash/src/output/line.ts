@@ -1,4 +1,4 @@
-import { dropCells } from './code-points'
+import { dropCells, keepJoinable } from './code-points'
 import { LineCells } from './line-cells'
 import { LinePieces } from './line-pieces'
 import type { PartialLine } from './types'
@@ -86,14 +86,26 @@ export class TerminalLine implements PartialLine {
     this.#hidden = hidden
   }
 
-  /** Print `text` (`columns` wide, `bytes` UTF-8 bytes, no controls) at the cursor. */
+  /**
+   * Print `text` (`columns` wide, `bytes` UTF-8 bytes, no controls) at the cursor. A zero-width code
+   * point (a combining mark, U+200B) joins the cell left of the cursor (a blank past the end of the
+   * line); at column 0 it is dropped. Both as tmux does.
+   */
   write(text: string, columns: number, bytes: number): void {
-    if (columns === 0 || this.#hidden) return
+    if (this.#hidden || text.length === 0) return
     this.#cache = undefined
     if (!this.#editing) {
       if (this.#cursor >= this.#length) {
         // Past the end the cells in between are blank.
         const gap = this.#cursor - this.#length
+        // More bytes than four a column (zero-width code points are among them), or a line that holds
+        // nothing yet: keep only the zero-width code points that have a character to join.
+        if (bytes > columns * 4 || (this.#length === this.#base && text.charCodeAt(0) >= 0x300)) {
+          const kept = keepJoinable(text, gap > 0 ? 1 : this.#pieces.lastCellUnits())
+          if (kept.length === 0) return
+          if (kept !== text) bytes = utf8ByteLength(kept)
+          text = kept
+        }
         if (gap > 0) this.#append(' '.repeat(gap), gap, gap)
         this.#append(text, columns, bytes)
         return
@@ -110,7 +122,9 @@ export class TerminalLine implements PartialLine {
           index++
         }
       }
-      this.#put(point, point >= 0x1100 ? cellWidth(point) : 1)
+      const width = point < 0x300 ? 1 : cellWidth(point)
+      if (width === 0) this.#store.joinBefore(this.#cursor, point, this.#base, this.#length)
+      else this.#put(point, width)
     }
     // Writing over the left half of a wide character at the end leaves a blank past the cursor.
     this.#dropBlanksPastCursor()

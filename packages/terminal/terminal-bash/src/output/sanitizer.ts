@@ -146,8 +146,8 @@ export class TerminalSanitizer {
           } else if (byte >= leadFirst && byte <= leadLast) {
             const length = sequenceLength(bytes, index, size)
             if (length <= 0 || encodesC1(bytes, index)) break
-            // Wide characters take two columns (none starts below U+1100, lead byte 0xE1).
-            columnsOverBytes += (byte >= 0xe1 ? sequenceWidth(bytes, index, length) : 1) - length
+            // Wide characters take two columns and combining marks none (neither starts below U+0300, lead byte 0xCC).
+            columnsOverBytes += (byte >= 0xcc ? sequenceWidth(bytes, index, length) : 1) - length
             index += length
             // Any other byte asks the table; the ground row starts it (State.Ground is 0).
           } else if (table[byte] === printInGround) {

@@ -42,7 +42,7 @@ export class TextBatch {
       out[at++] = 0x80 | (point & 0x3f)
     }
     this.#length = at
-    this.#points += point < 0x1100 ? 1 : cellWidth(point)
+    this.#points += point < 0x300 ? 1 : cellWidth(point)
   }
 
   /** Queue `bytes[start..end)`: valid printable UTF-8 `points` columns wide, a few dozen bytes. */

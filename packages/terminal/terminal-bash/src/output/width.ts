@@ -1,60 +1,68 @@
-/**
- * Code point ranges a terminal draws two columns wide: East Asian Wide and Fullwidth characters
- * (Hangul Jamo, CJK, kana, Hangul syllables, fullwidth forms) and emoji with emoji presentation.
- * Start and end pairs, sorted; characters outside take one column (combining marks included, as on
- * terminals that do not compose).
- */
-const WIDE: readonly number[] = [
-  0x1100, 0x115f, 0x231a, 0x231b, 0x2329, 0x232a, 0x23e9, 0x23ec, 0x23f0, 0x23f0, 0x23f3, 0x23f3, 0x25fd, 0x25fe, 0x2614, 0x2615, 0x2648, 0x2653, 0x267f,
-  0x267f, 0x2693, 0x2693, 0x26a1, 0x26a1, 0x26aa, 0x26ab, 0x26bd, 0x26be, 0x26c4, 0x26c5, 0x26ce, 0x26ce, 0x26d4, 0x26d4, 0x26ea, 0x26ea, 0x26f2, 0x26f3,
-  0x26f5, 0x26f5, 0x26fa, 0x26fa, 0x26fd, 0x26fd, 0x2705, 0x2705, 0x270a, 0x270b, 0x2728, 0x2728, 0x274c, 0x274c, 0x274e, 0x274e, 0x2753, 0x2755, 0x2757,
-  0x2757, 0x2795, 0x2797, 0x27b0, 0x27b0, 0x27bf, 0x27bf, 0x2b1b, 0x2b1c, 0x2b50, 0x2b50, 0x2b55, 0x2b55, 0x2e80, 0x303e, 0x3041, 0x33ff, 0x3400, 0x4dbf,
-  0x4e00, 0x9fff, 0xa000, 0xa4cf, 0xa960, 0xa97f, 0xac00, 0xd7a3, 0xf900, 0xfaff, 0xfe10, 0xfe19, 0xfe30, 0xfe6f, 0xff00, 0xff60, 0xffe0, 0xffe6, 0x16fe0,
-  0x16fe4, 0x17000, 0x18cff, 0x1b000, 0x1b2ff, 0x1f004, 0x1f004, 0x1f0cf, 0x1f0cf, 0x1f18e, 0x1f18e, 0x1f191, 0x1f19a, 0x1f200, 0x1f251, 0x1f300, 0x1f320,
-  0x1f32d, 0x1f335, 0x1f337, 0x1f37c, 0x1f37e, 0x1f393, 0x1f3a0, 0x1f3ca, 0x1f3cf, 0x1f3d3, 0x1f3e0, 0x1f3f0, 0x1f3f4, 0x1f3f4, 0x1f3f8, 0x1f43e, 0x1f440,
-  0x1f440, 0x1f442, 0x1f4fc, 0x1f4ff, 0x1f53d, 0x1f54b, 0x1f54e, 0x1f550, 0x1f567, 0x1f57a, 0x1f57a, 0x1f595, 0x1f596, 0x1f5a4, 0x1f5a4, 0x1f5fb, 0x1f64f,
-  0x1f680, 0x1f6c5, 0x1f6cc, 0x1f6cc, 0x1f6d0, 0x1f6d2, 0x1f6d5, 0x1f6d7, 0x1f6eb, 0x1f6ec, 0x1f6f4, 0x1f6fc, 0x1f7e0, 0x1f7eb, 0x1f90c, 0x1f93a, 0x1f93c,
-  0x1f945, 0x1f947, 0x1f9ff, 0x1fa70, 0x1faff, 0x20000, 0x2fffd, 0x30000, 0x3fffd,
-]
+import { DOUBLE_WIDTH, ZERO_WIDTH } from './width-table'
 
-/** Columns a terminal gives code point `point`: 2 for wide characters, else 1. */
-export function cellWidth(point: number): number {
-  if (point < 0x1100) return 1
-  if (point <= 0x115f) return 2
-  // Between Hangul Jamo and the first wide symbol (U+231A) nothing is wide: Latin, Greek, Cyrillic, punctuation, €.
-  if (point < 0x231a) return 1
-  // The big blocks first: CJK ideographs, kana, Hangul syllables.
-  if (point >= 0x4e00 && point <= 0x9fff) return 2
-  if (point >= 0x3041 && point <= 0x33ff) return 2
-  if (point >= 0xac00 && point <= 0xd7a3) return 2
+/** Code points below this are looked up in {@link LOOKUP}; the few ranges above it are searched. */
+const LOOKUP_END = 0x20000
+
+/**
+ * The width of every code point of the first two planes (BMP, and the emoji of plane 1), filled from
+ * the Unicode 11 ranges the emulator uses, so the line view counts columns as the screen does.
+ */
+const LOOKUP = new Uint8Array(LOOKUP_END).fill(1)
+for (const [ranges, width] of [
+  [ZERO_WIDTH, 0],
+  [DOUBLE_WIDTH, 2],
+] as const) {
+  for (let index = 0; index < ranges.length; index += 2) {
+    const start = ranges[index] as number
+    if (start < LOOKUP_END) LOOKUP.fill(width, start, Math.min(LOOKUP_END, (ranges[index + 1] as number) + 1))
+  }
+}
+
+/** Whether `point` lies in one of `ranges` (sorted start and end pairs). */
+function inRanges(point: number, ranges: readonly number[]): boolean {
   let low = 0
-  let high = WIDE.length / 2 - 1
+  let high = ranges.length / 2 - 1
   while (low <= high) {
     const middle = (low + high) >>> 1
-    if (point < (WIDE[middle * 2] as number)) high = middle - 1
-    else if (point > (WIDE[middle * 2 + 1] as number)) low = middle + 1
-    else return 2
+    if (point < (ranges[middle * 2] as number)) high = middle - 1
+    else if (point > (ranges[middle * 2 + 1] as number)) low = middle + 1
+    else return true
   }
-  return 1
+  return false
+}
+
+/**
+ * Columns a terminal gives code point `point` under Unicode 11 (the emulator's rules, see
+ * `width-table.ts`): 2 for wide characters and emoji, 0 for combining marks and format characters
+ * (they join the character before them), else 1. Controls are never asked about.
+ */
+export function cellWidth(point: number): number {
+  // Nothing below the combining diacritics (U+0300) is wide or zero width: ASCII and Latin-1 stop here.
+  if (point < 0x300) return 1
+  if (point < LOOKUP_END) return LOOKUP[point] as number
+  if (inRanges(point, DOUBLE_WIDTH)) return 2
+  return inRanges(point, ZERO_WIDTH) ? 0 : 1
 }
 
 /** What the cell right of a wide character holds (no code point is this large). */
 export const WIDE_TAIL = 0x110000
 
-/** Columns of the complete, valid UTF-8 sequence of `length` bytes at `bytes[index]` (its lead 0xE1 or above). */
+/** Columns of the complete, valid UTF-8 sequence of `length` bytes at `bytes[index]` (its lead 0xCC or above). */
 export function sequenceWidth(bytes: Uint8Array, index: number, length: number): number {
   const lead = bytes[index] as number
   const point =
-    length === 3
-      ? ((lead & 0x0f) << 12) | (((bytes[index + 1] as number) & 0x3f) << 6) | ((bytes[index + 2] as number) & 0x3f)
-      : ((lead & 0x07) << 18) |
-        (((bytes[index + 1] as number) & 0x3f) << 12) |
-        (((bytes[index + 2] as number) & 0x3f) << 6) |
-        ((bytes[index + 3] as number) & 0x3f)
+    length === 2
+      ? ((lead & 0x1f) << 6) | ((bytes[index + 1] as number) & 0x3f)
+      : length === 3
+        ? ((lead & 0x0f) << 12) | (((bytes[index + 1] as number) & 0x3f) << 6) | ((bytes[index + 2] as number) & 0x3f)
+        : ((lead & 0x07) << 18) |
+          (((bytes[index + 1] as number) & 0x3f) << 12) |
+          (((bytes[index + 2] as number) & 0x3f) << 6) |
+          ((bytes[index + 3] as number) & 0x3f)
   return cellWidth(point)
 }
 
-/** Whether a cell holds the left half of a wide character. */
+/** Whether a cell holds the left half of a wide character (a plain code point, not a joined cell). */
 export function isWideHead(cell: number): boolean {
-  return cell >= 0x1100 && cell !== WIDE_TAIL && cellWidth(cell) === 2
+  return cell >= 0x1100 && cell < WIDE_TAIL && cellWidth(cell) === 2
 }

@@ -1,4 +1,5 @@
 import serialize from '@xterm/addon-serialize'
+import unicode11 from '@xterm/addon-unicode11'
 import xterm from '@xterm/headless'
 import type { TerminalScreen, TerminalSize } from 'dsh-terminal'
 import type { KeyModes } from '../input/send-input'
@@ -32,6 +33,16 @@ const DEFAULT_COLORS: ReadonlyMap<number, string> = new Map([
   [10, 'rgb:ffff/ffff/ffff'],
   [11, 'rgb:0000/0000/0000'],
 ])
+
+/**
+ * Give `terminal` Unicode 11 widths (xterm's default table is Unicode 6): emoji such as 🚀 ⚡ ✅
+ * then take two columns and U+200B none, as bash, tmux and ncurses count them, so the screen shows
+ * the command line bash edits. The line view counts with the same table (`output/width.ts`).
+ */
+export function useUnicode11(terminal: InstanceType<typeof Terminal>): void {
+  terminal.loadAddon(new unicode11.Unicode11Addon() as unknown as Parameters<InstanceType<typeof Terminal>['loadAddon']>[0])
+  terminal.unicode.activeVersion = '11'
+}
 
 /** What an {@link Emulator} needs from its session. */
 export interface EmulatorOptions {
@@ -85,6 +96,7 @@ export class Emulator {
       // The size report in characters (`CSI 18 t`) and the title stack; nothing that moves a window.
       windowOptions: { getWinSizeChars: true, pushTitle: true, popTitle: true },
     })
+    useUnicode11(this.#terminal)
     for (const [ident, color] of DEFAULT_COLORS) {
       this.#terminal.parser.registerOscHandler(ident, (data) => {
         if (data !== '?') return false

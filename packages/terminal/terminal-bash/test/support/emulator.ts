@@ -1,6 +1,7 @@
 import { Buffer } from 'node:buffer'
 import xterm from '@xterm/headless'
 import type { TerminalSize } from 'dsh-terminal'
+import { useUnicode11 } from '../../src/screen/emulator'
 import { EmulatorGuard } from '../../src/screen/emulator-guard'
 
 const { Terminal } = xterm
@@ -28,9 +29,11 @@ export function guard(chunks: readonly (string | Uint8Array)[], size: TerminalSi
   return { pieces, works, bytes: Buffer.concat(pieces), held: filter.heldBytes }
 }
 
-/** A headless xterm like the screen model's (no scrollback), without the guard. */
+/** A headless xterm like the screen model's (no scrollback, Unicode 11 widths), without the guard. */
 export function emulator(size: TerminalSize): InstanceType<typeof Terminal> {
-  return new Terminal({ rows: size.rows, cols: size.cols, scrollback: 0, allowProposedApi: true, logLevel: 'off' })
+  const terminal = new Terminal({ rows: size.rows, cols: size.cols, scrollback: 0, allowProposedApi: true, logLevel: 'off' })
+  useUnicode11(terminal)
+  return terminal
 }
 
 /** The visible rows (trailing blanks kept out) and the 0-based cursor, once everything written is parsed. */
