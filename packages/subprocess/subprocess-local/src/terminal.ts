@@ -22,6 +22,7 @@ import type { ProcessIdentity, ProcessInspector, ProcessRecord } from './inspect
 import type { TerminalModesSource } from './modes/modes-source'
 import { OutputChannel } from './output'
 import { ownsTerminal } from './ownership'
+import { PtyWriter } from './pty-writer'
 import { killSync, type SignalSender, teardown, type TeardownTarget } from './teardown'
 import { Tracker } from './tracker'
 import type { LauncherPrelude } from './warm/prelude'
@@ -85,6 +86,8 @@ export class LocalTerminal implements SubprocessTerminalHandle {
   readonly done: Promise<TerminalExit>
   readonly limits: AppliedTerminalLimits
   readonly #pty: IPty
+  /** Writes input without node-pty's thread-pool queue (see {@link PtyWriter}); absent where node-pty differs. */
+  readonly #writer: PtyWriter | undefined
   readonly #inspector: ProcessInspector
   readonly #tracker: Tracker
   readonly #output: OutputChannel
@@ -138,6 +141,7 @@ export class LocalTerminal implements SubprocessTerminalHandle {
       report: options.report,
     })
     this.#prelude = options.prelude
+    this.#writer = PtyWriter.for(pty)
     pty.onData((data: string | Buffer) => {
       let chunk = typeof data === 'string' ? Buffer.from(data) : data
       if (this.#prelude) {
@@ -225,7 +229,7 @@ export class LocalTerminal implements SubprocessTerminalHandle {
     this.#prelude.launched()
     this.#graceMs = graceMs
     this.#pty.resize(cols, rows)
-    this.#pty.write(frame)
+    this.#input(frame)
   }
 
   get exit(): TerminalExit | undefined {
@@ -249,7 +253,12 @@ export class LocalTerminal implements SubprocessTerminalHandle {
   async write(data: string | Uint8Array): Promise<void> {
     if (this.#exit || this.#terminated) throw new SubprocessError('TERMINAL_EXITED', `terminal ${this.pid} has exited; input was not written`)
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data.buffer, data.byteOffset, data.byteLength)
-    if (bytes.length > 0) this.#pty.write(bytes)
+    if (bytes.length > 0) this.#input(bytes)
+  }
+
+  #input(bytes: Buffer): void {
+    if (this.#writer) this.#writer.write(bytes)
+    else this.#pty.write(bytes)
   }
 
   resize(rows: number, cols: number): void {
