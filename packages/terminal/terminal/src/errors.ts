@@ -78,17 +78,20 @@ export const refuse = {
         'Write large content to a file in pieces (several sends, each appending one part under the limit, e.g. a heredoc ' +
         'appended with >> file), then use the file',
     ),
-  humanActive: (id: string, waitMs: number) =>
+  humanActive: (id: string, waitMs: number, client: string) =>
     new TerminalError(
       'HUMAN_ACTIVE',
-      `a person is typing in PTY session ${id} (attached with dsh-terminal attach); your send was not written. ` +
+      `a person is typing in PTY session ${id} from ${client}; your send was not written. ` +
         `Wait about ${Math.max(1, Math.ceil(waitMs / 1000))} s and send again, or read the session first (terminal_read): ` +
         'what they typed and what it printed is there',
     ),
-  writerTaken: (id: string) =>
+  writerTaken: (id: string, writer: { client: string; typing: boolean }) =>
     new TerminalError(
       'HUMAN_WRITER_TAKEN',
-      `someone else is already typing in PTY session ${id}; one writer at a time (watch read-only, or ask them to detach)`,
+      (writer.typing
+        ? `another person is typing in PTY session ${id} from ${writer.client}`
+        : `another person took over PTY session ${id} from ${writer.client} (not typing right now)`) +
+        '; one person types at a time: watch read-only until they release the keyboard or leave',
     ),
   notWatchable: (id: string) => new TerminalError('NOT_WATCHABLE', `PTY session ${id} cannot be watched: its backend keeps no screen to attach to`),
 }

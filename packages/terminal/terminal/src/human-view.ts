@@ -1,6 +1,6 @@
 import type { TerminalBackendSession, TerminalBackendTap } from './backend'
 import { refuse } from './errors'
-import type { AttachedView, HumanPresence, TerminalHumanObserver, TerminalHumanView } from './human'
+import { type AttachedView, DEFAULT_HUMAN_CLIENT, type HumanPresence, type TerminalHumanObserver, type TerminalHumanView } from './human'
 import type { TerminalSize } from './screen'
 import type { TerminalSessionId } from './types'
 
@@ -13,6 +13,7 @@ import type { TerminalSessionId } from './types'
 export class HumanView implements TerminalHumanView, AttachedView {
   readonly sessionId: TerminalSessionId
   readonly size: TerminalSize | undefined
+  readonly client: string
   #screen = ''
   #tap: TerminalBackendTap | undefined
   #closed = false
@@ -30,8 +31,10 @@ export class HumanView implements TerminalHumanView, AttachedView {
     private readonly session: TerminalBackendSession,
     private readonly presence: HumanPresence,
     private readonly observer: TerminalHumanObserver,
+    client: string,
   ) {
     this.sessionId = sessionId
+    this.client = client
     this.size = session.size && { rows: session.size.rows, cols: session.size.cols }
   }
 
@@ -41,9 +44,10 @@ export class HumanView implements TerminalHumanView, AttachedView {
     session: TerminalBackendSession,
     presence: HumanPresence,
     observer: TerminalHumanObserver,
+    client: string = DEFAULT_HUMAN_CLIENT,
   ): Promise<HumanView> {
     if (!session.tap || !session.writeAsHuman) throw refuse.notWatchable(sessionId)
-    const view = new HumanView(sessionId, session, presence, observer)
+    const view = new HumanView(sessionId, session, presence, observer, client)
     const tap = session.tap(
       (bytes) => view.#output(bytes),
       (reason) => view.endedBySession(reason),
@@ -76,7 +80,8 @@ export class HumanView implements TerminalHumanView, AttachedView {
 
   takeWrite(): void {
     if (this.#closed) throw refuse.closing(this.sessionId)
-    if (!this.presence.claimWrite(this)) throw refuse.writerTaken(this.sessionId)
+    if (this.presence.claimWrite(this)) return
+    throw refuse.writerTaken(this.sessionId, this.presence.writerState() ?? { client: DEFAULT_HUMAN_CLIENT, typing: false })
   }
 
   releaseWrite(): void {
@@ -88,7 +93,7 @@ export class HumanView implements TerminalHumanView, AttachedView {
     if (this.#closed) throw refuse.closing(this.sessionId)
     if (!this.writing) throw refuse.invalid(`this view of PTY session ${this.sessionId} is not the writer: take the writer role first`)
     if (data === '') return
-    this.presence.typed()
+    this.presence.typed(this)
     await (this.session.writeAsHuman as (data: string) => Promise<void>)(data)
   }
 

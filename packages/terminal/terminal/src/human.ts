@@ -10,6 +10,32 @@ export type TerminalHumanPresence = 'watching' | 'typing'
 /** Default `humanActiveMs`: how long after a person's last keystroke an agent's send is refused. */
 export const DEFAULT_HUMAN_ACTIVE_MS = 5_000
 
+/** What refusals call a view whose host named no client: true, if vaguer than the host's own name. */
+export const DEFAULT_HUMAN_CLIENT = 'an attached view'
+
+/** Longest client name a host may give a view (it ends up in messages a model reads). */
+export const MAX_HUMAN_CLIENT_LENGTH = 80
+
+/** How a host opens a person's view, so refusals can say where that person actually is. */
+export interface TerminalHumanViewOptions {
+  /**
+   * Where the person is, as a phrase that completes "a person is typing in PTY session pty-1 from …"
+   * (`the web view in a browser`, `a terminal (dsh-terminal attach)`); {@link DEFAULT_HUMAN_CLIENT} when absent.
+   */
+  client?: string
+}
+
+/**
+ * Who is attached to a session, in more detail than {@link TerminalHumanPresence}: for a person
+ * choosing what to attach to, so a list and a refusal tell the same story.
+ */
+export interface TerminalHumanSummary {
+  /** How many views are open, the writer's included. */
+  readonly attached: number
+  /** The view that took over (holds the writer role), if any: where it is and whether it typed within `humanActiveMs`. */
+  readonly writer?: { readonly client: string; readonly typing: boolean }
+}
+
 /** Where a person's view of a session gets the terminal's output. */
 export interface TerminalHumanObserver {
   /**
@@ -40,6 +66,8 @@ export interface TerminalHumanView {
   readonly screen: string
   /** The session's window size when the view opened. */
   readonly size: TerminalSize | undefined
+  /** Where the person is, as the host named it (see {@link TerminalHumanViewOptions.client}). */
+  readonly client: string
   /** True while this view is the session's writer. */
   readonly writing: boolean
   /** Become the session's one writer; `HUMAN_WRITER_TAKEN` while another view is. */
@@ -54,6 +82,8 @@ export interface TerminalHumanView {
 
 /** A view as its session's presence holds it: the session can end it. */
 export interface AttachedView {
+  /** Where the person is (see {@link TerminalHumanViewOptions.client}). */
+  readonly client: string
   /** The session ended the view (it closed or exited): it leaves the presence and its observer hears `reason`. */
   endedBySession(reason: string): void
 }
@@ -66,6 +96,10 @@ export class HumanPresence {
   readonly #views = new Set<AttachedView>()
   #writer: AttachedView | undefined
   #lastTypedAt = Number.NEGATIVE_INFINITY
+  /** The view that typed the latest keystroke, while it is attached. */
+  #lastTypist: AttachedView | undefined
+  /** Where the latest keystroke came from (kept after its view left). */
+  #lastTypistClient = DEFAULT_HUMAN_CLIENT
 
   constructor(
     /** Milliseconds after a keystroke during which the person counts as typing. */
@@ -86,6 +120,25 @@ export class HumanPresence {
     return Math.max(0, this.#lastTypedAt + this.activeMs - this.now())
   }
 
+  /** Where the latest keystroke came from, for a `HUMAN_ACTIVE` refusal. */
+  get typistClient(): string {
+    return this.#lastTypistClient
+  }
+
+  /** How many views are open and what the writer does; `undefined` when nobody is attached. */
+  summary(): TerminalHumanSummary | undefined {
+    if (this.#views.size === 0) return undefined
+    const writer = this.writerState()
+    return writer === undefined ? { attached: this.#views.size } : { attached: this.#views.size, writer }
+  }
+
+  /** Where the writer is and whether it typed within `activeMs`; `undefined` while nobody took over. */
+  writerState(): { client: string; typing: boolean } | undefined {
+    const writer = this.#writer
+    if (writer === undefined) return undefined
+    return { client: writer.client, typing: this.#lastTypist === writer && this.typingFor() > 0 }
+  }
+
   /** Count a view as attached. */
   join(view: AttachedView): void {
     this.#views.add(view)
@@ -95,6 +148,7 @@ export class HumanPresence {
   leave(view: AttachedView): void {
     this.#views.delete(view)
     if (this.#writer === view) this.#writer = undefined
+    if (this.#lastTypist === view) this.#lastTypist = undefined
   }
 
   /** The session ended: end every view still attached (each leaves as it ends). */
@@ -119,8 +173,10 @@ export class HumanPresence {
     if (this.#writer === view) this.#writer = undefined
   }
 
-  /** A keystroke from the writer: the agent's sends wait from now for `activeMs`. */
-  typed(): void {
+  /** A keystroke from the writer `view`: the agent's sends wait from now for `activeMs`. */
+  typed(view: AttachedView): void {
     this.#lastTypedAt = this.now()
+    this.#lastTypist = view
+    this.#lastTypistClient = view.client
   }
 }

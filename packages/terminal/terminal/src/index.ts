@@ -15,9 +15,13 @@ export {
 export { TerminalSessionService } from './service'
 export {
   DEFAULT_HUMAN_ACTIVE_MS,
+  DEFAULT_HUMAN_CLIENT,
+  MAX_HUMAN_CLIENT_LENGTH,
   type TerminalHumanObserver,
   type TerminalHumanPresence,
+  type TerminalHumanSummary,
   type TerminalHumanView,
+  type TerminalHumanViewOptions,
 } from './human'
 export {
   TERMINAL_INPUT_KINDS,

@@ -4,13 +4,25 @@ import type { TerminalBackend, TerminalBackendSession } from './backend'
 import { BackendRegistry } from './backends'
 import type { TerminalInputState } from './input-state'
 import { DEFAULT_MAX_SESSIONS_PER_AGENT, DEFAULT_MAX_TEXT_BYTES } from './config'
-import { DEFAULT_HUMAN_ACTIVE_MS, type TerminalHumanObserver, type TerminalHumanView } from './human'
+import {
+  DEFAULT_HUMAN_ACTIVE_MS,
+  MAX_HUMAN_CLIENT_LENGTH,
+  type TerminalHumanObserver,
+  type TerminalHumanSummary,
+  type TerminalHumanView,
+  type TerminalHumanViewOptions,
+} from './human'
 import { combineFailures, refuse } from './errors'
 import { sessionNameProblem } from './names'
 import { keyNameProblem, MAX_TERMINAL_COLS, MAX_TERMINAL_KEYS, MAX_TERMINAL_ROWS, type TerminalScreen, type TerminalSize } from './screen'
 import { OwnerState } from './owner-state'
 import { PendingSpawn } from './pending-spawn'
 import { SessionRecord } from './session-record'
+
+/** A client name a model may read: non-empty, bounded, no control characters. */
+function isClientName(client: unknown): client is string {
+  return typeof client === 'string' && client.length > 0 && client.length <= MAX_HUMAN_CLIENT_LENGTH && !/\p{Cc}/u.test(client)
+}
 
 /** Longest timer Node honours (2³¹−1 ms); a longer one fires at once. */
 const MAX_TIMER_MS = 2_147_483_647
@@ -169,12 +181,26 @@ export class TerminalRegistry {
   }
 
   /** Open a person's view of an owned session, for the host acting for its owner. */
-  async observeAsHuman(owner: Agent, id: TerminalSessionId, observer: TerminalHumanObserver): Promise<TerminalHumanView> {
+  async observeAsHuman(
+    owner: Agent,
+    id: TerminalSessionId,
+    observer: TerminalHumanObserver,
+    options: TerminalHumanViewOptions = {},
+  ): Promise<TerminalHumanView> {
     const record = this.#resolve(owner, id)
     if (!observer || typeof observer.onOutput !== 'function' || typeof observer.onEnd !== 'function') {
       throw refuse.invalid('a human observer needs onOutput and onEnd functions')
     }
-    return await record.observe(observer)
+    const client = options?.client
+    if (client !== undefined && !isClientName(client)) {
+      throw refuse.invalid(`a human view's client must be 1 to ${MAX_HUMAN_CLIENT_LENGTH} printable characters (e.g. "the web view in a browser")`)
+    }
+    return await record.observe(observer, client)
+  }
+
+  /** Who is attached to an owned session and what the one who took over does; `undefined` while nobody is. */
+  humans(owner: Agent, id: TerminalSessionId): TerminalHumanSummary | undefined {
+    return this.#resolve(owner, id).human.summary()
   }
 
   /** Deliver an allowed signal through an owned session that is not closing. */

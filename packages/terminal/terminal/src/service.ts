@@ -2,7 +2,7 @@ import { type Context, Service } from '@deepseek-ai/cordis'
 import { type Agent, directCalls } from 'dsh-agent'
 import type { TerminalBackend } from './backend'
 import { Config, type TerminalConfig } from './config'
-import type { TerminalHumanObserver, TerminalHumanView } from './human'
+import type { TerminalHumanObserver, TerminalHumanSummary, TerminalHumanView, TerminalHumanViewOptions } from './human'
 import type { TerminalInputState } from './input-state'
 import type { TerminalScreen } from './screen'
 import { TerminalRegistry } from './registry'
@@ -111,9 +111,18 @@ export class TerminalSessionService extends Service {
    * Let a person watch an owned session, for a host acting for its owner (`dsh-terminal attach`, the
    * web view): the rendered screen, then its live output; typing needs the view's writer role and
    * holds the agent's sends off for `humanActiveMs`. `NOT_WATCHABLE` when the backend has no tap.
+   * `options.client` names where the person is, so the agent's `HUMAN_ACTIVE` points there.
    */
-  observeAsHuman(owner: Agent, id: TerminalSessionId, observer: TerminalHumanObserver): Promise<TerminalHumanView> {
-    return this.registry.observeAsHuman(owner, id, observer)
+  observeAsHuman(owner: Agent, id: TerminalSessionId, observer: TerminalHumanObserver, options?: TerminalHumanViewOptions): Promise<TerminalHumanView> {
+    return this.registry.observeAsHuman(owner, id, observer, options)
+  }
+
+  /**
+   * How many people watch an owned session and whether the one who took over is typing, for a host
+   * listing sessions to a person (agents get the one-word `human` of snapshots and results).
+   */
+  humans(owner: Agent, id: TerminalSessionId): TerminalHumanSummary | undefined {
+    return this.registry.humans(owner, id)
   }
 
   /** Deliver an allowed signal to the session's foreground process group. */

@@ -74,10 +74,10 @@ export class SessionRecord implements SessionIdentity {
   }
 
   /** Open a person's view of this session (see `TerminalSessionService.observeAsHuman`). */
-  async observe(observer: TerminalHumanObserver): Promise<TerminalHumanView> {
+  async observe(observer: TerminalHumanObserver, client?: string): Promise<TerminalHumanView> {
     if (this.#fence) throw refuse.closing(this.id)
     // The view joins `human` before it awaits its screen, so a close meanwhile ends it too.
-    return await HumanView.open(this.id, this.session, this.human, observer)
+    return await HumanView.open(this.id, this.session, this.human, observer, client)
   }
 
   /**
@@ -88,7 +88,7 @@ export class SessionRecord implements SessionIdentity {
     if (this.#fence) throw refuse.closing(this.id)
     if (this.#send) throw refuse.sendActive(this.id)
     const typing = this.human.typingFor()
-    if (typing > 0) throw refuse.humanActive(this.id, typing)
+    if (typing > 0) throw refuse.humanActive(this.id, typing, this.human.typistClient)
     const reservation = {}
     this.#send = reservation
     let op: TerminalSendOperation

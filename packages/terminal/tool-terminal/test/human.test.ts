@@ -8,7 +8,12 @@ afterEach(disposeAll)
 
 /** A person's view of `sessionId`, as `dsh-terminal attach` opens one for the session's owner. */
 function attach(h: Harness, sessionId = 'pty-1'): Promise<TerminalHumanView> {
-  return h.root.terminals.observeAsHuman(h.agent, asTerminalSessionId(sessionId), { onOutput: () => {}, onEnd: () => {} })
+  return h.root.terminals.observeAsHuman(
+    h.agent,
+    asTerminalSessionId(sessionId),
+    { onOutput: () => {}, onEnd: () => {} },
+    { client: 'a terminal (dsh-terminal attach)' },
+  )
 }
 
 const SECRET_PTY_2 =
@@ -97,7 +102,7 @@ describe('HUMAN_ACTIVE: a person typed just now', () => {
       const refused = await h.call('terminal_send', { sessionId: 'pty-1', text: 'ls', run_in_background: background })
       expect({ code: refused.error?.code, isError: refused.isError }).toEqual({ code: 'HUMAN_ACTIVE', isError: true })
       expect(h.text(refused)).toBe(
-        'Error: a person is typing in PTY session pty-1 (attached with dsh-terminal attach); your send was not written. ' +
+        'Error: a person is typing in PTY session pty-1 from a terminal (dsh-terminal attach); your send was not written. ' +
           'Wait about 5 s and send again, or read the session first (terminal_read): what they typed and what it printed is there',
       )
     }
