@@ -126,6 +126,17 @@ describe('the attach socket', () => {
     }, 'the abruptly disconnected writer to release the role')
   })
 
+  it("names dsh-terminal attach in the agent's HUMAN_ACTIVE after the person typed in an attached terminal", async () => {
+    const typist = await authenticated()
+    typist.send({ type: 'attach', sessionId: 'pty-1' })
+    expect(await typist.nextOfType('screen')).toMatchObject({ writer: true })
+    typist.send({ type: 'input', data: Buffer.from('echo from-terminal\r').toString('base64') })
+    await eventually(() => typist.output().includes('from-terminal'), 'the typed keys to echo')
+    const refused = await host.call('terminal_send', { sessionId: 'pty-1', text: 'ls' })
+    expect(refused.code).toBe('HUMAN_ACTIVE')
+    expect(refused.text).toContain('a person is typing in PTY session pty-1 from a terminal (dsh-terminal attach); your send was not written.')
+  })
+
   it('refuses input from a read-only attach and NO_SESSION for an unknown session', async () => {
     const watcher = await authenticated()
     watcher.send({ type: 'attach', sessionId: 'pty-9' })

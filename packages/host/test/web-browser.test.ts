@@ -102,4 +102,86 @@ describe.skipIf(!HAVE_CHROMIUM)(`web view in a real browser (needs ${CHROMIUM})`
       await page.close()
     }
   })
+  it('says what to do before a session is picked, instead of an empty black box', async () => {
+    const empty = await startWebFixture()
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
+    try {
+      await page.goto(empty.web.url)
+      const placeholder = page.locator('#placeholder')
+      await eventually(async () => (await placeholder.textContent())?.startsWith('No sessions yet.'), 'the placeholder for no sessions')
+      expect(await placeholder.textContent()).toContain('(terminal_open), it appears on the left; pick it to watch it here')
+      expect(await page.locator('#terminal').isVisible()).toBe(false)
+
+      await empty.call('terminal_open', { type: 'shell', name: 'later' })
+      await eventually(
+        async () => (await placeholder.textContent())?.startsWith('Pick a session on the left to watch it here.'),
+        'the placeholder to point at the list',
+      )
+      expect(await page.locator('#terminal').isVisible()).toBe(false)
+      await page.locator('#sessions li', { hasText: 'later' }).click()
+      await eventually(async () => (await screenText(page)).includes('dsh>'), 'the prompt on the page')
+      expect(await placeholder.isVisible()).toBe(false)
+    } finally {
+      await page.close()
+      await empty.dispose()
+    }
+  })
+
+  it('fits the whole session width beside the list, with no horizontal scrollbar, from 1280 down to 1024 px', async () => {
+    const { sessions } = (await (await fetch(`${fx.origin}/sessions?token=${fx.token}`)).json()) as { sessions: { size?: { cols: number } }[] }
+    expect(sessions[0]!.size!.cols).toBeGreaterThanOrEqual(160) // wider than the room at these widths with the default font
+    for (const width of [1280, 1024]) {
+      const page = await browser.newPage({ viewport: { width, height: 800 } })
+      try {
+        await page.goto(fx.web.url)
+        expect(await horizontalOverflow(page)).toEqual([])
+        await page.locator('#sessions li', { hasText: sessionId }).click()
+        await eventually(async () => (await screenText(page)).includes('hello-from-agent'), 'the agent output on the page')
+        expect({ width, overflow: await horizontalOverflow(page) }).toEqual({ width, overflow: [] })
+      } finally {
+        await page.close()
+      }
+    }
+  })
+
+  it("lists who watches and who took over in the words a second page's refused take over uses", async () => {
+    const writer = await browser.newPage({ viewport: { width: 1280, height: 800 } })
+    const watcher = await browser.newPage({ viewport: { width: 1280, height: 800 } })
+    try {
+      for (const page of [writer, watcher]) {
+        await page.goto(fx.web.url)
+        await page.locator('#sessions li', { hasText: sessionId }).click()
+        await eventually(
+          async () => (await page.locator('#takeover').isEnabled()) && (await page.locator('#takeover').textContent()) === 'Take over',
+          'the Take over button',
+        )
+      }
+      const entry = watcher.locator('#sessions li', { hasText: sessionId })
+      await eventually(async () => (await entry.textContent())?.includes('2 people watching'), 'the list to count two people')
+      await writer.locator('#takeover').click()
+      await eventually(async () => (await writer.locator('#takeover').textContent()) === 'Release', 'the writer to take over')
+      await eventually(async () => (await entry.textContent())?.includes('1 person took over (not typing now), 1 watching'), 'the list to show the idle writer')
+      await watcher.locator('#takeover').click()
+      await eventually(async () => (await watcher.locator('#status').textContent())?.startsWith('another person took over'), 'the refusal on the second page')
+      expect(await watcher.locator('#status').textContent()).toContain('from the web view in a browser (not typing right now)')
+    } finally {
+      await writer.close()
+      await watcher.close()
+    }
+  })
 })
+
+/** Every element of `page` (the page itself first) whose content is wider than its box: each one shows a horizontal scrollbar or cuts text. */
+async function horizontalOverflow(page: Page): Promise<string[]> {
+  return await page.evaluate(() => {
+    const wide: string[] = []
+    if (document.documentElement.scrollWidth > innerWidth) wide.push(`page ${document.documentElement.scrollWidth} > ${innerWidth}`)
+    for (const element of Array.from(document.querySelectorAll<HTMLElement>('body *'))) {
+      const overflowX = getComputedStyle(element).overflowX
+      if ((overflowX === 'auto' || overflowX === 'scroll') && element.scrollWidth > element.clientWidth) {
+        wide.push(`${element.tagName.toLowerCase()}#${element.id}.${element.className} ${element.scrollWidth} > ${element.clientWidth}`)
+      }
+    }
+    return wide
+  })
+}

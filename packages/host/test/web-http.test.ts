@@ -155,4 +155,56 @@ describe('web view over HTTP', () => {
       client.close()
     }
   })
+
+  it('lists how many people watch and whether the one who took over types, in the words a refused take over uses', async () => {
+    const entry = async () => ((await (await fetch(`${fx.origin}/sessions?token=${fx.token}`)).json()) as { sessions: Record<string, unknown>[] }).sessions[0]!
+    const first = await openEvents(`${fx.origin}/sessions/${sessionId}/events?token=${fx.token}`)
+    const second = await openEvents(`${fx.origin}/sessions/${sessionId}/events?token=${fx.token}`)
+    try {
+      await eventually(() => first.events.length > 0 && second.events.length > 0, 'the first events')
+      const [mine, other] = [first, second].map((client) => (JSON.parse(client.events[0]!.data) as { viewId: string }).viewId)
+      expect(await entry()).toMatchObject({ human: 'watching', people: { attached: 2 } })
+      expect(await (await post(`/sessions/${sessionId}/takeover`, { viewId: mine })).json()).toEqual({ writing: true })
+      const web = 'the web view in a browser'
+      // Took over, typed nothing yet: the other person is told exactly that, and the list agrees.
+      expect(await entry()).toMatchObject({ human: 'watching', people: { attached: 2, writer: { client: web, typing: false } } })
+      const idle = (await (await post(`/sessions/${sessionId}/takeover`, { viewId: other })).json()) as { code: string; message: string }
+      expect(idle.code).toBe('HUMAN_WRITER_TAKEN')
+      expect(idle.message).toMatch(new RegExp(`^another person took over PTY session ${sessionId} from ${web} \\(not typing right now\\)`))
+      expect(idle.message).not.toMatch(/is typing|already typing/)
+
+      await post(`/sessions/${sessionId}/input`, { viewId: mine, data: 'echo web-typed\r' })
+      expect(await entry()).toMatchObject({ human: 'typing', people: { attached: 2, writer: { client: web, typing: true } } })
+      const busy = (await (await post(`/sessions/${sessionId}/takeover`, { viewId: other })).json()) as { code: string; message: string }
+      expect(busy).toMatchObject({
+        code: 'HUMAN_WRITER_TAKEN',
+        message: expect.stringMatching(`^another person is typing in PTY session ${sessionId} from ${web}; `),
+      })
+    } finally {
+      first.close()
+      second.close()
+    }
+  })
+
+  it("names the web view, not dsh-terminal attach, in the agent's HUMAN_ACTIVE after the person typed in the browser", async () => {
+    const client = await openEvents(`${fx.origin}/sessions/${sessionId}/events?token=${fx.token}`)
+    try {
+      await eventually(() => client.events.length > 0, 'the screen event')
+      const { viewId } = JSON.parse(client.events[0]!.data) as { viewId: string }
+      await post(`/sessions/${sessionId}/takeover`, { viewId })
+      expect((await post(`/sessions/${sessionId}/input`, { viewId, data: 'echo from-browser\r' })).status).toBe(200)
+      const refused = await fx.composition.tools.execute({
+        callId: 'web-human-active',
+        name: 'terminal_send',
+        arguments: { sessionId, text: 'ls' },
+        agent: fx.agent,
+      })
+      const text = refused.content.map((block) => ('text' in block ? block.text : '')).join('')
+      expect({ isError: refused.isError, code: refused.error?.code }).toEqual({ isError: true, code: 'HUMAN_ACTIVE' })
+      expect(text).toContain(`a person is typing in PTY session ${sessionId} from the web view in a browser; your send was not written.`)
+      expect(text).not.toContain('dsh-terminal attach')
+    } finally {
+      client.close()
+    }
+  })
 })

@@ -4,6 +4,7 @@ import { withTimeout } from 'dsh-basics'
 import type {
   TerminalHumanObserver,
   TerminalHumanPresence,
+  TerminalHumanSummary,
   TerminalHumanView,
   TerminalInputState,
   TerminalSessionId,
@@ -27,6 +28,8 @@ export interface HumanSessionEntry {
   readonly size?: TerminalSize
   /** Someone already attached: watching, or typing lately. */
   readonly human?: TerminalHumanPresence
+  /** How many people are attached and whether the one who took over types (what a refusal to take over will say). */
+  readonly people?: TerminalHumanSummary
   /** What the terminal waits for now (prompt, password, program …), when it can be told. */
   readonly input?: TerminalInputState
 }
@@ -42,6 +45,15 @@ export class HumanGatewayError extends Error {
     this.name = 'HumanGatewayError'
   }
 }
+
+/**
+ * Where a person's view comes from, as the agent's `HUMAN_ACTIVE` and another person's
+ * `HUMAN_WRITER_TAKEN` name it, so both know where to look for them.
+ */
+export const HUMAN_CLIENTS = {
+  web: 'the web view in a browser',
+  attach: 'a terminal (dsh-terminal attach)',
+} as const
 
 /** How long one session's input state may take before its entry is listed without it. */
 const INPUT_STATE_WAIT_MS = 2000
@@ -70,6 +82,8 @@ export class HumanGateway {
         continue // the agent ended meanwhile
       }
       for (const snapshot of snapshots) {
+        // Read with the snapshot, so `people` and `human` tell of the same moment.
+        const people = snapshot.human === undefined ? undefined : peopleOf(terminals, agent, snapshot.sessionId)
         const looked = Promise.resolve()
           .then(() => terminals.inputState(agent, snapshot.sessionId))
           .catch(() => undefined)
@@ -77,6 +91,7 @@ export class HumanGateway {
           withTimeout(looked, INPUT_STATE_WAIT_MS, () => undefined).then((input) => ({
             ...snapshot,
             ownerId: agent.id,
+            ...(people ? { people } : {}),
             ...(input ? { input } : {}),
           })),
         )
@@ -85,13 +100,16 @@ export class HumanGateway {
     return await Promise.all(pending)
   }
 
-  /** Open a person's view of `sessionId` for the agent that owns it; `NO_SESSION` when none of this host's agents does. */
-  async attach(sessionId: string, observer: TerminalHumanObserver): Promise<TerminalHumanView> {
+  /**
+   * Open a person's view of `sessionId` for the agent that owns it, from `client` (one of
+   * {@link HUMAN_CLIENTS}); `NO_SESSION` when none of this host's agents does.
+   */
+  async attach(sessionId: string, observer: TerminalHumanObserver, client: string): Promise<TerminalHumanView> {
     const terminals = this.#terminals()
     if (!terminals) throw new HumanGatewayError('NO_TERMINALS', 'this host serves no terminal sessions (its composition has no dsh-terminal)')
     const owner = this.#ownerOf(sessionId)
     if (!owner) throw new HumanGatewayError('NO_SESSION', `no session ${sessionId} on this host; run \`dsh-terminal attach\` to list them`)
-    return await terminals.observeAsHuman(owner, sessionId as TerminalSessionId, observer)
+    return await terminals.observeAsHuman(owner, sessionId as TerminalSessionId, observer, { client })
   }
 
   #ownerOf(sessionId: string): Agent | undefined {
@@ -112,5 +130,14 @@ export class HumanGateway {
 
   #terminals(): Context['terminals'] | undefined {
     return this.root.get('terminals') as Context['terminals'] | undefined
+  }
+}
+
+/** Who is on `sessionId` now; `undefined` when the session went away meanwhile. */
+function peopleOf(terminals: Context['terminals'], agent: Agent, sessionId: TerminalSessionId): TerminalHumanSummary | undefined {
+  try {
+    return terminals.humans(agent, sessionId)
+  } catch {
+    return undefined
   }
 }

@@ -2,7 +2,7 @@ import type { Socket } from 'node:net'
 import { errorMessage } from 'dsh-basics'
 import type { TerminalHumanView } from 'dsh-terminal'
 import { secretMatches } from '../mcp/http-auth'
-import type { HumanGateway } from './gateway'
+import { HUMAN_CLIENTS, type HumanGateway } from './gateway'
 import { MAX_UNREAD_BYTES } from './limits'
 import {
   type AttachErrorCode,
@@ -116,10 +116,11 @@ export class SocketConnection {
     let view: TerminalHumanView
     try {
       // The view holds output (and an end) until the attach resolved, so the screen goes out first.
-      view = await this.options.gateway.attach(sessionId, {
-        onOutput: (bytes) => this.#output(bytes),
-        onEnd: (reason) => this.#ended(reason),
-      })
+      view = await this.options.gateway.attach(
+        sessionId,
+        { onOutput: (bytes) => this.#output(bytes), onEnd: (reason) => this.#ended(reason) },
+        HUMAN_CLIENTS.attach,
+      )
     } catch (error) {
       this.#attaching = false
       const code = (error as { code?: string }).code

@@ -10,11 +10,17 @@ const emptyEl = document.getElementById('empty');
 const titleEl = document.getElementById('title');
 const statusEl = document.getElementById('status');
 const button = document.getElementById('takeover');
-const terminal = new Terminal({ rows: 24, cols: 80, scrollback: 2000, convertEol: false, allowProposedApi: true });
+const holder = document.getElementById('terminal');
+const placeholderEl = document.getElementById('placeholder');
+/** The font size the terminal starts from, and the smallest one fitting a wide session may shrink it to. */
+const FONT_SIZE = 15;
+const MIN_FONT_SIZE = 6;
+const terminal = new Terminal({ rows: 24, cols: 80, scrollback: 2000, convertEol: false, fontSize: FONT_SIZE, allowProposedApi: true });
 // The session's emulator counts columns with Unicode 11 (emoji take two): the page draws with the same widths.
 terminal.loadAddon(new Unicode11Addon.Unicode11Addon());
 terminal.unicode.activeVersion = '11';
-terminal.open(document.getElementById('terminal'));
+/** The terminal is opened when the first session is picked: until then the placeholder says what to do. */
+let terminalOpen = false;
 
 /** The stream on screen: { sessionId, source, viewId, writing, ended } or null. */
 let current = null;
@@ -44,9 +50,47 @@ function describeInput(input) {
   return input.kind + program;
 }
 
+// Who is there, in the same words a refused "Take over" uses: "took over" holds the keyboard, "typing" typed lately.
+function describePeople(entry) {
+  const people = entry.people;
+  if (!people) return entry.human ? 'person ' + entry.human : '';
+  const others = people.writer ? people.attached - 1 : people.attached;
+  const watching = others === 1 ? '1 person watching' : others + ' people watching';
+  if (!people.writer) return watching;
+  const writer = people.writer.typing ? '1 person typing' : '1 person took over (not typing now)';
+  return others > 0 ? writer + ', ' + others + ' watching' : writer;
+}
+
+// Before a session is picked the terminal area says what to do, never an empty black box.
+function renderPlaceholder(count) {
+  if (!placeholderEl || placeholderEl.hidden) return;
+  placeholderEl.textContent = count > 0
+    ? 'Pick a session on the left to watch it here. It opens read-only; press "Take over" to type into it.'
+    : 'No sessions yet. When an agent of this host opens a terminal (terminal_open), it appears on the left; pick it to watch it here.';
+}
+
+// The whole session width fits beside the list: a wide session gets a smaller font, never a horizontal scrollbar.
+function fitWidth() {
+  if (!terminalOpen) return;
+  const style = getComputedStyle(holder);
+  const room = holder.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  const screen = holder.querySelector('.xterm-screen');
+  if (!screen || room <= 0) return;
+  let size = FONT_SIZE;
+  terminal.options.fontSize = size;
+  const width = screen.getBoundingClientRect().width;
+  if (width <= room) return;
+  size = Math.max(MIN_FONT_SIZE, Math.floor((size * room) / width));
+  terminal.options.fontSize = size;
+  while (size > MIN_FONT_SIZE && screen.getBoundingClientRect().width > room) terminal.options.fontSize = --size;
+}
+
+window.addEventListener('resize', fitWidth);
+
 function renderList(sessions) {
   listEl.replaceChildren();
   emptyEl.hidden = sessions.length > 0;
+  renderPlaceholder(sessions.length);
   for (const entry of sessions) {
     const item = document.createElement('li');
     item.dataset.sessionId = entry.sessionId;
@@ -58,7 +102,8 @@ function renderList(sessions) {
     const parts = ['agent ' + entry.ownerId, entry.status && entry.status.kind ? entry.status.kind : String(entry.status)];
     const input = describeInput(entry.input);
     if (input) parts.push('waits: ' + input);
-    if (entry.human) parts.push('person ' + entry.human);
+    const people = describePeople(entry);
+    if (people) parts.push(people);
     meta.textContent = parts.join(' · ');
     item.append(name, meta);
     item.addEventListener('click', () => select(entry.sessionId));
@@ -99,6 +144,12 @@ function setWriting(writing) {
 function select(sessionId) {
   if (current) current.source.close();
   pendingKeys = '';
+  if (!terminalOpen) {
+    placeholderEl.hidden = true;
+    holder.hidden = false;
+    terminal.open(holder);
+    terminalOpen = true;
+  }
   terminal.reset();
   titleEl.textContent = sessionId;
   showStatus('connecting…', false);
@@ -112,6 +163,7 @@ function select(sessionId) {
     stream.viewId = first.viewId;
     terminal.reset();
     terminal.resize(first.cols, first.rows);
+    fitWidth();
     terminal.write(first.screen);
     setWriting(first.writing);
   });

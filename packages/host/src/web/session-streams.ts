@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { ServerResponse } from 'node:http'
 import type { TerminalHumanView } from 'dsh-terminal'
-import type { HumanGateway } from '../human/gateway'
+import { HUMAN_CLIENTS, type HumanGateway } from '../human/gateway'
 import { MAX_UNREAD_BYTES } from '../human/limits'
 import { toBase64 } from '../human/protocol'
 import { WebRequestError } from './http-io'
@@ -61,10 +61,7 @@ export class SessionStreams {
       hungUp = true
     })
     // The view holds output (and an end) until the attach resolved, so the screen event goes first.
-    const view = await this.gateway.attach(sessionId, {
-      onOutput: (bytes) => send('output', toBase64(bytes)),
-      onEnd: finish,
-    })
+    const view = await this.gateway.attach(sessionId, { onOutput: (bytes) => send('output', toBase64(bytes)), onEnd: finish }, HUMAN_CLIENTS.web)
     if (hungUp || res.destroyed) {
       view.close() // the viewer left while the screen was being rendered
       return
