@@ -10,7 +10,7 @@ function result(extra: Partial<TerminalSendResult> = {}): TerminalSendResult {
   return { viewport: '', waitReason: 'stdin_read', sessionStatus: { kind: 'running' }, truncated: false, ...extra }
 }
 
-function staged(alternateScreen: boolean) {
+function staged(alternateScreen: boolean, verticalMoves = 0) {
   const done = new Deferred<TerminalSendResult>()
   const released = new Deferred()
   const snapshot = new Deferred<TerminalScreen>()
@@ -19,11 +19,13 @@ function staged(alternateScreen: boolean) {
     { done: done.promise, released: released.promise, readOutput: () => ({ delta: 'd', truncated: false }), cancel: () => true },
     {
       alternateScreen: () => alternateScreen,
+      verticalMoves: () => verticalMoves,
       snapshot: () => {
         snapshots += 1
         return snapshot.promise
       },
     },
+    0,
   )
   return { operation, done, released, snapshot, snapshots: () => snapshots }
 }

@@ -1,5 +1,5 @@
 import type { TerminalScreen } from 'dsh-terminal'
-import { screenHeader, screenLine, TRUNCATION_MARKER } from '../src/internal'
+import { fitResult, screenHeader, screenLine, sendLayout, TRUNCATION_MARKER } from '../src/internal'
 import { utf8ByteLength } from 'dsh-basics'
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -236,5 +236,29 @@ describe('a send that settles while a full-screen program holds the terminal', (
       }),
       { numRuns: 60 },
     )
+  })
+})
+
+describe('a program that drew in place on the normal screen', () => {
+  const drawn: TerminalScreen = { lines: ['[x] fetch', '[ ] build', 'dsh>'], size: { rows: 3, cols: 40 }, cursor: { row: 3, col: 6 }, alternateScreen: false }
+  const back = { sessionId: 'pty-1', windowBytes: 16_384, maxResultBytes: 65_536 }
+  const settled = { waitReason: 'stdin_read', sessionStatus: { kind: 'running' }, truncated: false, screen: drawn } as const
+
+  it('shows its screen, and names the read of its lines when they were more than the screen shows', () => {
+    const viewport = ['make', ...Array.from({ length: 20 }, (_, index) => `step ${index}`), 'dsh> '].join('\n')
+    const text = fitResult(sendLayout({ ...settled, viewport, firstLine: 7 }, back), 4000).text
+    expect(text.split('\n').slice(0, 5)).toEqual([
+      '[screen: 3x40, cursor 3,6]',
+      '[drawn in place: the screen shows the end of 22 lines of output; terminal_read {"sessionId":"pty-1","fromLine":7,"count":22} returns them]',
+      '[x] fetch',
+      '[ ] build',
+      'dsh>',
+    ])
+    expect(text).not.toContain('step 3')
+  })
+
+  it('names no read when the screen holds the whole output', () => {
+    const text = fitResult(sendLayout({ ...settled, viewport: 'a\nb', firstLine: 7 }, back), 4000).text
+    expect(text.split('\n').slice(0, 4)).toEqual(['[screen: 3x40, cursor 3,6]', '[x] fetch', '[ ] build', 'dsh>'])
   })
 })

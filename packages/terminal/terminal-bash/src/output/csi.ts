@@ -6,7 +6,7 @@ import type { TextBatch } from './text-batch'
  * Collects the numeric parameters of one CSI sequence and applies the ones that edit a line: EL
  * (`K`), ECH (`X`), DCH (`P`), ICH (`@`), CHA/HPA (`G`, `` ` ``), CUF/HPR (`C`, `a`), CUB (`D`), and
  * the ones that say which row the cursor is on (CUP/HVP `H` `f`, VPA `d`, CUU `A`, CUD `B`, CNL `E`,
- * CPL `F`, ED `J`) for {@link ScreenRows}. Which byte is a digit, a separator or the final, and
+ * CPL `F`, ED `J`, DECSTBM `r`) for {@link ScreenRows}. Which byte is a digit, a separator or the final, and
  * which sequences are ignored, is the transition table's to say (`transitions.ts`): only the first
  * two numeric parameters matter; private markers (`<=>?`) and intermediates select variants a line
  * renderer does not model, so such sequences never reach {@link CsiReader.dispatch}, except the
@@ -120,6 +120,11 @@ export class CsiReader {
       case 0x46: // CPL: cursor preceding line
         this.#text.flush()
         this.#rows.moveBy(final === 0x45 ? count : -count)
+        line.moveTo(0)
+        break
+      case 0x72: // DECSTBM: set the scroll region (the cursor goes home)
+        this.#text.flush()
+        this.#rows.scrollRegion()
         line.moveTo(0)
         break
       case 0x4a: // ED: erase in display; on the cursor's row it erases like EL (3 erases only the history)

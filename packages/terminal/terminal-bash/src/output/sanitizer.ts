@@ -98,6 +98,11 @@ export class TerminalSanitizer {
     return this.#csi.alternateScreen
   }
 
+  /** Row-changing cursor moves and scroll regions on the normal screen so far (see {@link ScreenRows.verticalMoves}). */
+  get verticalMoves(): number {
+    return this.#rows.verticalMoves
+  }
+
   /** Consume one chunk of PTY output. */
   write(input: Uint8Array): SanitizedChunk {
     const firstLine = this.#line.number

@@ -18,6 +18,7 @@ export class ScreenRows {
   #row = 0
   // The lowest row the output reached: rows above it that are redrawn may repeat what they held.
   #bottom = 0
+  #verticalMoves = 0
 
   /** A screen of `rows` × `cols` (positive integers) with the cursor at its top. */
   constructor(rows: number = DEFAULT_SCREEN.rows, cols: number = DEFAULT_SCREEN.cols) {
@@ -38,9 +39,26 @@ export class ScreenRows {
     this.#bottom = Math.min(this.#bottom, rows - 1)
   }
 
+  /**
+   * Cursor moves that changed its row other than by completing a line, and scroll regions set: a
+   * program that draws in place (a dialog, a progress table, a readline redraw). Its line history
+   * is then fragments; the screen is what it drew.
+   */
+  get verticalMoves(): number {
+    return this.#verticalMoves
+  }
+
   /** The cursor moved to row `row` (0-based, clamped to the screen). */
   moveTo(row: number): void {
-    this.#row = Math.max(0, Math.min(this.#rows - 1, row))
+    const to = Math.max(0, Math.min(this.#rows - 1, row))
+    if (to !== this.#row) this.#verticalMoves += 1
+    this.#row = to
+  }
+
+  /** A scroll region was set (DECSTBM): lines scroll inside it, and the cursor goes home. */
+  scrollRegion(): void {
+    this.#verticalMoves += 1
+    this.#row = 0
   }
 
   /** The cursor moved `count` rows (negative: up). */

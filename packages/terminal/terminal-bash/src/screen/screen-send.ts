@@ -4,6 +4,8 @@ import type { TerminalScreen, TerminalSendOperation, TerminalSendResult } from '
 export interface ScreenSource {
   /** A full-screen program switched to the alternate screen and has not switched back. */
   alternateScreen(): boolean
+  /** Row-changing cursor moves and scroll regions on the normal screen so far (a count that only grows). */
+  verticalMoves(): number
   /** The screen once every byte that arrived so far is rendered; rejects once the session's emulator is gone. */
   snapshot(): Promise<TerminalScreen>
 }
@@ -17,16 +19,28 @@ export function heldByFullScreenProgram(result: TerminalSendResult, source: Pick
 }
 
 /**
- * The operation as the session hands it out: its result carries `screen` when a full-screen program
- * holds the terminal. `released` settles only after that `done`, so the send's reservation covers
- * rendering the screen too (the registry drops it once both settled).
+ * The result shows the screen: a full-screen program holds the terminal, or a program moved the
+ * cursor to another row on the normal screen during the send (`movesBefore` is the count when it
+ * started): a dialog, a progress table or a readline redraw drew in place, and its lines are
+ * fragments in drawing order while the screen is what a person sees.
+ */
+export function showsScreen(result: TerminalSendResult, source: Pick<ScreenSource, 'alternateScreen' | 'verticalMoves'>, movesBefore: number): boolean {
+  return heldByFullScreenProgram(result, source) || (result.sessionStatus.kind === 'running' && source.verticalMoves() > movesBefore)
+}
+
+/**
+ * The operation as the session hands it out: its result carries `screen` when {@link showsScreen}
+ * says so (`movesBefore`: the source's count when the send started). `released` settles only after
+ * that `done`, so the send's reservation covers rendering the screen too (the registry drops it once
+ * both settled).
  */
 export function showingScreen(
   operation: TerminalSendOperation & { readonly released: Promise<void> },
   source: ScreenSource,
+  movesBefore: number,
 ): TerminalSendOperation & { readonly released: Promise<void> } {
   const done = operation.done.then(async (result) => {
-    if (!heldByFullScreenProgram(result, source)) return result
+    if (!showsScreen(result, source, movesBefore)) return result
     try {
       return { ...result, screen: await source.snapshot() }
     } catch {

@@ -116,7 +116,11 @@ export class ShellSession implements TerminalBackendSession {
         this.#atPrompt = facts ? { facts, arrivals: this.#stream.arrivals } : undefined
       },
     }
-    this.#screenSource = { alternateScreen: () => this.#stream.alternateScreen, snapshot: () => this.#screen.snapshot() }
+    this.#screenSource = {
+      alternateScreen: () => this.#stream.alternateScreen,
+      verticalMoves: () => this.#stream.verticalMoves,
+      snapshot: () => this.#screen.snapshot(),
+    }
     this.#stream.attach((chunk, gap) => (this.#active ? this.#active.onChunk(chunk, gap) : this.#earlier?.append(chunk)))
     void handle.done.then(() => this.#onExit())
   }
@@ -229,6 +233,7 @@ export class ShellSession implements TerminalBackendSession {
     if (this.#closeStarted) throw shellFailure.closed()
     if (this.#active) throw new TerminalError('SEND_ACTIVE', 'PTY session already has an active send')
     const { size } = request
+    const movesBefore = this.#stream.verticalMoves
     // On the alternate screen a paste goes to an editor, not a line reader (see `sendInput`).
     const typed = sendInput(request, () => this.#screen.modes, this.#stream.alternateScreen)
     // A send that only resizes writes no byte, yet the resize is its write: the program's reaction
@@ -249,7 +254,7 @@ export class ShellSession implements TerminalBackendSession {
       earlier,
       session: size === undefined ? this.#sendSession : this.#resizingSession(size),
     })
-    return showingScreen(operation, this.#screenSource)
+    return showingScreen(operation, this.#screenSource, movesBefore)
   }
 
   /**

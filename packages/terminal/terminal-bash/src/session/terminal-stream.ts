@@ -106,6 +106,14 @@ export class TerminalStream {
     return this.#sanitizer.alternateScreen
   }
 
+  /**
+   * Row-changing cursor moves and scroll regions on the normal screen so far, a count that only
+   * grows: a send that saw it grow shows the screen, since its lines are fragments of a drawing.
+   */
+  get verticalMoves(): number {
+    return this.#sanitizer.verticalMoves
+  }
+
   /** Exit status carried by the latest marker when it is this session's own primary one; else undefined. */
   get exitStatus(): number | undefined {
     const marker = this.#prompt.marker

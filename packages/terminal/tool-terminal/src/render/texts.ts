@@ -283,11 +283,30 @@ export function sendLayout(result: TerminalSendResult, back?: ReadBack): ResultL
   if (result.human) trailer.push({ text: humanLine(result.human), optional: true })
   // A screen replaces the viewport, whose redraw fragments (and what they lost) are not shown.
   const layout: ResultLayout = result.screen ? { ...screenBody(result.screen), trailer } : viewportLayout(result, trailer, back)
+  const lines = result.screen && back ? drawnLinesLine(result, result.screen, back) : undefined
+  if (lines) layout.bodyHead = `${layout.bodyHead}\n${lines}`
   if (result.earlierOutput) {
     layout.earlier = result.earlierOutput
     if (result.earlierTruncated) layout.truncated = true
   }
   return layout
+}
+
+/**
+ * A program drew in place on the normal screen and its output was longer than the screen shows:
+ * `[drawn in place: the screen shows the end of N lines of output; terminal_read {…} returns them]`,
+ * naming the read of the line history. Nothing when the screen holds it all or its lines are not numbered.
+ */
+function drawnLinesLine(result: TerminalSendResult, screen: TerminalScreen, back: ReadBack): string | undefined {
+  if (screen.alternateScreen || result.viewport === '') return undefined
+  const head = result.outputHead
+  const firstLine = head ? head.firstLine : result.firstLine
+  if (firstLine === undefined) return undefined
+  const viewportLines = result.viewport.split('\n').length
+  const count = head ? head.text.split('\n').length + head.gapLines + viewportLines : viewportLines
+  if (count <= screen.lines.length) return undefined
+  const bytes = utf8ByteLength(result.viewport) + (head ? utf8ByteLength(head.text) + head.gapBytes : 0)
+  return `[drawn in place: the screen shows the end of ${count} lines of output; ${readCallFor(back)(firstLine, count, bytes)} returns them]`
 }
 
 /** The input line, and for a password asked in a known session the {@link secretLine}; both optional under a tiny cap. */
