@@ -119,7 +119,7 @@ describe('dsh-terminal attach', () => {
 
     const second = attachOnPipes(['pty-1'])
     await eventually(() => second.stderr().includes('[attached to pty-1'), 'the second attach', STARTUP_MS)
-    expect(second.stderr()).toContain('someone else attached is typing in it, so your keystrokes are ignored')
+    expect(second.stderr()).toContain('another person holds the keyboard (an attach or the web view), so your keystrokes are ignored')
     second.child.stdin.write('echo second-writer\n')
     await host.call('terminal_close', { sessionId: 'pty-1' })
     const done = await second.finished

@@ -100,7 +100,7 @@ function attachNotice(screen: Extract<ServerMessage, { type: 'screen' }>): strin
   const id = screen.sessionId
   if (screen.writer) return `[attached to ${id}: you are typing into it; Ctrl-] detaches, it keeps running]`
   if (screen.readOnlyReason === 'HUMAN_WRITER_TAKEN') {
-    return `[attached to ${id} read-only: someone else attached is typing in it, so your keystrokes are ignored; Ctrl-] detaches]`
+    return `[attached to ${id} read-only: another person holds the keyboard (an attach or the web view), so your keystrokes are ignored; Ctrl-] detaches]`
   }
   return `[attached to ${id} read-only (--read-only): keystrokes are ignored; Ctrl-] detaches]`
 }

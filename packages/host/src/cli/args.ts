@@ -59,7 +59,7 @@ export const USAGE = `Usage:
   attach    from another terminal, as the same user: with no session, a table of every running
             host's sessions; with one (pty-3, or <host pid>:pty-3), show its screen and forward your
             keystrokes. Ctrl-] detaches (the session keeps running). --read-only only watches. While
-            someone else attached is typing, you watch read-only. Hosts listen on a private Unix
+            another person holds the keyboard (an attach or the web view), you watch read-only. Hosts listen on a private Unix
             socket in /tmp/dsh-terminal/<uid>, whatever their environment; sandboxes hide it.
 
 Headless lines: {"id": 1, "tool": "terminal_open", "arguments": {"type": "shell"}}

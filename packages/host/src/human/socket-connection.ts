@@ -153,7 +153,8 @@ export class SocketConnection {
     if (!view) return this.#error('NOT_ATTACHED', 'attach to a session before sending input')
     if (!view.writing) {
       const reason = this.#readOnlyReason ?? 'HUMAN_WRITER_TAKEN'
-      const why = reason === 'READ_ONLY' ? 'this attach is read-only (--read-only)' : 'someone else attached is typing in this session'
+      const why =
+        reason === 'READ_ONLY' ? 'this attach is read-only (--read-only)' : 'another person holds the keyboard of this session (an attach or the web view)'
       return this.#error(reason, `input ignored: ${why}`)
     }
     try {

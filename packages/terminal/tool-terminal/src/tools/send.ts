@@ -236,7 +236,7 @@ export function sendTool(deps: ToolDeps) {
       '[exit: <n>] is the exit status of the shell command this call ran, when known; [session: …] says whether the terminal itself still runs. One send at a time per session. ' +
       "To wait for long-running work give waitFor (a regex for a line such as a server's ready message) and timeoutMs. " +
       'While a full-screen program (vim, less, top, a menu) holds the terminal, the result is its screen under [screen: <rows>x<cols>, cursor <row>,<col>] instead of new output. ' +
-      '[human: watching] or [human: typing] means a person is attached to the session (dsh-terminal attach) and sees what you type; ' +
+      '[human: watching] or [human: typing] means a person is attached to the session (dsh-terminal attach, or the web view) and sees what you type; ' +
       'while they type, sends are refused with HUMAN_ACTIVE: wait a few seconds or terminal_read what they did, then send again. ' +
       '[secret: …] means a program asks for a password: ask the user to type it themselves (dsh-terminal attach <id>) or to give it to you; never guess one.' +
       (background ? ' For a command that runs long, set run_in_background and follow the job with job_output.' : ''),
