@@ -23,13 +23,8 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true })
 })
 
-/** Press `keys` in one send and wait for its result. */
-async function press(...keys: string[]): Promise<TerminalSendResult> {
-  const handle = stack.terminals.startSend(stack.agent, id, { text: '', submit: false, keys })
-  const result = await handle.done
-  await handle.released
-  return result
-}
+/** Press named keys (or type characters) in one send and wait for its result. */
+const press = (...keys: string[]): Promise<TerminalSendResult> => stack.press(id, ...keys)
 
 /** Type `text` without Enter. */
 const type = (text: string) => stack.run(id, text, { submit: false })

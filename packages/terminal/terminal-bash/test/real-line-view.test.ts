@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -6,6 +5,7 @@ import type { TerminalSessionId } from 'dsh-terminal'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { installed } from 'dsh-testkit'
 import { PATIENT, type Stack, startStack } from './support/stack'
+import { settled, tmux } from './support/tmux'
 
 // The line view (scrollback and send viewports) of real interactive and full-screen programs,
 // checked against what a terminal shows: tmux runs the same keys where a claim is about a terminal.
@@ -134,7 +134,6 @@ describe('pagers that repaint on the normal screen', () => {
  */
 function inTmux(inputs: readonly string[]): string[] {
   const name = `dsh-line-view-${process.pid}`
-  const tmux = (...args: string[]) => execFileSync('tmux', args, { encoding: 'utf8' })
   const shell = `env -i PATH="$PATH" HOME="${work}" PS1='dsh> ' bash --norc --noprofile -i`
   tmux('new-session', '-d', '-s', name, '-x', '160', '-y', '40', '-c', work, shell)
   try {
@@ -149,17 +148,4 @@ function inTmux(inputs: readonly string[]): string[] {
   } finally {
     tmux('kill-session', '-t', name)
   }
-}
-
-/** Poll `capture` until it differs from `before` and then holds still for a few reads (bounded). */
-function settled(capture: () => string, before?: string): string {
-  let last = capture()
-  let still = 0
-  for (let attempt = 0; attempt < 400 && (last === before || still < 5); attempt++) {
-    execFileSync('sleep', ['0.02'])
-    const next = capture()
-    still = next === last ? still + 1 : 0
-    last = next
-  }
-  return last
 }

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TerminalSendResult, TerminalSessionId } from 'dsh-terminal'
+import { installed } from 'dsh-testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEFAULT_KEY_MODES, type KeyModes, sendInput } from '../src/input/send-input'
 import { startStack, type Stack } from './support/stack'
@@ -145,13 +146,3 @@ describe.skipIf(!installed('nano'))('nano (an editor on the alternate screen tha
     expect(readFileSync(join(work, 'pasted.txt'), 'utf8')).toBe('one\ttwo\nthree\n')
   })
 })
-
-/** True when `program` is on PATH. */
-function installed(program: string): boolean {
-  try {
-    execFileSync('sh', ['-c', `command -v ${program}`], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-}

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -6,6 +5,7 @@ import type { TerminalSendResult, TerminalSessionId } from 'dsh-terminal'
 import { installed } from 'dsh-testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startStack, type Stack } from './support/stack'
+import { settled, tmux } from './support/tmux'
 
 // The screen a session shows must be the command line bash edits: both count 🚀 ⚡ ✅ as two
 // columns (Unicode 11, as bash, tmux and ncurses do), so readline's cursor moves land on the same
@@ -30,12 +30,7 @@ afterAll(async () => {
 })
 
 /** Press named keys (or type characters) in one send and wait for its result. */
-async function press(...keys: string[]): Promise<TerminalSendResult> {
-  const handle = stack.terminals.startSend(stack.agent, id, { text: '', submit: false, keys })
-  const result = await handle.done
-  await handle.released
-  return result
-}
+const press = (...keys: string[]): Promise<TerminalSendResult> => stack.press(id, ...keys)
 
 /** The session's screen rows, trailing blanks dropped, from the last one that starts with `prefix` on. */
 async function rowsFrom(prefix: string): Promise<string[]> {
@@ -70,7 +65,6 @@ describe('emoji on the screen take the two columns bash gives them', () => {
 /** The rows tmux shows from the command line on, after each group of `send-keys` arguments, run by bash as the session runs it. */
 function inTmux(...groups: string[][]): string[] {
   const name = `dsh-screen-widths-${process.pid}`
-  const tmux = (...args: string[]) => execFileSync('tmux', args, { encoding: 'utf8' })
   const shell = `env -i PATH="$PATH" HOME="${work}" TERM=xterm-256color LC_ALL=C.UTF-8 PS1='dsh> ' bash --norc --noprofile -i`
   tmux('new-session', '-d', '-s', name, '-x', '160', '-y', '40', '-c', work, shell)
   try {
@@ -84,17 +78,4 @@ function inTmux(...groups: string[][]): string[] {
   } finally {
     tmux('kill-session', '-t', name)
   }
-}
-
-/** Poll `capture` until it differs from `before` and then holds still for a few reads (bounded). */
-function settled(capture: () => string, before?: string): string {
-  let last = capture()
-  let still = 0
-  for (let attempt = 0; attempt < 400 && (last === before || still < 5); attempt++) {
-    execFileSync('sleep', ['0.02'])
-    const next = capture()
-    still = next === last ? still + 1 : 0
-    last = next
-  }
-  return last
 }

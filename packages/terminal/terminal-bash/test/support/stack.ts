@@ -37,6 +37,8 @@ export interface Stack {
   send(id: TerminalSessionId, text: string, options?: SendOptions): TerminalSendHandle
   /** Send and wait for the result. */
   run(id: TerminalSessionId, text: string, options?: Omit<SendOptions, 'signal'>): Promise<TerminalSendResult>
+  /** Press named keys (or type characters) in one send and wait for its result. */
+  press(id: TerminalSessionId, ...keys: string[]): Promise<TerminalSendResult>
   /** End the agent (closing its sessions) and unload every plugin. */
   dispose(): Promise<void>
 }
@@ -76,17 +78,20 @@ export async function startStack(config: ShellBackendConfigInput = PATIENT, sand
     terminals,
     open: (request = {}, signal) => terminals.spawn(agent, { type: 'shell', ...request }, signal),
     send,
-    run: async (id, text, options) => {
-      const handle = send(id, text, options)
-      const result = await handle.done
-      await handle.released
-      return result
-    },
+    run: async (id, text, options) => settle(send(id, text, options)),
+    press: async (id, ...keys) => settle(terminals.startSend(agent, id, { text: '', submit: false, keys })),
     dispose: async () => {
       await agent.dispose().catch(() => undefined)
       for (const fiber of fibers.reverse()) await fiber.dispose()
     },
   }
+}
+
+/** The send's result, once it also released the session. */
+async function settle(handle: TerminalSendHandle): Promise<TerminalSendResult> {
+  const result = await handle.done
+  await handle.released
+  return result
 }
 
 /** Every integer on lines of `text` that look like `<label>=<n>`, by label. */
