@@ -30,13 +30,19 @@ export class LinePieces {
     }
   }
 
-  /** Drop the first `count` columns (half a wide character left becomes a blank). */
+  /**
+   * Drop the first `count` columns (half a wide character left becomes a blank), with the zero-width
+   * code points joined to them: a chunk may have ended between a character and its joiner, so a
+   * piece may open with code points that belong to the last cell of the piece before it.
+   */
   dropHead(count: number): void {
     while (count > 0 && this.#head < this.#pieces.length) {
       const size = this.#lengths[this.#head] as number
       if (size <= count) {
         count -= size
         this.#head += 1
+        const next = this.#pieces[this.#head]
+        if (next !== undefined && next.charCodeAt(0) >= 0x300) this.#pieces[this.#head] = dropCells(next, 0)
       } else {
         this.#pieces[this.#head] = dropCells(this.#pieces[this.#head] as string, count)
         this.#lengths[this.#head] = size - count
