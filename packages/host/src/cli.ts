@@ -2,6 +2,7 @@
 import { pathToFileURL } from 'node:url'
 import { realpathSync } from 'node:fs'
 import { runAttach } from './attach/command'
+import { runDoctor } from './cli/doctor'
 import { parseCliArgs, USAGE } from './cli/args'
 import { presetPath, resolveConfigPath } from './compose/config-path'
 import { runHeadlessStdio } from './headless/stdio'
@@ -37,9 +38,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     configPath = request.preset ? presetPath(request.preset) : resolveConfigPath(request.config)
     if (request.cwd) process.chdir(request.cwd)
   } catch (error) {
-    process.stderr.write(`dsh-terminal ${request.command}: ${errorMessage(error)}\n`)
+    process.stderr.write(`dsh-terminal ${request.kind === 'doctor' ? 'doctor' : request.command}: ${errorMessage(error)}\n`)
     return 1
   }
+  if (request.kind === 'doctor') return runDoctor({ configPath, json: request.json })
   const web = request.web !== undefined ? { web: request.web } : {}
   if (request.http) {
     return runMcpHttp({ configPath, address: request.http, idleTimeoutMs: request.idleTimeoutMs, quietIdleTimeoutMs: request.quietIdleTimeoutMs, ...web })

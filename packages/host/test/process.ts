@@ -54,9 +54,13 @@ export function start(command: string, args: readonly string[], cwd: string = RE
   }
 }
 
-/** Run the CLI from sources (as `pnpm start` does, through tsx), feed `input`, and wait for its exit. */
-export async function runCli(args: readonly string[], input = '', cwd: string = REPO_ROOT): Promise<Finished> {
-  const running = start(TSX, [...CLI_ARGS, ...args], cwd)
+/**
+ * Run the CLI from sources (as `pnpm start` does, through tsx), feed `input`, and wait for its exit.
+ * `wrapper` runs it through another command first (e.g. `setpriv …` to drop to another user).
+ */
+export async function runCli(args: readonly string[], input = '', cwd: string = REPO_ROOT, wrapper: readonly string[] = []): Promise<Finished> {
+  const [command, ...prefix] = [...wrapper, TSX]
+  const running = start(command as string, [...prefix, ...CLI_ARGS, ...args], cwd)
   running.child.stdin.end(input)
   return running.finished
 }

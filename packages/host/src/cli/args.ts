@@ -23,6 +23,7 @@ export type CliRequest =
       web?: number
     }
   | { kind: 'attach'; sessionId?: string; readOnly: boolean }
+  | { kind: 'doctor'; config?: string; preset?: PresetName; cwd?: string; json: boolean }
   | { kind: 'help' }
   | { kind: 'version' }
   | { kind: 'usage-error'; message: string }
@@ -33,6 +34,7 @@ export const USAGE = `Usage:
   dsh-terminal-mcp headless [--config <cordis.yml> | --preset <name>] [--cwd <dir>]   JSON lines on stdin/stdout
   dsh-terminal-mcp [mcp] --http [host:]port [--idle-timeout 30m] [--idle-timeout-quiet 5m] [--config … | --preset …] [--cwd …]   MCP over Streamable HTTP
   dsh-terminal-mcp attach [<session>] [--read-only]   list the running hosts' sessions, or watch and type into one
+  dsh-terminal-mcp doctor [--config … | --preset …] [--cwd …] [--json]   what this machine confines, and how to fix what it lacks
   dsh-terminal-mcp --help | --version
   (dsh-terminal is the same command; with no command, both serve MCP on stdin/stdout)
 
@@ -62,6 +64,11 @@ export const USAGE = `Usage:
             another person holds the keyboard (an attach or the web view), you watch read-only. Hosts listen on a private Unix
             socket in /tmp/dsh-terminal/<uid>, whatever their environment; sandboxes hide it.
 
+  doctor    loads the composition, says its sandbox mode and network, checks bubblewrap, user
+            namespaces, AppArmor, seccomp, TIOCSTI and cgroups, and starts a trial sandbox; each
+            missing piece comes with the command that fixes it. Exit status 0 only where the trial
+            sandbox confines (a composition without a sandbox: 0 when nothing is missing).
+
 Headless lines: {"id": 1, "tool": "terminal_open", "arguments": {"type": "shell"}}
            -> {"id": 1, "isError": false, "text": "...", "meta": {...}}
 `
@@ -85,6 +92,8 @@ export function parseCliArgs(argv: readonly string[]): CliRequest {
   if (values.version) return { kind: 'version' }
   const [command = 'mcp', ...extra] = positionals
   if (command === 'attach') return attachRequest(extra, values, web)
+  if (command === 'doctor') return doctorRequest(extra, values, web)
+  if (values.json) return { kind: 'usage-error', message: '--json goes with doctor' }
   if (command !== 'mcp' && command !== 'headless') return { kind: 'usage-error', message: `unknown command "${command}"` }
   if (extra.length) return { kind: 'usage-error', message: `unexpected argument "${extra[0]}"` }
   if (values['read-only']) return { kind: 'usage-error', message: '--read-only goes with attach' }
@@ -115,9 +124,28 @@ export function parseCliArgs(argv: readonly string[]): CliRequest {
 /** `attach [session] [--read-only]`: serving flags make no sense there. */
 function attachRequest(extra: readonly string[], values: ReturnType<typeof parse>['values'], web: number | undefined): CliRequest {
   if (extra.length > 1) return { kind: 'usage-error', message: `attach takes one session, got "${extra[1]}" too` }
-  const serving = (['config', 'preset', 'cwd', 'http', 'idle-timeout', 'idle-timeout-quiet'] as const).find((name) => values[name] !== undefined)
+  const serving = (['config', 'preset', 'cwd', 'http', 'idle-timeout', 'idle-timeout-quiet', 'json'] as const).find((name) => values[name] !== undefined)
   if (serving || web !== undefined) return { kind: 'usage-error', message: `--${serving ?? 'web'} does not go with attach` }
   return { kind: 'attach', ...(extra[0] ? { sessionId: extra[0] } : {}), readOnly: values['read-only'] === true }
+}
+
+/** `doctor [--config … | --preset …] [--cwd …] [--json]`: the composition to check, nothing served. */
+function doctorRequest(extra: readonly string[], values: ReturnType<typeof parse>['values'], web: number | undefined): CliRequest {
+  if (extra.length) return { kind: 'usage-error', message: `doctor takes no argument, got "${extra[0]}"` }
+  const serving = (['http', 'idle-timeout', 'idle-timeout-quiet', 'read-only'] as const).find((name) => values[name] !== undefined)
+  if (serving || web !== undefined) return { kind: 'usage-error', message: `--${serving ?? 'web'} does not go with doctor` }
+  const request: Extract<CliRequest, { kind: 'doctor' }> = { kind: 'doctor', json: values.json === true }
+  if (values.config !== undefined) {
+    if (!values.config) return { kind: 'usage-error', message: '--config needs a path' }
+    request.config = values.config
+  }
+  if (values.preset !== undefined) {
+    if (!isPresetName(values.preset)) return { kind: 'usage-error', message: `unknown preset "${values.preset}": ${Object.keys(PRESETS).join(', ')}` }
+    if (request.config !== undefined) return { kind: 'usage-error', message: '--config and --preset exclude each other' }
+    request.preset = values.preset
+  }
+  if (values.cwd) request.cwd = values.cwd
+  return request
 }
 
 /**
@@ -178,6 +206,7 @@ function parse(argv: readonly string[]) {
       'idle-timeout': { type: 'string' },
       'idle-timeout-quiet': { type: 'string' },
       'read-only': { type: 'boolean' },
+      json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },
     },

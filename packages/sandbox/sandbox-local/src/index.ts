@@ -4,7 +4,8 @@ import { Config } from './config'
 import { LocalSandbox } from './service'
 
 export { Config, type LocalSandboxConfig } from './config'
-export { type HostFacts, LocalSandbox } from './service'
+export { type CheckState, type DiagnosisHost, diagnoseSandbox, type SandboxCheck, type SandboxDiagnosis } from './doctor'
+export { type HostFacts, LocalSandbox, withDoctorAdvice } from './service'
 
 /** Plugin name used in a cordis.yml. */
 export const name = 'dsh-sandbox-local'

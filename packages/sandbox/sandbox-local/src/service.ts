@@ -12,6 +12,7 @@ import { probeBwrap } from './probe'
 import { planMounts } from './protected-paths'
 import { filterGuard, installSeccompFilter } from './seccomp/filter-file'
 import { StartGate } from './start-gate'
+import { diagnoseSandbox, type SandboxDiagnosis } from './doctor'
 import { readLegacyTiocsti, type TiocstiFact } from './tiocsti'
 import { errorMessage } from 'dsh-basics'
 
@@ -114,6 +115,11 @@ export class LocalSandbox extends Sandbox {
     }
   }
 
+  /** What this host confines and how, with the configured bubblewrap (see `diagnoseSandbox`; for `doctor`). */
+  diagnose(): Promise<SandboxDiagnosis> {
+    return diagnoseSandbox(this.config.bwrapPath)
+  }
+
   /**
    * The socket paths hidden when present (see `CONTROL_SOCKETS`). Overridable so a test can plant a
    * socket of its own instead of touching the host's `/run`; production code never overrides it.
@@ -156,19 +162,22 @@ export class LocalSandbox extends Sandbox {
     try {
       facts = await this.probeHost()
     } catch (error) {
-      this.log.warn('sandbox unavailable, confined processes will be refused: %s', errorMessage(error))
-      throw error
+      const advised = withDoctorAdvice(error)
+      this.log.warn('sandbox unavailable, confined processes will be refused: %s', errorMessage(advised))
+      throw advised
     }
     if (facts.legacyTiocsti.enabled) {
       const risk =
         `TIOCSTI terminal input injection is allowed by the kernel (${facts.legacyTiocsti.detail}): the sandbox's seccomp ` +
         'filter refuses it inside every sandbox, but processes outside it (and a sandbox without the filter) can still push input into their terminal'
       if (this.config.legacyTiocsti === 'refuse') {
-        const error = new SandboxError(
-          'SANDBOX_UNAVAILABLE',
-          `${risk}; legacyTiocsti is "refuse": disable it with sysctl -w dev.tty.legacy_tiocsti=0, or set legacyTiocsti: warn`,
+        const error = withDoctorAdvice(
+          new SandboxError(
+            'SANDBOX_UNAVAILABLE',
+            `${risk}; legacyTiocsti is "refuse": disable it with sysctl -w dev.tty.legacy_tiocsti=0, or set legacyTiocsti: warn`,
+          ),
         )
-        this.log.warn('sandbox unavailable: %s', error.message)
+        this.log.warn('sandbox unavailable: %s', errorMessage(error))
         throw error
       }
       // One short line: the sandbox is safe either way, so this is advice, not an alarm.
@@ -176,6 +185,21 @@ export class LocalSandbox extends Sandbox {
     }
     return facts
   }
+}
+
+/**
+ * A refusal to confine names the way out for whoever reads it (a person, or a model that tells one):
+ * `dsh-terminal-mcp doctor` says what this machine lacks and the command that fixes it, and the
+ * danger-full-access preset runs sessions without a sandbox. Other errors pass unchanged.
+ */
+export function withDoctorAdvice(error: unknown): unknown {
+  if (!(error instanceof SandboxError) || error.code !== 'SANDBOX_UNAVAILABLE') return error
+  return new SandboxError(
+    'SANDBOX_UNAVAILABLE',
+    `${error.message}. Run \`dsh-terminal-mcp doctor\` on the host to see what it lacks and how to fix it, ` +
+      "or start the server with --preset danger-full-access to run sessions unsandboxed (with the user's full rights)",
+    { cause: error },
+  )
 }
 
 /** What a session in a workspace that is the host's own installation prints above its first prompt. */

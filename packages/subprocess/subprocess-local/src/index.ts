@@ -4,6 +4,8 @@ import { Config } from './config'
 import { LocalSubprocessRuntime } from './runtime'
 
 export { Config, type LocalSubprocessConfig } from './config'
+export { detectLimitPlacement } from './cgroup/limiter'
+export type { LimitController, LimitHierarchy, LimitPlacement } from './cgroup/placement'
 
 /** Plugin name used in a cordis.yml. */
 export const name = 'dsh-subprocess-local'

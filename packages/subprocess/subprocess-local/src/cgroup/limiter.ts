@@ -57,7 +57,7 @@ export class CgroupLimiter {
     this.#warn = warn
     const hostPid = options.hostPid ?? process.pid
     this.#parentName = `dsh-terminal-${hostPid}-${++runtimes}`
-    this.#placement = this.#detect(options)
+    this.#placement = detectLimitPlacement(options, this.#files)
     for (const hierarchy of this.#placement.hierarchies) this.#sweep(hierarchy.base, hostPid, options.isAlive ?? isAlive)
   }
 
@@ -119,20 +119,6 @@ export class CgroupLimiter {
     }
     this.#parents.clear()
     return removed
-  }
-
-  #detect(options: CgroupLimiterOptions): LimitPlacement {
-    const platform = options.platform ?? process.platform
-    const everywhere = (reason: string): LimitPlacement => ({
-      hierarchies: [],
-      unavailable: new Map(LIMIT_CONTROLLERS.map((controller) => [controller, reason])),
-    })
-    if (platform !== 'linux') return everywhere(`cgroups exist only on Linux, not on ${platform}`)
-    const mountInfo = (options.mountInfo ?? (() => readText('/proc/self/mountinfo')))()
-    const selfCgroup = (options.selfCgroup ?? (() => readText('/proc/self/cgroup')))()
-    if (mountInfo === undefined || selfCgroup === undefined) return everywhere('cannot read /proc/self/mountinfo and /proc/self/cgroup')
-    if (!this.#files.exists(LAUNCHER_SHELL)) return everywhere(`${LAUNCHER_SHELL}, which joins a session to its cgroups, does not exist`)
-    return placeLimits(parseHierarchies(mountInfo, selfCgroup), this.#files)
   }
 
   /** The runtime's parent in a hierarchy, created on first use (v2: with the controllers enabled for sessions). */
@@ -202,6 +188,28 @@ function isAlive(pid: number): boolean {
   } catch (error) {
     return errorCode(error) === 'EPERM'
   }
+}
+
+/**
+ * Where this host can enforce each session limit (pids, memory) with cgroups, or why not: the
+ * limiter's start, and `doctor`'s report. Reads `/proc/self/mountinfo` and `/proc/self/cgroup` and
+ * looks at the hierarchies; writes nothing.
+ */
+export function detectLimitPlacement(
+  options: Pick<CgroupLimiterOptions, 'platform' | 'mountInfo' | 'selfCgroup'> = {},
+  files: CgroupFiles = cgroupFs,
+): LimitPlacement {
+  const platform = options.platform ?? process.platform
+  const everywhere = (reason: string): LimitPlacement => ({
+    hierarchies: [],
+    unavailable: new Map(LIMIT_CONTROLLERS.map((controller) => [controller, reason])),
+  })
+  if (platform !== 'linux') return everywhere(`cgroups exist only on Linux, not on ${platform}`)
+  const mountInfo = (options.mountInfo ?? (() => readText('/proc/self/mountinfo')))()
+  const selfCgroup = (options.selfCgroup ?? (() => readText('/proc/self/cgroup')))()
+  if (mountInfo === undefined || selfCgroup === undefined) return everywhere('cannot read /proc/self/mountinfo and /proc/self/cgroup')
+  if (!files.exists(LAUNCHER_SHELL)) return everywhere(`${LAUNCHER_SHELL}, which joins a session to its cgroups, does not exist`)
+  return placeLimits(parseHierarchies(mountInfo, selfCgroup), files)
 }
 
 function readText(path: string): string | undefined {
