@@ -351,11 +351,9 @@ describe('shapeOutput with tiny budgets', () => {
     expect(shapeOutput('abc\n', { maxBytes: 1 })).toMatchObject({ text: '\n', omittedLines: 1, omittedBytes: 3 })
   })
 
-  it('shapes a few MiB in linear time', () => {
+  it('shapes a few MiB to one elision (its speed is a bench row: pnpm bench results)', () => {
     const text = Array.from({ length: 200_000 }, (_, index) => `${index} ${'#'.repeat(index % 40)}`).join('\n')
-    const started = performance.now()
     const shape = shapeOutput(text, { maxBytes: 8192, firstLine: 1, readCall: terminalRead })
-    expect(performance.now() - started).toBeLessThan(3000)
     expect(shape.text.split('\n').filter((line) => ELISION_LINE.test(line))).toHaveLength(1)
   })
 })

@@ -145,7 +145,8 @@ describe.skipIf(!canLimit)('terminate() of a session in cgroups', () => {
   })
 
   it('closes a 20-process tree with a TERM-ignorer well inside the grace', async () => {
-    const graceMs = 20_000
+    // A grace far beyond the test's timeout: a terminate that waited it out fails the test.
+    const graceMs = 600_000
     const shell = await limitedShell(graceMs)
     const command = `for i in $(seq 19); do sleep 700 & done; sh -c 'trap "" TERM; echo IGN=$$; exec sleep 700' & echo SPAWNED=1`
     await run(shell, command, ['IGN', 'SPAWNED'])
@@ -154,9 +155,7 @@ describe.skipIf(!canLimit)('terminate() of a session in cgroups', () => {
       return kids.length >= 20 ? kids : undefined
     }, 'the tree')
     strays.push(...tree)
-    const started = performance.now()
     await shell.handle.terminate()
-    expect(performance.now() - started).toBeLessThan(graceMs)
     expect(tree.filter(isAlive)).toEqual([])
     await removed(shell.dirs)
   })

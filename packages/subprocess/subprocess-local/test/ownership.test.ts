@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { ForegroundFacts } from 'dsh-subprocess'
+import { eventually } from 'dsh-testkit'
 import type { ProcessRecord } from '../src/internal'
 import { ScriptedInspector, terminalOver } from './scripted-inspector'
 
@@ -53,8 +54,10 @@ describe('PTY ownership of a fresh child', () => {
     const child = new ForkingChild()
     const handle = terminal(child)
     await handle.settle()
+    // The wait checks for ownership again and again; nothing is signalled while it does.
     const signalled = handle.signalForeground('SIGINT')
-    await new Promise((resolve) => setTimeout(resolve, 5))
+    const reads = child.reads
+    await eventually(() => child.reads > reads + 3, 'a few ownership checks')
     expect(kill).not.toHaveBeenCalled()
     child.owns = true
     expect(await signalled).toBe(CHILD_GROUP)
@@ -66,13 +69,14 @@ describe('PTY ownership of a fresh child', () => {
     const handle = terminal(child)
     await handle.settle()
     const facts = handle.inspectForeground()
-    await new Promise((resolve) => setTimeout(resolve, 5))
+    const reads = child.reads
+    await eventually(() => child.reads > reads + 3, 'a few ownership checks')
     expect(child.inspections).toBe(0)
     child.owns = true
     expect(await facts).toMatchObject({ processGroupId: CHILD_GROUP, isShellGroup: true })
     // Once seen, ownership is not checked again.
-    const reads = child.reads
+    const seen = child.reads
     await handle.inspectForeground()
-    expect(child.reads).toBe(reads + 1)
+    expect(child.reads).toBe(seen + 1)
   })
 })

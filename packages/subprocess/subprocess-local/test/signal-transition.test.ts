@@ -1,3 +1,4 @@
+import { eventually } from 'dsh-testkit'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { ForegroundFacts } from 'dsh-subprocess'
 import type { ProcessRecord } from '../src/internal'
@@ -42,7 +43,12 @@ class Foreground extends ScriptedInspector {
 
 const terminal = (inspector: Foreground) => terminalOver(inspector, SHELL)
 
-const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+/** Until the signal's wait has looked at the foreground a few more times (bounded by `eventually`). */
+async function lookedAgain(foreground: Foreground): Promise<void> {
+  const looks = () => foreground.reads + foreground.inspections
+  const before = looks()
+  await eventually(() => looks() > before + 3, 'a few more looks at the foreground')
+}
 
 afterEach(() => {
   vi.restoreAllMocks()
@@ -55,9 +61,10 @@ describe('a signal during a fork-to-exec transition', () => {
     const handle = terminal(foreground)
     await handle.settle()
     const signalled = handle.signalForeground('SIGINT')
-    await tick(10)
+    // The wait looks again and again while bash forks, then while the job has not exec'd: no signal yet.
+    await lookedAgain(foreground)
     foreground.stage = 'pre-exec'
-    await tick(10)
+    await lookedAgain(foreground)
     expect(kill).not.toHaveBeenCalled()
     foreground.stage = 'running'
     expect(await signalled).toBe(JOB)
@@ -115,7 +122,7 @@ describe('a SIGINT that may have been swallowed in a transition', () => {
     const { terminal: handle, emit } = terminalWithOutput(foreground, SHELL)
     await handle.settle()
     const signalled = handle.signalForeground('SIGINT')
-    await tick(20)
+    await eventually(() => kill.mock.calls.length === 1, 'the first SIGINT')
     emit('make: *** [all] Interrupt\r\n')
     expect(await signalled).toBe(JOB)
     foreground.proof = 'provable'
@@ -136,7 +143,7 @@ describe('a SIGINT that may have been swallowed in a transition', () => {
     expect(await handle.signalForeground('SIGINT')).toBe(SHELL)
     foreground.stage = 'running'
     const signalled = handle.signalForeground('SIGINT')
-    await tick(20)
+    await eventually(() => kill.mock.calls.length === 2, 'the SIGINT to the job')
     foreground.stage = 'at-prompt'
     expect(await signalled).toBe(JOB)
     expect(kill.mock.calls).toEqual([

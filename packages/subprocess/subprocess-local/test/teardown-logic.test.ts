@@ -183,9 +183,8 @@ describe('teardown (fake process table)', () => {
       if (signal === 'SIGHUP' && ++hups === 1) return void world.log.push('SIGHUP 1 (lost)')
       send(pid, signal)
     }
-    const started = performance.now()
-    await teardown({ ...target(world, 60_000), send: world.send })
-    expect(performance.now() - started).toBeLessThan(60_000)
+    // A grace far beyond the test's timeout: a teardown that waited it out fails the test.
+    await teardown({ ...target(world, 600_000), send: world.send })
     expect(world.log).toEqual(['SIGHUP 1 (lost)', 'SIGHUP 1'])
   })
 

@@ -32,13 +32,12 @@ function field(pid: number, index: number): number {
 
 describe.skipIf(process.platform !== 'linux')('terminate() on real process trees', () => {
   it('kills a TERM-ignoring child at once instead of waiting out the grace', async () => {
-    const graceMs = 20_000
+    // A grace far beyond the test's timeout: a terminate that waited it out fails the test.
+    const graceMs = 600_000
     const ctx = await shell(graceMs)
     const [ignorer] = await run(ctx, `sh -c 'trap "" TERM; echo IGN=$$; exec sleep 600' &`, ['IGN'])
     await eventually(() => readFileSync(`/proc/${ignorer}/comm`, 'utf8').trim() === 'sleep', 'the exec')
-    const started = performance.now()
     await ctx.handle.terminate()
-    expect(performance.now() - started).toBeLessThan(graceMs)
     expect(isAlive(ignorer!)).toBe(false)
   })
 
@@ -98,7 +97,8 @@ describe.skipIf(process.platform !== 'linux')('terminate() on real process trees
   })
 
   it('closes a 20-process tree with a TERM-ignorer well inside the grace', async () => {
-    const graceMs = 20_000
+    // A grace far beyond the test's timeout: a terminate that waited it out fails the test.
+    const graceMs = 600_000
     const ctx = await shell(graceMs)
     const command = `for i in $(seq 18); do sleep 700 & done; sh -c 'trap "" TERM; echo IGN=$$; exec sleep 700' & echo SPAWNED=1`
     await run(ctx, command, ['IGN', 'SPAWNED'])
@@ -107,9 +107,7 @@ describe.skipIf(process.platform !== 'linux')('terminate() on real process trees
       return kids.length >= 19 ? kids : undefined
     }, 'the tree')
     strays.push(...tree)
-    const started = performance.now()
     await ctx.handle.terminate()
-    expect(performance.now() - started).toBeLessThan(graceMs)
     expect(tree.filter(isAlive)).toEqual([])
   })
 })

@@ -119,28 +119,26 @@ describe('LocalTerminal on a real PTY', () => {
 
   it('terminates shells HUPed right at their prompt without spending the grace', async () => {
     env = await mountRuntime()
-    const graceMs = 20_000
+    // A grace far beyond the test's timeout: a terminate that waited it out fails the test.
+    const graceMs = 600_000
     for (let round = 0; round < 20; round++) {
       const shell = await env.spawn({ argv: BASH, env: BASH_ENV, graceMs })
       await capture(shell).waitFor(/PROMPT\$ $/)
-      const started = performance.now()
       await shell.terminate()
-      expect(performance.now() - started).toBeLessThan(graceMs)
       expect(shell.exit?.signal).toBe('SIGHUP')
     }
   })
 
   it('terminates an idle shell without spending the grace, idempotently', async () => {
     env = await mountRuntime()
-    const graceMs = 20_000
+    // A grace far beyond the test's timeout: a terminate that waited it out fails the test.
+    const graceMs = 600_000
     const shell = await env.spawn({ argv: BASH, env: BASH_ENV, graceMs })
     const out = capture(shell)
     await out.waitFor(/PROMPT\$ $/)
-    const started = performance.now()
     const [first, second] = [shell.terminate(), shell.terminate()]
     expect(first).toBe(second)
     await first
-    expect(performance.now() - started).toBeLessThan(graceMs)
     expect(isAlive(shell.pid)).toBe(false)
     expect(shell.exit).toEqual({ exitCode: null, signal: 'SIGHUP' })
     await expect(shell.terminate()).resolves.toBeUndefined()

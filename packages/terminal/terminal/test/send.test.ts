@@ -39,7 +39,9 @@ describe('send reservation', () => {
       { text: 'sleep 1', submit: true },
       { text: 'ls', submit: false },
     ])
-    expect(typeof second.cancel).toBe('function')
+    // The second send is live: cancelling it reaches the backend's send.
+    expect(second.cancel()).toBe(true)
+    expect(session.sends[1]?.cancelled).toBe(1)
   })
 
   it("hands the backend's result through unchanged, outputHead included", async () => {

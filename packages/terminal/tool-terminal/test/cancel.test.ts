@@ -46,9 +46,8 @@ describe('cancelling a foreground terminal_send', () => {
     const controller = new AbortController()
     const pending = settleOrCancel(handle, controller.signal, asTerminalSessionId('pty-1'), 20)
     controller.abort()
-    const started = performance.now()
+    // The backend never settles the send: only the 20 ms grace can end the wait.
     await expect(pending).rejects.toMatchObject({ code: 'CANCELLED' })
-    expect(performance.now() - started).toBeLessThan(1000)
     const busy = await h.call('terminal_send', { sessionId: 'pty-1', text: 'next' })
     expect(busy.error?.code).toBe('SEND_ACTIVE')
     session.sends[0]!.finish()

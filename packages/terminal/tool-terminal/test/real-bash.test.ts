@@ -134,13 +134,12 @@ describe('dsh-tool-terminal on a real bash', () => {
 
   it('a cancelled foreground send interrupts the command and returns promptly as an error', async () => {
     const controller = new AbortController()
-    const started = performance.now()
     const pending = call('terminal_send', { sessionId: 'pty-1', text: 'sleep 32' }, controller.signal)
     await waitForForeground(pid)
     controller.abort()
     const cancelled = await pending
     expect(cancelled.error?.code).toBe('CANCELLED')
-    expect(performance.now() - started).toBeLessThan(5000)
+    // 130: SIGINT ended the sleep (a send that waited for it to finish would find 0).
     const after = await call('terminal_send', { sessionId: 'pty-1', text: 'echo $?' })
     expect(text(after)).toBe(`echo $?\n130\n${PROMPT}\n${READY(0)}`)
   })
