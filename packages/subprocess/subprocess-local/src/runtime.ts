@@ -127,8 +127,9 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
   private async spawnCold(spec: TerminalSpawnSpec, program: string, file: string, args: string[], env: Record<string, string>, name: string): Promise<Started> {
     const { cgroup, applied } = this.limiter.open(spec.limits)
     for (const parent of this.limiter.parentDirs) this.watchdog?.watchCgroup(parent)
-    // Under limits the PTY runs a launcher that joins the cgroups and then execs the program.
-    const command = cgroup ? cgroup.launcher(file, args) : { file, args }
+    // The PTY runs a launcher that closes what the host leaked into it, joins the cgroups (under
+    // limits) and then execs the program.
+    const command = cgroup ? cgroup.launcher(file, args) : launcherCommand([], file, args)
     let pty: IPty
     try {
       pty = spawn(command.file, command.args, { name, cols: spec.cols, rows: spec.rows, cwd: spec.cwd, env, encoding: null })

@@ -53,6 +53,20 @@ async function status(id: Parameters<Stack['run']>[0], line: string): Promise<{ 
 }
 
 describe.skipIf(bwrapUnavailable !== undefined)('a shell in the owner sandbox (real bwrap)', () => {
+  it("holds no other session's PTY: nothing in a sandbox opened after others has a /dev/ptmx or more than its terminal", async () => {
+    // With per-session caps, as the default composition has: sessions then start through cgroup
+    // launchers, warm or cold, while the earlier sessions' masters are open in the host.
+    stack = await startStack({ ...PATIENT, maxProcesses: 1024, maxMemoryBytes: 8 * 1024 ** 3 }, confined('workspace-write'))
+    for (let index = 0; index < 4; index++) await stack.open()
+    const { sessionId } = await stack.open()
+    // Every process the sandbox can see (its own pid namespace), every descriptor: a master of another
+    // session would let it read and type into that terminal.
+    const masters = await status(sessionId, 'ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c ptmx')
+    expect(masters.viewport.split('\n')[1]).toBe('0')
+    const own = await status(sessionId, "ls /proc/$$/fd | tr '\\n' ' '")
+    expect(own.viewport.split('\n')[1]).toBe('0 1 2 255 dsh> ')
+  })
+
   it('workspace-write: the workspace is writable; /etc, $HOME and any other directory are not', async () => {
     const { sessionId, pid } = await open('workspace-write')
     expect(processName(pid)).toBe('bwrap')

@@ -7,13 +7,34 @@ export const JOIN_FAILED_STATUS = 125
 /** Start of the line the launcher prints when a join failed; the provider turns it into `SPAWN_FAILED`. */
 export const JOIN_FAILED_PREFIX = 'dsh-subprocess-local: could not join cgroup '
 
-// Writes its own pid into every cgroup.procs named before `--`, then becomes the program (same pid,
-// so every process the program ever forks starts inside the cgroups). Fails closed: no exec after a
-// failed join. Paths and argv arrive as arguments, never spliced into the script.
+/**
+ * Closes every descriptor above 2, then becomes the program (`perl -e FD_CLOSER file args…`, argv[0]
+ * the file, as node-pty's own child execs). What a PTY's first process inherits from the host is not
+ * the session's: node-pty forks the host, whose other PTY masters are not close-on-exec, so without
+ * this a session could read and type into every session opened before it.
+ */
+export const FD_CLOSER =
+  'opendir(my $d, "/dev/fd") or die "dsh-subprocess-local: cannot list /dev/fd: $!\\n"; ' +
+  'my @fds = grep { /^\\d+$/ && $_ > 2 } readdir $d; closedir $d; ' +
+  'for my $fd (@fds) { open(my $h, "<&=", $fd) and close $h } ' +
+  'exec { $ARGV[0] } @ARGV; print STDERR "execvp(3) failed.: $!\\n"; exit 1;'
+
+/** Where the closer's perl is looked for: system paths only, never the session's PATH. */
+const CLOSER_PERLS = '/usr/bin/perl /bin/perl /usr/local/bin/perl'
+
+// Notes whether it holds a descriptor above 2 (one the glob itself opened is gone once it ended, so
+// `-e` tells the inherited ones), writes its own pid into every cgroup.procs named before `--`, then
+// becomes the program (same pid, so every process the program ever forks starts inside the cgroups):
+// directly when it holds nothing else, else through perl, which closes what it inherited first. Fails
+// closed: no exec after a failed join, and no program with an inherited descriptor when perl is
+// missing. Paths and argv arrive as arguments, never spliced into the script.
 const JOIN_SCRIPT =
+  'inherited=; for f in /dev/fd/*; do case ${f##*/} in 0|1|2) ;; *) [ -e "$f" ] && inherited=1 ;; esac; done; ' +
   'while [ "$1" != -- ]; do ' +
   `echo $$ > "$1" || { echo "${JOIN_FAILED_PREFIX}\${1%/cgroup.procs}; the terminal was not started" >&2; exit ${JOIN_FAILED_STATUS}; }; ` +
-  'shift; done; shift; exec "$@"'
+  'shift; done; shift; [ -z "$inherited" ] && exec "$@"; ' +
+  `for perl in ${CLOSER_PERLS}; do [ -x "$perl" ] && exec "$perl" -e '${FD_CLOSER}' "$@"; done; ` +
+  `echo "dsh-subprocess-local: the terminal inherited descriptors of the host and no perl (${CLOSER_PERLS}) can close them; it was not started" >&2; exit ${JOIN_FAILED_STATUS}`
 
 /** What node-pty spawns instead of the program itself. */
 export interface LauncherCommand {

@@ -44,6 +44,8 @@ const SCRIPT = [
   'chdir $cwd or do { print STDERR "chdir(2) failed.: $!\\n"; exit 1 };',
   '%ENV = ();',
   "for my $pair (@rest) { my $at = index $pair, '='; $ENV{substr $pair, 0, $at} = substr $pair, $at + 1 }",
+  // What the launcher inherited from the host (other sessions' PTY masters) goes before the program runs.
+  'if (opendir my $fds, "/dev/fd") { my @open = grep { /^\\d+$/ && $_ > 2 } readdir $fds; closedir $fds; for my $fd (@open) { open(my $h, "<&=", $fd) and close $h } }',
   'exec { $file } $file, @args;',
   'print STDERR "execvp(3) failed.: $!\\n"; exit 1;',
 ].join('\n')
