@@ -261,7 +261,7 @@ describe('the shorter idle timeout of a session that holds no work', () => {
     await vi.advanceTimersByTimeAsync(1)
     expect(session.closing).toBe(true)
     await session.close('quiet')
-    expect(lines.at(-1)).toMatch(/closed \(idle for 100 ms, with no busy terminal, running job or person attached\)/)
+    expect(lines.at(-1)).toMatch(/closed \(idle for 0.1 s, with no busy terminal, running job or person attached\)/)
   })
 
   it('keeps a session that holds work to the full idle timeout, and says so', async () => {
@@ -269,7 +269,7 @@ describe('the shorter idle timeout of a session that holds no work', () => {
     const { session, lines } = quietTable(async () => true)
     await vi.advanceTimersByTimeAsync(100)
     expect(session.closing).toBe(false)
-    expect(lines.at(-1)).toMatch(/idle for 100 ms but holds work .*: kept up to 1 s/)
+    expect(lines.at(-1)).toMatch(/idle for 0.1 s but holds work .*: kept up to 1 s/)
     await vi.advanceTimersByTimeAsync(899)
     expect(session.closing).toBe(false)
     await vi.advanceTimersByTimeAsync(1)

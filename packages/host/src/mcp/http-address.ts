@@ -58,13 +58,6 @@ export function parseDuration(text: string): number {
   return Math.round(Number(match[1]) * unit)
 }
 
-/** A duration for people: `30 min`, `90 s`, `250 ms`. */
-export function formatDuration(ms: number): string {
-  if (ms >= 60_000 && ms % 60_000 === 0) return `${ms / 60_000} min`
-  if (ms >= 1000 && ms % 1000 === 0) return `${ms / 1000} s`
-  return `${ms} ms`
-}
-
 /** True for an address that only this machine can reach (127.0.0.0/8, ::1, localhost). */
 export function isLoopbackHost(host: string): boolean {
   const bare = host.replace(/^\[|\]$/g, '').toLowerCase()

@@ -1,18 +1,10 @@
 import { reserveStdout, waitForShutdown } from '../cli/lifecycle'
 import { loadComposition } from '../compose/load-config'
 import { startHumanAccess } from '../human/host-access'
-import {
-  DEFAULT_IDLE_TIMEOUT_MS,
-  DEFAULT_QUIET_IDLE_TIMEOUT_MS,
-  formatDuration,
-  formatHostPort,
-  isLoopbackHost,
-  isWildcardHost,
-  type ListenAddress,
-} from './http-address'
+import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_QUIET_IDLE_TIMEOUT_MS, formatHostPort, isLoopbackHost, isWildcardHost, type ListenAddress } from './http-address'
 import { type BearerToken, resolveToken, TOKEN_ENV } from './http-auth'
 import { McpHttpServer } from './http'
-import { errorMessage } from 'dsh-basics'
+import { errorMessage, formatDuration } from 'dsh-basics'
 
 /** Options of {@link runMcpHttp}. */
 export interface McpHttpRunOptions {

@@ -3,9 +3,8 @@ import type { ServerResponse } from 'node:http'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import type { Composition } from '../compose/load-config'
 import { type McpConnection, connectMcp } from './connection'
-import { formatDuration } from './http-address'
 import type { Agent } from 'dsh-agent'
-import { errorMessage } from 'dsh-basics'
+import { errorMessage, formatDuration } from 'dsh-basics'
 
 /** Why an HTTP session ended (`quiet`: idle for the shorter timeout, holding no work). */
 export type SessionCloseReason = 'deleted' | 'idle' | 'quiet' | 'shutdown' | 'not-initialized'

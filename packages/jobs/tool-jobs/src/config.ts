@@ -1,8 +1,6 @@
 import { refineResultWindow, resolveResultWindow } from 'dsh-tools'
 import { z } from 'zod'
-
-/** Largest delay `setTimeout` accepts; longer waits would fire at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1
+import { MAX_TIMER_MS } from 'dsh-basics'
 
 /** `dsh-tool-jobs` configuration; every key is optional. */
 export const Config = z

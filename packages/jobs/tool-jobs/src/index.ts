@@ -8,7 +8,6 @@ export {
   MAX_MATCH_LINE_BYTES,
   NO_JOBS,
   NO_NEW_OUTPUT,
-  oneLine,
   renderKill,
   renderList,
   renderOutput,

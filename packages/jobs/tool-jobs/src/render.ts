@@ -1,5 +1,5 @@
 import type { JobInfo, JobRead } from 'dsh-jobs'
-import { fitTailAndTrailer, keepUtf8Head, utf8ByteLength } from 'dsh-basics'
+import { fitTailAndTrailer, keepUtf8Head, oneLine, utf8ByteLength } from 'dsh-basics'
 import { type OutputShape, shapeOutput } from 'dsh-tools'
 import type { JobOutputMatch, JobWaitOutcome } from './wait'
 
@@ -94,14 +94,6 @@ export function renderKill(before: JobInfo, after: JobInfo): string {
 export function renderList(jobs: readonly JobInfo[]): string {
   if (!jobs.length) return NO_JOBS
   return jobs.map((job) => `${job.id} [${job.status}, ${oneLine(job.detail)}] ${label(job.label)}`.trimEnd()).join('\n')
-}
-
-/** Collapse whitespace and control characters so a value cannot break the line format. */
-export function oneLine(text: string): string {
-  return text
-    .replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ')
-    .replace(/ {2,}/g, ' ')
-    .trim()
 }
 
 function label(text: string): string {

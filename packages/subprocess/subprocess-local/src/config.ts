@@ -1,7 +1,6 @@
 import { envAllowProblem } from 'dsh-subprocess'
 import { z } from 'zod'
-
-const MAX_TIMER_MS = 2 ** 31 - 1
+import { MAX_TIMER_MS } from 'dsh-basics'
 
 /** Configuration of the local provider (`dsh-subprocess-local`); every field has a default. */
 export const Config = z

@@ -13,7 +13,7 @@ export { isSubprocessError, SubprocessError, type SubprocessErrorCode, TerminalC
 export { isNewWait } from './new-wait'
 export { SubprocessRuntime } from './service'
 export { canProveStdinWait, isStdinWaitProven, isStdinWaitProvenOrUnprovable, isStdinWaitUnproven } from './stdin-wait-proof'
-export { MAX_TERMINAL_SIZE, MAX_TIMER_MS, validateSpawnSpec, validateTerminalSize } from './spec'
+export { MAX_TERMINAL_SIZE, validateSpawnSpec, validateTerminalSize } from './spec'
 export type {
   AppliedTerminalLimits,
   ForegroundFacts,

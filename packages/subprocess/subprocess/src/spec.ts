@@ -1,9 +1,7 @@
 import { isAbsolute } from 'node:path'
+import { MAX_TIMER_MS } from 'dsh-basics'
 import { SubprocessError } from './errors'
 import type { TerminalLimits, TerminalSpawnSpec } from './types'
-
-/** Largest delay a Node timer accepts; longer waits would silently fire at once. */
-export const MAX_TIMER_MS = 2 ** 31 - 1
 
 /** Largest row or column count a PTY window size can carry. */
 export const MAX_TERMINAL_SIZE = 65_535

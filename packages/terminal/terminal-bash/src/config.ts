@@ -1,8 +1,6 @@
 import { MAX_TERMINAL_COLS, MAX_TERMINAL_ROWS } from 'dsh-terminal'
 import { z } from 'zod'
-
-/** Largest delay a Node timer accepts; a longer one silently fires at once. */
-export const MAX_TIMER_MS = 2 ** 31 - 1
+import { MAX_TIMER_MS } from 'dsh-basics'
 
 const count = (fallback: number) => z.int().min(1).default(fallback)
 const timer = (fallback: number) => z.int().min(1).max(MAX_TIMER_MS).default(fallback)

@@ -5,7 +5,7 @@
  * `ctx.terminals`; these names may change in any release.
  */
 export { ShellBackend, type ShellBackendOptions, STARTUP_ROLLBACK_REASON } from './backend'
-export { DEFAULT_MAX_MEMORY_BYTES, MAX_TIMER_MS, parseConfig } from './config'
+export { DEFAULT_MAX_MEMORY_BYTES, parseConfig } from './config'
 export { confineShellArgv, resolveShellCwd, type ShellBoundary } from './sandbox/boundary'
 export { fenceAllOwners, fenceOwner, MODE_FENCE_KEY, MODE_FENCE_MESSAGE } from './sandbox/mode-fence'
 export { DEFAULT_READ_LINES } from './session/scrollback-page'

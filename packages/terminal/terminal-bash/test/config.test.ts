@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { Config, MAX_TIMER_MS, parseConfig } from '../src/config'
+import { MAX_TIMER_MS } from 'dsh-basics'
+import { Config, parseConfig } from '../src/config'
 
 describe('config', () => {
   it('defaults to the reference values', () => {

@@ -1,5 +1,5 @@
 import type { Agent } from 'dsh-agent'
-import { LinePattern, utf8ByteLength } from 'dsh-basics'
+import { LinePattern, MAX_TIMER_MS, utf8ByteLength } from 'dsh-basics'
 import type { TerminalBackend, TerminalBackendSession } from './backend'
 import { BackendRegistry } from './backends'
 import type { TerminalInputState } from './input-state'
@@ -24,8 +24,6 @@ function isClientName(client: unknown): client is string {
   return typeof client === 'string' && client.length > 0 && client.length <= MAX_HUMAN_CLIENT_LENGTH && !/\p{Cc}/u.test(client)
 }
 
-/** Longest timer Node honours (2³¹−1 ms); a longer one fires at once. */
-const MAX_TIMER_MS = 2_147_483_647
 import { runSpawn, type SpawnRegistry } from './spawn'
 import {
   isTerminalSignal,

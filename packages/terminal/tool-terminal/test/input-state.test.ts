@@ -1,7 +1,7 @@
 import type { TerminalInputState } from 'dsh-terminal'
 import { asTerminalSessionId } from 'dsh-terminal'
-import { backgroundDetail, formatDuration, inputBrief, inputLine, inputStateOf, MAX_PROGRAM_NAME_BYTES, secretLine, TRUNCATION_MARKER } from '../src/internal'
-import { utf8ByteLength } from 'dsh-basics'
+import { backgroundDetail, inputBrief, inputLine, inputStateOf, MAX_PROGRAM_NAME_BYTES, secretLine, TRUNCATION_MARKER } from '../src/internal'
+import { formatDuration, utf8ByteLength } from 'dsh-basics'
 import { afterEach, describe, expect, it } from 'vitest'
 import { disposeAll, setup } from './harness'
 

@@ -46,7 +46,7 @@ describe('terminal_send waitFor, timeoutMs and idleMs', () => {
         '  Local: http://localhost:5173/',
         '',
         '[wait: output_match]',
-        '[match:   VITE v5 ready in 300 ms]',
+        '[match: VITE v5 ready in 300 ms]',
         '[input: none; busy: node, pid 4711, running 2.5 s]',
         '[session: running]',
       ].join('\n'),

@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS } from '../config'
+import { MAX_TIMER_MS } from 'dsh-basics'
 
 /** Cancels a scheduled callback; calling it after the callback ran, or twice, is harmless. */
 export type Cancel = () => void

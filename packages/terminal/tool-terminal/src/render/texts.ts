@@ -12,7 +12,7 @@ import type {
   TerminalSize,
   TerminalSpawnResult,
 } from 'dsh-terminal'
-import { keepUtf8Head, utf8ByteLength } from 'dsh-basics'
+import { formatDuration, keepUtf8Head, oneLine, utf8ByteLength } from 'dsh-basics'
 import type { MetaLine, ResultLayout } from './bound'
 
 // Every model-visible text of the six tools is written here, once, as a pure function of the facts.
@@ -37,28 +37,6 @@ export const BLANK_SCREEN = '(blank screen)'
 
 /** Bytes of a window title shown in `[title: …]`: the title is the program's to choose, so it is bounded. */
 export const MAX_TITLE_BYTES = 200
-
-/**
- * A duration as a person reads it, rounded down: `0.4 s`, `3 s`, `3.2 s` (one decimal below 10 s),
- * `12 s`, `3 min 5 s`, `2 h 1 min`; zero parts after the first are left out (`3 min`, `2 h`).
- */
-export function formatDuration(ms: number): string {
-  const clamped = Number.isFinite(ms) ? Math.max(0, ms) : 0
-  if (clamped < 10_000) return `${Math.floor(clamped / 100) / 10} s`
-  const seconds = Math.floor(clamped / 1000)
-  if (seconds < 60) return `${seconds} s`
-  const minutes = Math.floor(seconds / 60)
-  if (minutes < 60) return seconds % 60 ? `${minutes} min ${seconds % 60} s` : `${minutes} min`
-  const hours = Math.floor(minutes / 60)
-  return minutes % 60 ? `${hours} h ${minutes % 60} min` : `${hours} h`
-}
-
-/** `text` on one line, control characters as spaces, at most `maxBytes` (an ellipsis marks a cut). */
-function oneLine(text: string, maxBytes: number): string {
-  const line = text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ')
-  if (utf8ByteLength(line) <= maxBytes) return line
-  return `${keepUtf8Head(line, maxBytes - utf8ByteLength('…'))}…`
-}
 
 /** `python3, pid 4711` (plus `, running 3.2 s` when asked and known): who the terminal belongs to. */
 function programFacts(program: TerminalProgram, withElapsed: boolean): string {
