@@ -5,8 +5,8 @@ import {
   existsSync,
   mkdirSync,
   openSync,
-  readdirSync,
   readFileSync,
+  readdirSync,
   readlinkSync,
   renameSync,
   rmSync,
@@ -87,10 +87,13 @@ function processesNaming(text: string): number[] {
 
 /** A root repository (pinned .git) and a nested one (read-only hooks): every write start is held. */
 function makeRepositories(): void {
-  mkdirSync(join(workspace.path, '.git/hooks'), { recursive: true })
-  writeFileSync(join(workspace.path, '.git/HEAD'), 'ref: refs/heads/main\n')
-  mkdirSync(join(workspace.path, 'sub/.git/hooks'), { recursive: true })
-  writeFileSync(join(workspace.path, 'sub/.git/HEAD'), 'ref: refs/heads/main\n')
+  // Each is built aside and renamed into place: a swapper session may move `.git` the moment it exists.
+  for (const repository of ['.git', 'sub/.git']) {
+    const aside = join(workspace.path, `${repository}-build`)
+    mkdirSync(join(aside, 'hooks'), { recursive: true })
+    writeFileSync(join(aside, 'HEAD'), 'ref: refs/heads/main\n')
+    renameSync(aside, join(workspace.path, repository))
+  }
 }
 
 /** The relative path from the workspace up to `/`, for links that resolve the same inside and out. */
