@@ -107,7 +107,7 @@ function tasksIn(dir: string): number {
 }
 
 /** Run a line in a session and return what it printed (the send must settle at the prompt). */
-async function run(stack: Stack, id: string, line: string): Promise<string> {
+async function run(stack: Stack, id: Parameters<Stack['run']>[0], line: string): Promise<string> {
   const result = await stack.run(id, line)
   expect(result.waitReason).toBe('stdin_read')
   return result.viewport
@@ -138,7 +138,7 @@ describe.skipIf(!canWarm)('warm sandboxes (real bwrap, cgroups and processes, as
       await eventually(() => text.includes('PROMPT$ '), 'the first prompt', WARM_WAIT_MS)
       const greeting = text
       await shell.write(`${FACTS}\r`)
-      const printed = await eventually(() => /\r\n([^]*)END-FACTS\r\n/.exec(text.slice(greeting.length))?.[1], 'the facts', WARM_WAIT_MS)
+      const printed = await eventually(() => /\r\n([\s\S]*)END-FACTS\r\n/.exec(text.slice(greeting.length))?.[1], 'the facts', WARM_WAIT_MS)
       return { greeting, facts: printed }
     }
 
@@ -292,7 +292,7 @@ describe.skipIf(!canWarm)('warm sandboxes (real bwrap, cgroups and processes, as
       })
       await eventually(() => text.includes('PROMPT$ '), 'the prompt', WARM_WAIT_MS)
       await shell.write("touch planted; grep Seccomp: /proc/self/status; printf 'END-%s\\n' X\r")
-      const out = await eventually(() => /\r\n([^]*)END-X/.exec(text)?.[1], 'the output', WARM_WAIT_MS)
+      const out = await eventually(() => /\r\n([\s\S]*)END-X/.exec(text)?.[1], 'the output', WARM_WAIT_MS)
       expect(out).toContain('Read-only file system')
       expect(out).toMatch(/Seccomp:\s+2/)
       expect(existsSync(join(elsewhere, 'planted'))).toBe(false)
