@@ -16,8 +16,11 @@ import * as toolsPlugin from '../../packages/tools/src/index'
 import type { ToolResult } from '../../packages/tools/src/index'
 import type { TerminalInputKind, TerminalSendRequest, TerminalSendResult, TerminalSessionId } from '../../packages/terminal/terminal/src/index'
 
-/** The backend config every mounted stack uses. */
-export const BACKEND_CONFIG = { disposeGraceMs: 3_000 }
+/**
+ * The backend config every mounted stack uses. `DSH_BENCH_WARM_SANDBOX=1` turns on the warm sandbox
+ * (`warmSandbox`, off by default) for the confined rows.
+ */
+export const BACKEND_CONFIG = { disposeGraceMs: 3_000, warmSandbox: process.env.DSH_BENCH_WARM_SANDBOX === '1' }
 /** The terminal tools' config, as the default composition (cordis.yml) sets it: a 16 KiB window per result. */
 export const TOOLS_CONFIG = { maxResultBytes: 262_144, defaultMaxBytes: 16_384, foldRepeatedLines: true }
 

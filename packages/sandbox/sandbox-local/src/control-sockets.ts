@@ -23,5 +23,10 @@ export const CONTROL_SOCKETS: readonly string[] = [
 
 /** The entries of `candidates` that exist as sockets right now (symlinks are not followed); one lstat each. */
 export async function presentSockets(candidates: readonly string[]): Promise<string[]> {
+  return presentSocketsNow(candidates)
+}
+
+/** {@link presentSockets}, synchronously (the check of a sandbox started ahead is synchronous). */
+export function presentSocketsNow(candidates: readonly string[]): string[] {
   return candidates.filter((path) => lstatSync(path, { throwIfNoEntry: false })?.isSocket() === true)
 }

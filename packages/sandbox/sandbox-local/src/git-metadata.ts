@@ -2,7 +2,8 @@ import { realpath } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { isWithin } from 'dsh-sandbox'
 import { DEFAULT_GIT_SEARCH_LIMITS, findNestedGitEntries, type GitSearchLimits, rememberedGitEntries, rememberGitEntries, SearchBudget } from './git-search'
-import { createDirectoryIn, entryKind, readEntries, readPointerFile } from './no-follow'
+import { createDirectoryIn, entryKind, type EntryKind, readEntries, readPointerFile } from './no-follow'
+import type { SearchTrace } from './search-trace'
 
 /** What must stay fixed in a workspace's git metadata; see {@link gitProtections}. */
 export interface GitProtections {
@@ -28,18 +29,19 @@ const SUBMODULE_NAME_LEVELS = 4
  * workspace. Objects, refs, logs and the index stay writable. Nothing is followed out of the
  * workspace, nothing is created through a link, and the search is bounded by `limits`.
  */
-export async function gitProtections(workspaceRoot: string, limits: GitSearchLimits = DEFAULT_GIT_SEARCH_LIMITS): Promise<GitProtections> {
-  const search = new GitMetadataSearch(workspaceRoot, limits)
+export async function gitProtections(workspaceRoot: string, limits: GitSearchLimits = DEFAULT_GIT_SEARCH_LIMITS, trace?: SearchTrace): Promise<GitProtections> {
+  const search = new GitMetadataSearch(workspaceRoot, limits, trace)
   const rootEntry = join(workspaceRoot, '.git')
   // Only the root's `.git` is pinned: see the package README ("Nested repositories").
-  if ((await entryKind(rootEntry)) === 'directory') search.pinned.add(rootEntry)
+  if ((await search.kind(rootEntry)) === 'directory') search.pinned.add(rootEntry)
   await search.protectEntry(rootEntry)
   // Entries found at earlier opens come first, so a flood of new entries cannot crowd them out.
   const known = rememberedGitEntries(workspaceRoot)
   for (const entry of known) await search.protectEntry(entry)
-  const found = await findNestedGitEntries(workspaceRoot, search.budget)
+  const found = await findNestedGitEntries(workspaceRoot, search.budget, trace)
   for (const entry of found) await search.protectEntry(entry)
   rememberGitEntries(workspaceRoot, found, limits.maxGitDirs)
+  if (!search.budget.complete) trace?.giveUp('the search reached its bound')
   return {
     readOnly: [...search.readOnly],
     pinned: [...search.pinned],
@@ -57,14 +59,23 @@ class GitMetadataSearch {
   constructor(
     private readonly root: string,
     limits: GitSearchLimits,
+    private readonly trace: SearchTrace | undefined,
   ) {
     this.budget = new SearchBudget(limits)
   }
 
+  /** The kind of `path`, recorded in the trace first (a warm sandbox re-checks it when taken). */
+  kind(path: string): Promise<EntryKind> {
+    this.trace?.record(path)
+    return entryKind(path)
+  }
+
   /** A `.git` entry: a git directory, a gitfile naming one, or a link to one. */
   async protectEntry(entry: string): Promise<void> {
-    const kind = await entryKind(entry)
+    const kind = await this.kind(entry)
     if (kind === 'directory') return this.protectGitDir(entry)
+    // What a pointer or a link leads to is not re-checked by a trace: such a workspace opens cold.
+    if (kind === 'file' || kind === 'symlink') this.trace?.giveUp(`${entry} is a gitfile or a link`)
     if (kind === 'file') {
       this.readOnly.add(entry)
       const text = await readPointerFile(entry)
@@ -90,10 +101,14 @@ class GitMetadataSearch {
       return
     }
     this.visited.add(gitDir)
+    this.trace?.record(gitDir)
     for (const name of CODE_FILES) await this.protectPath(join(gitDir, name))
     // A git directory with a common directory (a linked worktree's) uses that one's hooks.
-    const ownsHooks = (await entryKind(join(gitDir, 'commondir'))) === 'missing'
-    if (ownsHooks && (await entryKind(join(gitDir, 'hooks'))) === 'missing') {
+    const ownsHooks = (await this.kind(join(gitDir, 'commondir'))) === 'missing'
+    if (!ownsHooks) this.trace?.giveUp(`${gitDir} has a commondir`)
+    if (ownsHooks && (await this.kind(join(gitDir, 'hooks'))) === 'missing') {
+      // The search changes a directory it recorded: the next search records it as it is then.
+      this.trace?.giveUp(`${gitDir}/hooks was created`)
       // Else the sandbox could create it with a hook inside. Never through a link (see no-follow).
       await createDirectoryIn(this.root, gitDir, 'hooks')
     }
@@ -109,10 +124,11 @@ class GitMetadataSearch {
    * if that lies inside the workspace (outside it, everything is read-only already).
    */
   private async protectPath(path: string): Promise<void> {
-    const kind = await entryKind(path)
+    const kind = await this.kind(path)
     if (kind === 'file' || kind === 'directory') {
       this.readOnly.add(path)
     } else if (kind === 'symlink') {
+      this.trace?.giveUp(`${path} is a link`)
       const target = await this.insideTarget(path)
       const targetKind = target === undefined ? 'missing' : await entryKind(target)
       if (target !== undefined && (targetKind === 'file' || targetKind === 'directory')) this.readOnly.add(target)
@@ -125,6 +141,7 @@ class GitMetadataSearch {
    */
   private async gitDirsUnder(dir: string, levels: number): Promise<string[]> {
     const children: string[] = []
+    this.trace?.record(dir)
     await readEntries(
       this.root,
       dir,
@@ -135,7 +152,7 @@ class GitMetadataSearch {
     )
     const found: string[] = []
     for (const child of children) {
-      if ((await entryKind(join(child, 'HEAD'))) === 'file') found.push(child)
+      if ((await this.kind(join(child, 'HEAD'))) === 'file') found.push(child)
       else if (levels > 1) found.push(...(await this.gitDirsUnder(child, levels - 1)))
     }
     return found

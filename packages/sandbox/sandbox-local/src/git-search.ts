@@ -1,5 +1,6 @@
 import { join } from 'node:path'
 import { readEntries } from './no-follow'
+import type { SearchTrace } from './search-trace'
 
 /**
  * Bounds on the host's search of a workspace for git metadata, before every session open. The
@@ -48,7 +49,7 @@ export class SearchBudget {
  * ones come first, without following links and without entering a `.git` directory. Names are
  * not skipped (a repository under `node_modules` runs hooks as well as any); the budget bounds it.
  */
-export async function findNestedGitEntries(root: string, budget: SearchBudget): Promise<string[]> {
+export async function findNestedGitEntries(root: string, budget: SearchBudget, trace?: SearchTrace): Promise<string[]> {
   const found: string[] = []
   let level = [root]
   let opened = 0
@@ -61,6 +62,7 @@ export async function findNestedGitEntries(root: string, budget: SearchBudget): 
       }
       // The steps are synchronous (see no-follow): a large workspace lets the event loop run between batches.
       if (++opened % DIRECTORIES_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve))
+      trace?.record(dir)
       await readEntries(
         root,
         dir,

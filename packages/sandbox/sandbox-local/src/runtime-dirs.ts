@@ -11,6 +11,11 @@ import { isAbsolute } from 'node:path'
  * these are covered with a tmpfs. `/tmp` itself is private in every sandbox already.
  */
 export async function privateRuntimeDirs(env: NodeJS.ProcessEnv = process.env, temporary: string = tmpdir()): Promise<string[]> {
+  return privateRuntimeDirsNow(env, temporary)
+}
+
+/** {@link privateRuntimeDirs}, synchronously (the check of a sandbox started ahead is synchronous). */
+export function privateRuntimeDirsNow(env: NodeJS.ProcessEnv = process.env, temporary: string = tmpdir()): string[] {
   const candidates = [env.XDG_RUNTIME_DIR, temporary]
   const found = candidates.map((path) => existingDirectory(path))
   const dirs = found.filter((path): path is string => path !== undefined && path !== '/' && path !== '/tmp')

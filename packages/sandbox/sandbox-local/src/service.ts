@@ -1,7 +1,16 @@
 import type { Context, Logger } from '@deepseek-ai/cordis'
 import { realpathSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { assertConfineRequest, ensureRuntimeParent, HOST_RUNTIME_PARENT, isWithin, Sandbox, SandboxError, type SandboxPolicy } from 'dsh-sandbox'
+import {
+  type AheadConfinement,
+  assertConfineRequest,
+  ensureRuntimeParent,
+  HOST_RUNTIME_PARENT,
+  isWithin,
+  Sandbox,
+  SandboxError,
+  type SandboxPolicy,
+} from 'dsh-sandbox'
 import type { LocalSandboxConfig } from './config'
 import { CONTROL_SOCKETS } from './control-sockets'
 import { hostRuntimeCover } from './host-runtime-cover'
@@ -9,7 +18,9 @@ import { hostInstallationRoots } from './host-installation'
 import { FifoPool } from './fifo-pool'
 import { checkedBwrapArgv } from './launch'
 import { probeBwrap } from './probe'
-import { planMounts } from './protected-paths'
+import type { MountPlan } from './args'
+import { planInputs, planMounts, type ProtectionSources } from './protected-paths'
+import { SearchTrace } from './search-trace'
 import { filterGuard, installSeccompFilter } from './seccomp/filter-file'
 import { StartGate } from './start-gate'
 import { diagnoseSandbox, type SandboxDiagnosis } from './doctor'
@@ -38,12 +49,20 @@ export class LocalSandbox extends Sandbox {
   private readonly config: LocalSandboxConfig
   private readonly log: Logger
   private readonly memo: { probe?: Promise<HostFacts>; warnedInstallation?: boolean; gate?: StartGate } = {}
+  /** Aborted when the plugin unloads: every sandbox started ahead is dropped then (see {@link confineAhead}). */
+  private readonly expiry = new AbortController()
 
   constructor(ctx: Context, config: LocalSandboxConfig) {
     super(ctx)
     this.config = config
     this.log = ctx.logger('sandbox-local')
-    ctx.effect(() => () => this.memo.gate?.dispose(), 'sandbox-local: close the unused start FIFOs')
+    ctx.effect(
+      () => () => {
+        this.expiry.abort()
+        this.memo.gate?.dispose()
+      },
+      'sandbox-local: close the unused start FIFOs, expire the sandboxes started ahead',
+    )
   }
 
   /**
@@ -57,6 +76,36 @@ export class LocalSandbox extends Sandbox {
 
   /** Wrap `argv` in bwrap under `policy`; see the package README for the exact confinement. */
   async confine(argv: readonly string[], policy: SandboxPolicy): Promise<string[]> {
+    return this.launch(argv, await this.plan(argv, policy))
+  }
+
+  /**
+   * Confine `argv` (a launcher told its cwd later) ahead of need: the same sandbox `confine` makes,
+   * started in the workspace root, and current while nothing its mount plan was made from changed
+   * (the git search's trace, the control sockets, private and configured paths). Undefined when a
+   * start ahead could not be re-checked (see `SearchTrace`) or would print a notice first.
+   */
+  override async confineAhead(argv: readonly string[], policy: SandboxPolicy): Promise<AheadConfinement | undefined> {
+    const expired = this.expiry.signal
+    if (expired.aborted) return undefined
+    const facts = await this.probe()
+    // A workspace that is the host's installation prints a notice first, which a waiting launcher cannot.
+    if (policy.mode === 'workspace-write' && facts.installationRoots.includes(canonicalDirectory(policy.workspaceRoot))) return undefined
+    const trace = new SearchTrace()
+    const start = await this.plan(argv, { ...policy, cwd: policy.workspaceRoot }, trace)
+    if (start.notice !== undefined || !trace.usable) return undefined
+    const confined = await this.launch(argv, start)
+    const { workspaceRoot } = start.policy
+    const writable = policy.mode === 'workspace-write'
+    return {
+      argv: confined,
+      expired,
+      current: () => !expired.aborted && trace.matches() && planInputs(workspaceRoot, writable, start.sources) === start.inputs,
+    }
+  }
+
+  /** Everything one start is made from: the canonical policy, the mount plan, the filter, the notice. */
+  private async plan(argv: readonly string[], policy: SandboxPolicy, trace?: SearchTrace): Promise<PlannedStart> {
     assertConfineRequest(argv, policy)
     const workspaceRoot = canonicalDirectory(policy.workspaceRoot)
     if (policy.mode === 'workspace-write' && workspaceRoot === '/') {
@@ -87,7 +136,10 @@ export class LocalSandbox extends Sandbox {
     const writable = policy.mode === 'workspace-write'
     const sources = { config: this.config, installationRoots: facts.installationRoots, controlSockets: this.controlSockets() }
     const hostRuntimeParent = hostRuntimeCover(workspaceRoot, confined.readableFiles ?? [], this.hostRuntimeParent())
-    const plan = { ...(await planMounts(workspaceRoot, writable, facts.userNamespace, sources)), ...(hostRuntimeParent ? { hostRuntimeParent } : {}) }
+    // Read before the plan: a change between the two shows as a difference when a sandbox started ahead is taken.
+    const inputs = planInputs(workspaceRoot, writable, sources)
+    const mounts = await planMounts(workspaceRoot, writable, facts.userNamespace, sources, trace)
+    const plan = { ...mounts, ...(hostRuntimeParent ? { hostRuntimeParent } : {}) }
     // Read-only in effect: the host's log says it once, and every session above its first prompt.
     const readOnlyWorkspace = writable && plan.readOnly.some((path) => path === workspaceRoot)
     if (readOnlyWorkspace) this.warnWorkspaceIsInstallation(workspaceRoot)
@@ -97,7 +149,12 @@ export class LocalSandbox extends Sandbox {
     const guard = writable ? filterGuard(workspaceRoot, seccompFilter) : undefined
     const guarded = guard === undefined ? plan : { ...plan, readOnly: [...plan.readOnly, guard] }
     const notice = readOnlyWorkspace ? installationNotice(workspaceRoot) : undefined
-    return checkedBwrapArgv({ bwrapPath: facts.bwrapPath, seccompFilter }, argv, confined, guarded, (check) => this.startGate().hold(check), undefined, notice)
+    return { launch: { bwrapPath: facts.bwrapPath, seccompFilter }, policy: confined, plan: guarded, notice, inputs, sources }
+  }
+
+  /** The held argv of a planned start (see `checkedBwrapArgv`). */
+  private launch(argv: readonly string[], start: PlannedStart): Promise<string[]> {
+    return checkedBwrapArgv(start.launch, argv, start.policy, start.plan, (check) => this.startGate().hold(check), undefined, start.notice)
   }
 
   /**
@@ -200,6 +257,17 @@ export function withDoctorAdvice(error: unknown): unknown {
       "or start the server with --preset danger-full-access to run sessions unsandboxed (with the user's full rights)",
     { cause: error },
   )
+}
+
+/** One start as planned, before its FIFOs are taken. */
+interface PlannedStart {
+  readonly launch: { readonly bwrapPath: string; readonly seccompFilter: string }
+  readonly policy: SandboxPolicy
+  readonly plan: MountPlan
+  readonly notice: string | undefined
+  /** `planInputs` as read before the plan. */
+  readonly inputs: string
+  readonly sources: ProtectionSources
 }
 
 /** What a session in a workspace that is the host's own installation prints above its first prompt. */

@@ -12,7 +12,7 @@ export {
   type RuntimeParentErrorCode,
 } from './host-runtime'
 export { isWithin } from './paths'
-export { Sandbox } from './service'
+export { type AheadConfinement, Sandbox } from './service'
 export {
   type ConfinedMode,
   defaultNetwork,

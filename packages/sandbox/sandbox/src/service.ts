@@ -23,4 +23,24 @@ export abstract class Sandbox extends Service {
    * closed): never fall back to running the original argv.
    */
   abstract confine(argv: readonly string[], policy: SandboxPolicy): Promise<string[]>
+
+  /**
+   * Optional: confine `argv` ahead of need, for a launcher that is told its working directory later
+   * (a warm sandbox). Resolves undefined when this start cannot be made ahead; a provider that never
+   * can leaves the method out. Only `current()` says whether the start may still be used.
+   */
+  confineAhead?(argv: readonly string[], policy: SandboxPolicy): Promise<AheadConfinement | undefined>
+}
+
+/**
+ * A confinement made ahead of need: spawn `argv` now, use what it starts only while `current()`
+ * holds (what `confine` would make now is the same sandbox), and drop it once `expired` aborts.
+ */
+export interface AheadConfinement {
+  /** The argv to spawn, as `confine` returns it. */
+  readonly argv: string[]
+  /** Whether a sandbox started with `argv` still equals one `confine` would start now; cheap, synchronous. */
+  current(): boolean
+  /** Aborts when such a sandbox may never be used any more (the provider unloads). */
+  readonly expired: AbortSignal
 }

@@ -2,6 +2,7 @@ import type { Context } from '@deepseek-ai/cordis'
 import {
   type AppliedTerminalLimits,
   scrubEnvironment,
+  type SpawnWrapper,
   SubprocessError,
   SubprocessRuntime,
   type SubprocessTerminalHandle,
@@ -11,7 +12,7 @@ import {
 } from 'dsh-subprocess'
 import { type IPty, spawn } from 'node-pty'
 import { CgroupLimiter, type CgroupLimiterOptions } from './cgroup/limiter'
-import { launcherCommand } from './cgroup/launcher'
+import { LAUNCHER_SHELL, launcherCommand } from './cgroup/launcher'
 import type { SessionCgroup } from './cgroup/session'
 import type { LocalSubprocessConfig } from './config'
 import { isDirectory, resolveExecutable } from './executable'
@@ -21,12 +22,19 @@ import { inspectorFor } from './platform'
 import { LocalTerminal } from './terminal'
 import { launchFrame, ptyEnvironment, WARM_LAUNCH_ARCHES, WARM_LAUNCHER_ARGS, WARM_PERL_PATH } from './warm/launcher-script'
 import { LauncherPrelude } from './warm/prelude'
-import { WarmLaunchers } from './warm/warm-launchers'
+import { type WarmLauncher, WarmLaunchers } from './warm/warm-launchers'
 import { HostWatchdog, type HostWatchdogOptions } from './watchdog/watchdog'
 import { errorMessage, withTimeout } from 'dsh-basics'
 
 /** Longest wait for a warm launcher to say it is ready (it joined long before); beyond it, it is dropped. */
 const WARM_READY_TIMEOUT_MS = 5000
+
+/**
+ * What a launcher inside a wrapper runs the program with: a shell that execs it. With the launcher's
+ * own join shell before it, the environment passes the same two shells as in a cold wrapped spawn
+ * (the join launcher, then the wrapper's opener), so it reaches the program in the same order.
+ */
+const WRAPPED_EXEC_ARGS: readonly string[] = ['-c', 'exec "$@"', 'sh']
 
 /** Teardown grace of a warm launcher that never got a program (it waits in a read: SIGHUP ends it). */
 const WARM_GRACE_MS = 1000
@@ -73,7 +81,7 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
     this.watchdog = config.exitCleanup ? new HostWatchdog({ ...options.watchdog, warn }) : undefined
     // Started once the plugin loaded, not on the first open: Node forks synchronously (a few ms).
     if (this.watchdog) setImmediate(() => this.watchdog?.start()).unref()
-    this.warm = config.warmLaunch ? new WarmLaunchers((limits) => this.startWarm(limits)) : undefined
+    this.warm = config.warmLaunch ? new WarmLaunchers((limits, wrapper) => this.startWarm(limits, wrapper)) : undefined
     ctx.effect(
       () => () => {
         // Stopped first, so no launcher starts after the terminals were counted; its wait ends as they are terminated.
@@ -94,21 +102,24 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
     return this.warm?.pids ?? []
   }
 
+  /** Pids of the launchers waiting inside a wrapper (of key `key`, when given; diagnostics and tests; see `spec.wrapper`). */
+  warmWrappedPids(key?: string): number[] {
+    return this.warm?.wrappedPids(key) ?? []
+  }
+
   async spawnTerminal(spec: TerminalSpawnSpec): Promise<SubprocessTerminalHandle> {
     validateSpawnSpec(spec)
     // Refuses a platform without an inspector before anything starts.
     inspectorFor(process.platform)
     throwIfAborted(spec.signal)
     const env = scrubEnvironment(process.env, spec.env, { allow: this.config.envAllow })
-    const [program = '', ...args] = spec.argv
     // A missing cwd is reported first, whatever the program lookup would find.
     if (!isDirectory(spec.cwd)) throw new SubprocessError('INVALID_SPEC', `cwd is not an existing directory: ${spec.cwd}`)
-    const file = resolveExecutable(program, env.PATH, spec.cwd)
     // Registered before the spawn: a host killed a moment later still takes the session's cgroups down.
     // (Normally running since the plugin loaded; this starts it when an open came first, or again after it died.)
     this.watchdog?.start()
     const name = env.TERM ?? 'xterm-256color'
-    const { terminal, contained } = this.launchWarm(spec, file, args, env, name) ?? (await this.spawnCold(spec, program, file, args, env, name))
+    const { terminal, contained } = this.launchWrapped(spec, env, name) ?? (await this.startUnwrapped(spec, env, name))
     if (spec.signal?.aborted) {
       await terminal.terminate()
       throwIfAborted(spec.signal)
@@ -119,8 +130,35 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
     // watchdog forgets it then, not only at teardown (the session's cgroups stay registered).
     void terminal.done.then(() => this.watchdog?.forgetSession(terminal.pid))
     // The next spawn under these limits finds a launcher waiting (the first one, or the one just taken, is replaced).
-    if (spec.limits) this.warm?.refill(spec.limits)
+    if (spec.limits) {
+      this.warm?.refill(spec.limits, spec.wrapper)
+      // A wrapped spawn that went cold used a plain launcher: the next cold one finds another.
+      if (spec.wrapper) this.warm?.refill(spec.limits)
+    }
     return terminal
+  }
+
+  /** A spawn of `spec.argv` (wrapped now, when a wrapper is given): in a warm launcher when one waits, else cold. */
+  private async startUnwrapped(spec: TerminalSpawnSpec, env: Record<string, string>, name: string): Promise<Started> {
+    const argv = spec.wrapper ? await wrappedArgv(spec.wrapper, spec.argv) : spec.argv
+    throwIfAborted(spec.signal)
+    const [program = '', ...args] = argv
+    const file = resolveExecutable(program, env.PATH, spec.cwd)
+    return this.launchWarm(spec, file, args, env, name) ?? (await this.spawnCold(spec, program, file, args, env, name))
+  }
+
+  /**
+   * Start `spec.argv` in a launcher waiting inside a wrapper of the same key started ahead (a warm
+   * sandbox), when one is ready and still current. The frame runs it through the same shells a cold
+   * wrapped spawn passes (see {@link WRAPPED_EXEC_ARGS}), so it gets what a cold one gets.
+   */
+  private launchWrapped(spec: TerminalSpawnSpec, env: Record<string, string>, name: string): Started | undefined {
+    if (!this.warm || !spec.limits || !spec.wrapper) return undefined
+    const terminal = this.warm.take(spec.limits, spec.wrapper)
+    if (!terminal) return undefined
+    const last = launcherCommand([], LAUNCHER_SHELL, [...WRAPPED_EXEC_ARGS, ...spec.argv])
+    terminal.launch(launchFrame(spec.cwd, last.file, last.args, ptyEnvironment(env, spec.cwd, name)), spec.rows, spec.cols, spec.graceMs)
+    return { terminal, contained: true }
   }
 
   /** Spawn the program in a new PTY: under limits through the join launcher, resolved once it joined. */
@@ -168,15 +206,21 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
    * (see `WARM_LAUNCHER_ARGS`), resolved once it joined and said it is ready. `undefined` where
    * none can be made (another architecture, no perl, no cgroups for these limits, a failed join or start).
    */
-  private async startWarm(limits: TerminalLimits): Promise<LocalTerminal | undefined> {
+  private async startWarm(limits: TerminalLimits, wrapper: SpawnWrapper | undefined): Promise<WarmLauncher | 'later' | undefined> {
     if (!WARM_LAUNCH_ARCHES.includes(process.arch)) return undefined
     if (this.perl === undefined) this.perl = findProgram('perl', WARM_PERL_PATH)
     const perl = this.perl
     if (!perl) return undefined
+    if (wrapper && !wrapper.wrapAhead) return undefined
+    // Inside a wrapper the launcher is wrapped ahead (a sandbox started now); `undefined` from it means not now.
+    const ahead = wrapper ? await wrapper.wrapAhead!([perl, ...WARM_LAUNCHER_ARGS]) : undefined
+    if (wrapper && !ahead) return 'later'
+    const [file = perl, ...args] = ahead ? ahead.argv : [perl, ...WARM_LAUNCHER_ARGS]
+    if (ahead && !ahead.argv[0]?.startsWith('/')) return undefined
     const { cgroup, applied } = this.limiter.open(limits)
     if (!cgroup) return undefined
     for (const parent of this.limiter.parentDirs) this.watchdog?.watchCgroup(parent)
-    const command = cgroup.launcher(perl, WARM_LAUNCHER_ARGS)
+    const command = cgroup.launcher(file, args)
     let pty: IPty
     try {
       pty = spawn(command.file, command.args, { name: 'xterm-256color', cols: 80, rows: 24, cwd: '/', env: {}, encoding: null })
@@ -190,7 +234,7 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
       .settle()
       .then(() => withTimeout(prelude.ready, WARM_READY_TIMEOUT_MS, () => false))
       .catch(() => false)
-    if (ready && terminal.launchable) return terminal
+    if (ready && terminal.launchable) return ahead ? { terminal, current: () => ahead.current(), expired: ahead.expired } : { terminal }
     await terminal.terminate().catch(() => undefined)
     return undefined
   }
@@ -236,6 +280,15 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
     const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []))
     if (failures.length > 0) throw new AggregateError(failures, `${failures.length} terminal(s) could not be cleaned up`)
   }
+}
+
+/** What `wrapper` makes of `argv`, checked to be a command (`INVALID_SPEC` otherwise). */
+async function wrappedArgv(wrapper: SpawnWrapper, argv: readonly string[]): Promise<readonly string[]> {
+  const wrapped: unknown = await wrapper.wrap(argv)
+  if (!Array.isArray(wrapped) || wrapped.length === 0 || wrapped[0] === '' || !wrapped.every((arg) => typeof arg === 'string' && !arg.includes('\0'))) {
+    throw new SubprocessError('INVALID_SPEC', 'the wrapper did not return a command (a non-empty array of strings without NUL)')
+  }
+  return wrapped as string[]
 }
 
 /** `name` on `path`, or null when it is not there. */

@@ -23,6 +23,7 @@ export type {
   StdinWait,
   StdinWaitProof,
   StdinWaitSyscall,
+  SpawnWrapper,
   SubprocessTerminalHandle,
   TerminalExit,
   TerminalLimits,
@@ -31,4 +32,5 @@ export type {
   TerminalSpawnSpec,
   ThreadSample,
   ThreadState,
+  WrappedAhead,
 } from './types'

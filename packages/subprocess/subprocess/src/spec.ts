@@ -35,6 +35,10 @@ export function validateSpawnSpec(spec: TerminalSpawnSpec): void {
   }
   if (signal !== undefined && !(signal instanceof AbortSignal)) invalid('signal must be an AbortSignal')
   if (limits !== undefined) validateLimits(limits)
+  const { wrapper } = spec
+  if (wrapper !== undefined && (typeof wrapper !== 'object' || wrapper === null || typeof wrapper.key !== 'string' || typeof wrapper.wrap !== 'function')) {
+    invalid('wrapper must be an object with a string key and a wrap function')
+  }
 }
 
 const LIMIT_NAMES: readonly (keyof TerminalLimits)[] = ['maxProcesses', 'maxMemoryBytes']

@@ -25,6 +25,37 @@ export interface TerminalSpawnSpec {
    * provider that cannot enforce one starts the terminal anyway and says why in `handle.limits`.
    */
   readonly limits?: TerminalLimits
+  /**
+   * Runs `argv` inside a wrapper (a sandbox) that the provider may have started ahead. With it,
+   * `argv` is the program inside; a provider without warm starts spawns what `wrap(argv)` returns.
+   */
+  readonly wrapper?: SpawnWrapper
+}
+
+/**
+ * How a program is wrapped (e.g. confined), so that a provider can start the wrapper ahead of need
+ * with a launcher inside and hand the program to it later: the costly part leaves the spawn's path.
+ */
+export interface SpawnWrapper {
+  /** Everything the wrapper depends on except the program, cwd and environment: only equal keys share a launcher. */
+  readonly key: string
+  /** The argv that runs `argv` wrapped, for a spawn started now in `spec.cwd`. */
+  wrap(argv: readonly string[]): Promise<readonly string[]>
+  /**
+   * The same wrapping made ahead for a launcher told its cwd later, with the check that it is still
+   * what `wrap` would make; undefined when it cannot be made ahead. Optional.
+   */
+  wrapAhead?(argv: readonly string[]): Promise<WrappedAhead | undefined>
+}
+
+/** A wrapper started ahead: its argv, whether it may still be used, and when it must go. */
+export interface WrappedAhead {
+  /** The argv to spawn. */
+  readonly argv: readonly string[]
+  /** Whether it still equals what `wrap` would make now (cheap, synchronous). */
+  current(): boolean
+  /** Aborts once it may never be used (its provider unloads): the provider then ends it. */
+  readonly expired: AbortSignal
 }
 
 /** Resource caps for one terminal session; an absent field means no cap. */

@@ -28,7 +28,7 @@ export interface ShellBackendOptions {
    * Reads the sandbox provider of the same context at spawn (`() => ctx.get('sandbox')`); only a
    * confined mode needs one. Omitted means none is mounted.
    */
-  readonly sandbox?: () => Pick<Sandbox, 'confine'> | undefined
+  readonly sandbox?: () => Pick<Sandbox, 'confine' | 'confineAhead'> | undefined
 }
 
 /**
@@ -79,6 +79,7 @@ export class ShellBackend implements TerminalBackend {
         graceMs: config.disposeGraceMs,
         signal,
         limits: sessionLimits(config),
+        ...(launch.wrapper ? { wrapper: launch.wrapper } : {}),
       })
     } catch (error) {
       if (signal.aborted) throw signal.reason

@@ -49,6 +49,13 @@ export const Config = z
     maxProcesses: cap(1024),
     /** Memory one session may use, in bytes; 0 = no cap. Enforced where the provider can (cgroups). */
     maxMemoryBytes: cap(DEFAULT_MAX_MEMORY_BYTES),
+    /**
+     * Let the subprocess provider keep confined shells' sandboxes started ahead (a warm sandbox: bwrap
+     * held after its checked mounts, a launcher inside), so a confined open skips bubblewrap's start.
+     * Needs a sandbox provider that can confine ahead and the provider's `warmLaunch`. Off by default
+     * until an open question is settled (see the design note `.agents/notes/warm-sandbox.md`).
+     */
+    warmSandbox: z.boolean().default(false),
   })
   .superRefine((config, ctx) => {
     if (config.handoffGraceMs < config.pollIntervalMs) {

@@ -1,7 +1,8 @@
 import type { ShellBackendConfig } from './config'
 import { NONCE_VARIABLE, SHELL_CONTINUATION_PS2, SHELL_PROMPT, SHELL_PROMPT_COMMAND } from './prompt-protocol'
 import { pythonStartupEnvironment, pythonStartupFile } from './repl/python-startup'
-import { confineShellArgv, resolveShellCwd, type ShellBoundary } from './sandbox/boundary'
+import type { SpawnWrapper } from 'dsh-subprocess'
+import { confineShellArgv, resolveShellCwd, sandboxWrapper, type ShellBoundary } from './sandbox/boundary'
 
 export { resolveWorkingDirectory } from './sandbox/boundary'
 
@@ -27,8 +28,13 @@ export interface ShellLaunchRequest {
 
 /** Everything `spawnTerminal` needs besides size, grace and cancellation. */
 export interface ShellLaunch {
-  /** Final argv: the shell and its arguments, wrapped once by the sandbox under a confined mode. */
+  /**
+   * Final argv: the shell and its arguments, wrapped once by the sandbox under a confined mode; with
+   * a `wrapper`, the shell alone, which the subprocess provider runs inside it.
+   */
   readonly argv: readonly string[]
+  /** The sandbox as a spawn wrapper (confined modes with `warmSandbox`): the provider may have started it ahead. */
+  readonly wrapper?: SpawnWrapper | undefined
   /** Canonical, existing working directory (inside the workspace under a confined mode). */
   readonly cwd: string
   /** Overrides applied on top of the provider's scrubbed inherited environment. */
@@ -49,10 +55,16 @@ export async function resolveShellLaunch(config: ShellBackendConfig, request: Sh
   // A sandbox may hide the package's files (its /tmp is private), and Python would then complain
   // at every start about a startup file it cannot open: the sandbox is asked to show it.
   const startup = request.replNonce !== undefined ? pythonStartupFile() : undefined
-  const argv = await confineShellArgv([shellPath, ...shellArgs], boundary, cwd, startup ? [startup] : [])
+  const readable = startup ? [startup] : []
+  const shell = [shellPath, ...shellArgs]
+  // With a wrapper the sandbox is the provider's to start (ahead, or at spawn); else it is made here.
+  const wrapper = config.warmSandbox ? sandboxWrapper(boundary, cwd, readable) : undefined
+  const argv = wrapper ? shell : await confineShellArgv(shell, boundary, cwd, readable)
   const env = shellEnvironment(request)
-  if (!startup || request.replNonce === undefined) return { argv, cwd, env }
-  return { argv, cwd, env: { ...env, ...pythonStartupEnvironment(startup, request.replNonce, process.env.PYTHONSTARTUP) }, replNonce: request.replNonce }
+  const wrapped = wrapper ? { wrapper } : {}
+  if (!startup || request.replNonce === undefined) return { argv, cwd, env, ...wrapped }
+  const python = pythonStartupEnvironment(startup, request.replNonce, process.env.PYTHONSTARTUP)
+  return { argv, cwd, env: { ...env, ...python }, replNonce: request.replNonce, ...wrapped }
 }
 
 /**

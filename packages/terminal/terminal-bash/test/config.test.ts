@@ -21,6 +21,7 @@ describe('config', () => {
       shellArgs: [],
       maxProcesses: 1024,
       maxMemoryBytes: 8 * 1024 ** 3,
+      warmSandbox: false,
     })
     expect(Config.parse(undefined)).toEqual(parseConfig({}))
   })

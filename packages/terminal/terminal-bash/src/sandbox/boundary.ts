@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
-import { isConfinedMode, type Sandbox, type SandboxPolicy } from 'dsh-sandbox'
+import { type ConfinedMode, isConfinedMode, type Sandbox, type SandboxPolicy } from 'dsh-sandbox'
+import type { SpawnWrapper, WrappedAhead } from 'dsh-subprocess'
 import type { ResolvedSandboxPolicy } from 'dsh-sandbox-policy'
 import { shellFailure } from '../errors'
 
@@ -21,7 +22,7 @@ export interface ShellBoundary {
    * The sandbox provider of the same context (`ctx.get('sandbox')`), read only when a confined mode
    * needs it, so a deployment under `danger-full-access` needs none.
    */
-  readonly sandbox: () => Pick<Sandbox, 'confine'> | undefined
+  readonly sandbox: () => Pick<Sandbox, 'confine' | 'confineAhead'> | undefined
 }
 
 /**
@@ -50,19 +51,49 @@ export async function confineShellArgv(
   cwd: string,
   readableFiles: readonly string[] = [],
 ): Promise<readonly string[]> {
-  const { mode, workspaceRoot, network } = boundary.policy
+  const { mode } = boundary.policy
   if (!isConfinedMode(mode)) return argv
   const sandbox = readSandbox(boundary)
   if (!sandbox) throw shellFailure.sandboxRequired(mode)
-  const request: SandboxPolicy = { mode, workspaceRoot, cwd }
-  if (network !== undefined) request.network = network
-  if (readableFiles.length > 0) request.readableFiles = [...readableFiles]
-  const confined: unknown = await sandbox.confine(argv, request)
+  const confined: unknown = await sandbox.confine(argv, sandboxRequest(mode, boundary, cwd, readableFiles))
   if (!isCommand(confined)) throw shellFailure.sandboxInvalidArgv(mode)
   return [...confined]
 }
 
-function readSandbox(boundary: ShellBoundary): Pick<Sandbox, 'confine'> | undefined {
+/**
+ * The shell's confinement as a spawn wrapper, so the subprocess provider can keep sandboxes started
+ * ahead (see `SpawnWrapper`): `wrap` is {@link confineShellArgv}, `wrapAhead` the sandbox's
+ * `confineAhead`. Undefined when the mode is unconfined or the provider cannot confine ahead (the
+ * caller then confines at once); `SANDBOX_REQUIRED` without a provider, as for a cold start.
+ */
+export function sandboxWrapper(boundary: ShellBoundary, cwd: string, readableFiles: readonly string[] = []): SpawnWrapper | undefined {
+  const { mode, workspaceRoot, network } = boundary.policy
+  if (!isConfinedMode(mode)) return undefined
+  const sandbox = readSandbox(boundary)
+  if (!sandbox) throw shellFailure.sandboxRequired(mode)
+  if (typeof sandbox.confineAhead !== 'function') return undefined
+  const ahead = sandbox.confineAhead.bind(sandbox)
+  return {
+    // Everything of the request but the cwd, which the launcher inside is told with the program.
+    key: JSON.stringify(['sandbox', mode, workspaceRoot, network ?? null, readableFiles]),
+    wrap: (argv) => confineShellArgv(argv, boundary, cwd, readableFiles),
+    wrapAhead: async (argv): Promise<WrappedAhead | undefined> => {
+      const started = await ahead(argv, sandboxRequest(mode, boundary, workspaceRoot, readableFiles))
+      return started !== undefined && isCommand(started.argv) ? started : undefined
+    },
+  }
+}
+
+/** What the sandbox provider is asked for: the owner's mode, workspace and network, the cwd, the files to show. */
+function sandboxRequest(mode: ConfinedMode, boundary: ShellBoundary, cwd: string, readableFiles: readonly string[]): SandboxPolicy {
+  const { workspaceRoot, network } = boundary.policy
+  const request: SandboxPolicy = { mode, workspaceRoot, cwd }
+  if (network !== undefined) request.network = network
+  if (readableFiles.length > 0) request.readableFiles = [...readableFiles]
+  return request
+}
+
+function readSandbox(boundary: ShellBoundary): Pick<Sandbox, 'confine' | 'confineAhead'> | undefined {
   try {
     return boundary.sandbox()
   } catch {
