@@ -43,14 +43,14 @@ export interface ReadOnlyBind {
 }
 
 /**
- * The session's `$HOME`: a host directory kept per workspace (`source`), or a fresh tmpfs when
- * `source` is absent; either way nothing written there reaches the user's real home.
+ * The session's `$HOME`: a host directory kept per workspace and mode, bound at the home's path, so
+ * nothing written there reaches the user's real home.
  */
 export interface PrivateHome {
   /** The canonical home path, where the sandbox sees its private home. */
   readonly path: string
-  /** The private directory bound there read-write; absent: a tmpfs that dies with the sandbox. */
-  readonly source?: string
+  /** The private directory bound there read-write. */
+  readonly source: string
   /** The user's dotfiles, bound read-only over the private home. */
   readonly files: readonly ReadOnlyBind[]
 }
@@ -149,10 +149,9 @@ export function bwrapOptions(policy: SandboxPolicy, plan: MountPlan = EMPTY_MOUN
   return options
 }
 
-/** The private home (a bind of its directory, or a tmpfs), then each dotfile read-only over it. */
+/** The private home's directory, then each dotfile read-only over it. */
 function homeOptions(home: PrivateHome): string[] {
-  const base = home.source === undefined ? ['--tmpfs', home.path] : ['--bind', home.source, home.path]
-  return [...base, ...home.files.flatMap((file) => ['--ro-bind', file.source, file.destination])]
+  return ['--bind', home.source, home.path, ...home.files.flatMap((file) => ['--ro-bind', file.source, file.destination])]
 }
 
 /** An empty tmpfs over each masked directory, `/dev/null` over anything else. */

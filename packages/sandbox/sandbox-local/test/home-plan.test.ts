@@ -70,10 +70,10 @@ describe('where private homes live', () => {
       { source: join(home, '.bashrc'), destination: join(home, '.bashrc') },
       { source: join(home, '.gitconfig'), destination: join(home, HOST_GITCONFIG) },
     ])
-    expect(readFileSync(join(planned.source!, '.gitconfig'), 'utf8')).toBe(GIT_CONFIG_INCLUDE)
-    writeFileSync(join(planned.source!, '.gitconfig'), '[user]\n\tname = changed\n')
+    expect(readFileSync(join(planned.source, '.gitconfig'), 'utf8')).toBe(GIT_CONFIG_INCLUDE)
+    writeFileSync(join(planned.source, '.gitconfig'), '[user]\n\tname = changed\n')
     planPrivateHome({ home, workspaceRoot: workspace, writable: true, files: ['.gitconfig'], homes })
-    expect(readFileSync(join(planned.source!, '.gitconfig'), 'utf8')).toBe('[user]\n\tname = changed\n')
+    expect(readFileSync(join(planned.source, '.gitconfig'), 'utf8')).toBe('[user]\n\tname = changed\n')
     // A read-only session's home is another directory; a link planted there is not written through.
     const target = join(scratch.path, 'target')
     writeFileSync(target, 'untouched\n')
