@@ -39,6 +39,7 @@ export interface MountPlan {
 export interface ReadOnlyBind {
   /** Canonical host path (bwrap reads it from the host's tree, never through the private home). */
   readonly source: string
+  /** Where the sandbox sees it. */
   readonly destination: string
 }
 
@@ -59,6 +60,7 @@ export interface PrivateHome {
 export interface CredentialMask {
   /** Canonical path of what is hidden. */
   readonly path: string
+  /** A directory gets an empty tmpfs; anything else `/dev/null`. */
   readonly directory: boolean
 }
 

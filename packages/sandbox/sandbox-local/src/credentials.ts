@@ -94,7 +94,9 @@ export function planCredentialMasks(request: CredentialRequest): CredentialPlan 
   )
   const masks = new Map<string, CredentialMask>()
   const mask = (path: string, real: string) => {
-    if (path !== workspaceRoot) masks.set(path, { path, directory: statSync(real).isDirectory() })
+    // Gone since it was resolved: nothing left to hide there.
+    const stat = statSync(real, { throwIfNoEntry: false })
+    if (path !== workspaceRoot && stat !== undefined) masks.set(path, { path, directory: stat.isDirectory() })
   }
   const workspaceBound = request.writable || workspaceRoot !== '/'
   for (const { real } of closed) {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { closeSync, constants, lstatSync, mkdirSync, openSync, realpathSync, writeSync } from 'node:fs'
 import { basename, isAbsolute, join } from 'node:path'
+import { errorMessage } from 'dsh-basics'
 import { isWithin, SandboxError } from 'dsh-sandbox'
 import type { PrivateHome, ReadOnlyBind } from './args'
 
@@ -90,7 +91,7 @@ export function ensurePrivateDirectory(directory: string, uid: number | undefine
   } catch (error) {
     throw new SandboxError(
       'SANDBOX_UNAVAILABLE',
-      `cannot create the private home ${directory} (${(error as Error).message}); set homesDirectory in dsh-sandbox-local's config to a writable directory, or privateHome: false`,
+      `cannot create the private home ${directory} (${errorMessage(error)}); set homesDirectory in dsh-sandbox-local's config to a writable directory, or privateHome: false`,
       { cause: error },
     )
   }
