@@ -31,6 +31,8 @@ export default defineConfig({
   ssr: { resolve: { conditions: ['dsh-source'], externalConditions: ['dsh-source'] } },
   test: {
     server: { deps: { inline: [/@deepseek-ai\/cordis-plugin-(loader|include)/] } },
+    // Sandboxed sessions' private homes go to a temporary state directory, not the real ~/.local/state.
+    globalSetup: [join(ROOT, 'scripts/vitest-state-home.ts')],
     projects: [
       ...selectedDirs().map((dir) => ({
         extends: true as const,

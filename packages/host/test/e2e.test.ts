@@ -1,5 +1,5 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ALL_TOOLS, CLI_ARGS, DEFAULT_CONFIG, tempDir, TSX } from './helpers'
 import { descendants, eventually, processName, stillRunning } from 'dsh-testkit'
@@ -17,7 +17,11 @@ describe.skipIf(process.platform !== 'linux')('end to end: real bash over MCP st
 
   beforeAll(async () => {
     workspace = await tempDir('dsh-host-e2e-')
-    transport = new StdioClientTransport({ command: TSX, args: [...CLI_ARGS, 'mcp', '--config', DEFAULT_CONFIG], cwd: workspace.dir, stderr: 'pipe' })
+    // The SDK passes a client's server only a few variables; XDG_STATE_HOME too keeps the sessions'
+    // private homes in the test run's state directory (scripts/vitest-state-home.ts), not in ~/.local/state.
+    const state = process.env.XDG_STATE_HOME
+    const env = { ...getDefaultEnvironment(), ...(state === undefined ? {} : { XDG_STATE_HOME: state }) }
+    transport = new StdioClientTransport({ command: TSX, args: [...CLI_ARGS, 'mcp', '--config', DEFAULT_CONFIG], cwd: workspace.dir, env, stderr: 'pipe' })
     transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')))
     client = new Client({ name: 'dsh-e2e', version: '1.0.0' })
     await client.connect(transport)

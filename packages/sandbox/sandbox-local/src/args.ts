@@ -27,6 +27,41 @@ export interface MountPlan {
    * workspace shows it again: covered with an empty tmpfs after every other mount (see hostRuntimeCover).
    */
   readonly hostRuntimeParent?: string
+  /** The session's own writable `$HOME` with the user's harmless dotfiles (see `planPrivateHome`); absent: the host's home shows. */
+  readonly home?: PrivateHome
+  /** Credentials hidden inside (see `planCredentialMasks`): `~/.ssh`, `/etc/shadow`, `/root`, … */
+  readonly masks?: readonly CredentialMask[]
+  /** Paths a user opened on purpose (`readablePaths`), bound read-only after every mask. */
+  readonly opened?: readonly ReadOnlyBind[]
+}
+
+/** A host path shown read-only at `destination` inside: a dotfile in the private home, an opened credential. */
+export interface ReadOnlyBind {
+  /** Canonical host path (bwrap reads it from the host's tree, never through the private home). */
+  readonly source: string
+  /** Where the sandbox sees it. */
+  readonly destination: string
+}
+
+/**
+ * The session's `$HOME`: a host directory kept per workspace and mode, bound at the home's path, so
+ * nothing written there reaches the user's real home.
+ */
+export interface PrivateHome {
+  /** The canonical home path, where the sandbox sees its private home. */
+  readonly path: string
+  /** The private directory bound there read-write. */
+  readonly source: string
+  /** The user's dotfiles, bound read-only over the private home. */
+  readonly files: readonly ReadOnlyBind[]
+}
+
+/** A credential the sandbox must not read: an empty tmpfs over a directory, `/dev/null` over a file. */
+export interface CredentialMask {
+  /** Canonical path of what is hidden. */
+  readonly path: string
+  /** A directory gets an empty tmpfs; anything else `/dev/null`. */
+  readonly directory: boolean
 }
 
 /** A plan with no host-specific mounts and no user namespace: the minimum every sandbox gets. */
@@ -70,6 +105,18 @@ export function bwrapOptions(policy: SandboxPolicy, plan: MountPlan = EMPTY_MOUN
     '--tmpfs',
     '/tmp',
   )
+  // Masks, then the private home and its dotfiles: a mask holding the home or the workspace (`/root`
+  // when the host is root but $HOME lies elsewhere) comes first, so they show through it.
+  const workspaceBound = policy.mode === 'workspace-write' || policy.workspaceRoot !== '/'
+  const strictlyWithin = (outer: string, inner: string) => outer !== inner && isWithin(outer, inner)
+  const masks = plan.masks ?? []
+  const early = (mask: CredentialMask) =>
+    (plan.home !== undefined && strictlyWithin(mask.path, plan.home.path)) || (workspaceBound && strictlyWithin(mask.path, policy.workspaceRoot))
+  const late = (mask: CredentialMask) => !early(mask) && workspaceBound && isWithin(policy.workspaceRoot, mask.path)
+  options.push(...maskOptions(masks.filter(early)))
+  if (plan.home !== undefined) options.push(...homeOptions(plan.home))
+  // Before the workspace and readable files, after the dotfiles: a credential inside a dotfile directory stays hidden.
+  options.push(...maskOptions(masks.filter((mask) => !early(mask) && !late(mask))))
   // The user's runtime and temporary directories, private and empty too: their sockets trust any
   // process of the uid (see privateRuntimeDirs). Before the readable files and the workspace, which win.
   // One inside a bound workspace is covered only after that bind (a tmpfs hidden beneath the bind
@@ -91,6 +138,10 @@ export function bwrapOptions(policy: SandboxPolicy, plan: MountPlan = EMPTY_MOUN
   // The workspace bind shows the host's tree again: a private directory inside it (a $TMPDIR under
   // the project) is covered once more, so its sockets stay out of reach there too.
   for (const path of plan.privateDirs) if (coveredAfterWorkspace(path)) options.push('--tmpfs', path)
+  // A credential inside the workspace (a workspace holding the home) is hidden after the workspace
+  // bind; what the user opened on purpose comes back after every mask.
+  options.push(...maskOptions(masks.filter(late)))
+  for (const bind of plan.opened ?? []) options.push('--ro-bind', bind.source, bind.destination)
   // A read-only mount does not stop connect(2) on a socket file, so control sockets are covered,
   // after the workspace: a workspace holding one (e.g. /run) would otherwise show it again.
   for (const path of plan.hidden) options.push('--ro-bind', '/dev/null', path)
@@ -98,6 +149,16 @@ export function bwrapOptions(policy: SandboxPolicy, plan: MountPlan = EMPTY_MOUN
   if (plan.hostRuntimeParent !== undefined) options.push('--tmpfs', plan.hostRuntimeParent)
   if (policy.cwd !== undefined) options.push('--chdir', policy.cwd)
   return options
+}
+
+/** The private home's directory, then each dotfile read-only over it. */
+function homeOptions(home: PrivateHome): string[] {
+  return ['--bind', home.source, home.path, ...home.files.flatMap((file) => ['--ro-bind', file.source, file.destination])]
+}
+
+/** An empty tmpfs over each masked directory, `/dev/null` over anything else. */
+function maskOptions(masks: readonly CredentialMask[]): string[] {
+  return masks.flatMap((mask) => (mask.directory ? ['--tmpfs', mask.path] : ['--ro-bind', '/dev/null', mask.path]))
 }
 
 /**

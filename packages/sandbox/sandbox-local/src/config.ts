@@ -1,4 +1,8 @@
+import { isAbsolute, normalize } from 'node:path'
 import { z } from 'zod'
+import { DEFAULT_HOME_FILES } from './private-home'
+
+const noNul = (path: string) => !path.includes('\0')
 
 /** `dsh-sandbox-local` configuration; every field is optional. */
 export const Config = z
@@ -29,6 +33,38 @@ export const Config = z
           .refine((path) => !path.includes('\0'), 'a protected path must not contain NUL'),
       )
       .default([]),
+    /**
+     * Give every sandbox a writable home of its own at `$HOME` (kept per workspace under
+     * workspace-write, a fresh tmpfs under read-only), so nothing it writes there reaches the real home.
+     */
+    privateHome: z.boolean().default(true),
+    /** The user's dotfiles shown read-only in the private home, relative to `$HOME`; a credential among them is still hidden. */
+    homeFiles: z
+      .array(
+        z
+          .string()
+          .min(1, 'a home file must not be empty')
+          .refine(noNul, 'a home file must not contain NUL')
+          .refine((path) => !isAbsolute(path) && !normalize(path).startsWith('..'), 'a home file is relative to $HOME and stays inside it, e.g. .vimrc'),
+      )
+      .default([...DEFAULT_HOME_FILES]),
+    /**
+     * Credentials to leave readable on purpose (read-only): absolute paths or `~/…`, e.g. `~/.ssh/known_hosts`
+     * or `~/.npmrc`. Everything at or under a listed path is no longer masked.
+     */
+    readablePaths: z
+      .array(
+        z
+          .string()
+          .refine(noNul, 'a readable path must not contain NUL')
+          .refine((path) => isAbsolute(path) || path === '~' || path.startsWith('~/'), 'a readable path is absolute or starts with ~/'),
+      )
+      .default([]),
+    /** Where per-workspace private homes are kept; default `$XDG_STATE_HOME/dsh-terminal/homes` (`~/.local/state/…`). */
+    homesDirectory: z
+      .string()
+      .refine((path) => isAbsolute(path) && noNul(path), 'homesDirectory must be an absolute path')
+      .optional(),
   })
   .prefault({})
 

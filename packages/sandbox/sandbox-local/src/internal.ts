@@ -3,8 +3,38 @@
  * probe, the kernel masks, the seccomp program and the git-metadata search. Not the plugin's API —
  * mount the plugin from `dsh-sandbox-local` and use `ctx.sandbox`; these names may change in any release.
  */
-export { type BwrapMount, bwrapOptions, EMPTY_MOUNT_PLAN, emittedMounts, type MountPlan } from './args'
+export {
+  type BwrapMount,
+  bwrapOptions,
+  type CredentialMask,
+  EMPTY_MOUNT_PLAN,
+  emittedMounts,
+  type MountPlan,
+  type PrivateHome,
+  type ReadOnlyBind,
+} from './args'
 export { CONTROL_SOCKETS } from './control-sockets'
+export {
+  type CredentialPlan,
+  type CredentialRequest,
+  expandHomePath,
+  HOME_CREDENTIALS,
+  planCredentialMasks,
+  ROOT_HOME,
+  SYSTEM_CREDENTIALS,
+} from './credentials'
+export {
+  canonicalHome,
+  DEFAULT_HOME_FILES,
+  ensurePrivateDirectory,
+  GIT_CONFIG_INCLUDE,
+  type HomeRequest,
+  homeFileBinds,
+  homesDirectory,
+  HOST_GITCONFIG,
+  planPrivateHome,
+  workspaceHomeName,
+} from './private-home'
 export { type GitProtections, gitProtections } from './git-metadata'
 export { DEFAULT_GIT_SEARCH_LIMITS, type GitSearchLimits } from './git-search'
 export { hostInstallationRoots, installationRoot } from './host-installation'
@@ -15,6 +45,8 @@ export {
   BWRAP_PROC_COVERS,
   type ExpectedMount,
   GUARDED_ZONES,
+  MOUNT_PURPOSE_CODES,
+  type MountPurpose,
   type MountCheck,
   mountCheckFailure,
   planMountCheck,

@@ -22,6 +22,25 @@ export interface ExpectedMount {
   readonly device?: string
   /** Whether the mount must be read-only (a `--ro-bind`). */
   readonly readOnly: boolean
+  /** Why it must be there, when it guards more than the workspace: named, with its code, in a refusal. */
+  readonly purpose?: MountPurpose
+}
+
+/** What a checked mount beyond the workspace's own protects: the private home (and its dotfiles), or a credential mask. */
+export type MountPurpose = 'private-home' | 'credential-mask'
+
+/**
+ * The stable code a refusal names for each purpose: without that mount the real home or a
+ * credential would show, so the start is refused like any other unplanned mount table.
+ */
+export const MOUNT_PURPOSE_CODES: Readonly<Record<MountPurpose, string>> = {
+  'private-home': 'PRIVATE_HOME_MISSING',
+  'credential-mask': 'CREDENTIAL_MASK_MISSING',
+}
+
+const PURPOSE_WORDS: Readonly<Record<MountPurpose, string>> = {
+  'private-home': 'the private home mount the host planned',
+  'credential-mask': 'the credential mask the host planned',
 }
 
 /** What the host verifies in a held sandbox's mount table; see {@link planMountCheck}. */
@@ -60,7 +79,9 @@ export function mountCheckFailure(check: MountCheck, table: readonly MountinfoEn
       visible !== undefined &&
       visible.root === expected.root &&
       (expected.device === undefined || (visible.device === expected.device && (!expected.readOnly || visible.readOnly)))
-    if (!matches) return `${escapeMountinfo(expected.destination)} is not the mount the host planned`
+    if (matches) continue
+    if (expected.purpose === undefined) return `${escapeMountinfo(expected.destination)} is not the mount the host planned`
+    return `${escapeMountinfo(expected.destination)} is not ${PURPOSE_WORDS[expected.purpose]} (${MOUNT_PURPOSE_CODES[expected.purpose]})`
   }
   return undefined
 }
@@ -87,15 +108,32 @@ export function planMountCheck(options: readonly string[], policy: SandboxPolicy
     // `--ro-bind / /` (and the read-only masks of /proc) copy the host's mounts below them.
     ...table.map((mount) => mount.mountPoint).filter(inZone),
   ])
-  return { zones, allowed: [...allowed], expected: racy.map((mount) => expectedMount(mount, table)) }
+  // The private home, its dotfiles and the credential masks, wherever they lie: the last mount at each of their points.
+  const purposeOf = mountPurposes(plan)
+  const guarding = mounts.filter(
+    (mount, index) => purposeOf(mount.destination) !== undefined && !mounts.slice(index + 1).some((later) => later.destination === mount.destination),
+  )
+  return {
+    zones,
+    allowed: [...allowed],
+    expected: [...racy.map((mount) => expectedMount(mount, table)), ...guarding.map((mount) => expectedMount(mount, table, purposeOf(mount.destination)))],
+  }
+}
+
+/** Which mount points hold the private home, its dotfiles or a credential mask. */
+function mountPurposes(plan: MountPlan): (destination: string) => MountPurpose | undefined {
+  const home = new Set(plan.home === undefined ? [] : [plan.home.path, ...plan.home.files.map((file) => file.destination)])
+  const masks = new Set((plan.masks ?? []).map((mask) => mask.path))
+  return (destination) => (home.has(destination) ? 'private-home' : masks.has(destination) ? 'credential-mask' : undefined)
 }
 
 /** What one bind or tmpfs shows when bwrap mounted what the host planned. */
-function expectedMount(mount: BwrapMount, table: readonly MountinfoEntry[]): ExpectedMount {
-  if (mount.source === undefined) return { destination: mount.destination, root: '/', readOnly: false }
+function expectedMount(mount: BwrapMount, table: readonly MountinfoEntry[], purpose?: MountPurpose): ExpectedMount {
+  const why = purpose === undefined ? {} : { purpose }
+  if (mount.source === undefined) return { destination: mount.destination, root: '/', readOnly: false, ...why }
   const identity = mountIdentity(table, mount.source)
   if (identity === undefined) {
     throw new SandboxError('SANDBOX_UNAVAILABLE', `no mount of this host contains ${mount.source}, so the sandbox cannot verify its bind; is /proc mounted?`)
   }
-  return { destination: mount.destination, root: identity.root, device: identity.device, readOnly: mount.readOnly }
+  return { destination: mount.destination, root: identity.root, device: identity.device, readOnly: mount.readOnly, ...why }
 }

@@ -1,5 +1,6 @@
 import type { Context, Logger } from '@deepseek-ai/cordis'
 import { realpathSync, statSync } from 'node:fs'
+import { homedir } from 'node:os'
 import { dirname } from 'node:path'
 import {
   type AheadConfinement,
@@ -13,6 +14,7 @@ import {
 } from 'dsh-sandbox'
 import type { LocalSandboxConfig } from './config'
 import { CONTROL_SOCKETS } from './control-sockets'
+import { planCredentialMasks } from './credentials'
 import { hostRuntimeCover } from './host-runtime-cover'
 import { hostInstallationRoots } from './host-installation'
 import { FifoPool } from './fifo-pool'
@@ -21,6 +23,7 @@ import { probeBwrap } from './probe'
 import type { MountPlan } from './args'
 import { planInputs, planMounts, type ProtectionSources } from './protected-paths'
 import { SearchTrace } from './search-trace'
+import { canonicalHome, homesDirectory, planPrivateHome } from './private-home'
 import { filterGuard, installSeccompFilter } from './seccomp/filter-file'
 import { StartGate } from './start-gate'
 import { diagnoseSandbox, type SandboxDiagnosis } from './doctor'
@@ -139,7 +142,7 @@ export class LocalSandbox extends Sandbox {
     // Read before the plan: a change between the two shows as a difference when a sandbox started ahead is taken.
     const inputs = planInputs(workspaceRoot, writable, sources)
     const mounts = await planMounts(workspaceRoot, writable, facts.userNamespace, sources, trace)
-    const plan = { ...mounts, ...(hostRuntimeParent ? { hostRuntimeParent } : {}) }
+    const plan = { ...mounts, ...(hostRuntimeParent ? { hostRuntimeParent } : {}), ...this.homeAndMasks(workspaceRoot, writable) }
     // Read-only in effect: the host's log says it once, and every session above its first prompt.
     const readOnlyWorkspace = writable && plan.readOnly.some((path) => path === workspaceRoot)
     if (readOnlyWorkspace) this.warnWorkspaceIsInstallation(workspaceRoot)
@@ -191,6 +194,35 @@ export class LocalSandbox extends Sandbox {
    */
   protected hostRuntimeParent(): string {
     return HOST_RUNTIME_PARENT
+  }
+
+  /**
+   * The host user's home, which a sandbox gets a private copy of. Overridable so a test can use a
+   * home of its own instead of the real one; production code never overrides it.
+   */
+  protected hostHome(): string | undefined {
+    return process.env.HOME || homedir()
+  }
+
+  /** Whether the host runs as root (then `/root` is masked too); overridable for tests like {@link LocalSandbox.hostHome}. */
+  protected hostIsRoot(): boolean {
+    return process.getuid?.() === 0
+  }
+
+  /** The private home and the credential masks of one start (see private-home and credentials). */
+  private homeAndMasks(workspaceRoot: string, writable: boolean): Pick<MountPlan, 'home' | 'masks' | 'opened'> {
+    const home = canonicalHome(this.hostHome())
+    const { config } = this
+    const privateHome =
+      config.privateHome && home !== undefined
+        ? planPrivateHome({ home, workspaceRoot, writable, files: config.homeFiles, homes: homesDirectory(config.homesDirectory, home) })
+        : undefined
+    const credentials = planCredentialMasks({ home, privateHome, workspaceRoot, writable, readablePaths: config.readablePaths, isRoot: this.hostIsRoot() })
+    return {
+      ...(privateHome === undefined ? {} : { home: { ...privateHome, files: credentials.homeFiles } }),
+      masks: credentials.masks,
+      opened: credentials.opened,
+    }
   }
 
   /**

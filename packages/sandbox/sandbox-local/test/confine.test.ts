@@ -54,13 +54,17 @@ describe.skipIf(bwrapUnavailable !== undefined)('confinement with real bubblewra
     expect(await readFile(join(workspace.path, 'inside.txt'), 'utf8')).toBe('inside\n')
   })
 
-  it('workspace-write: writes to /etc, $HOME and another directory fail read-only', async () => {
-    for (const target of ['/etc/dsh-sandbox-probe', join(homedir(), 'dsh-sandbox-probe'), join(outside.path, 'x')]) {
+  it('workspace-write: writes to /etc and another directory fail read-only; $HOME is a private one', async () => {
+    for (const target of ['/etc/dsh-sandbox-probe', join(outside.path, 'x')]) {
       const result = await sh('workspace-write', `echo no > '${target}'`)
       expect(result.code, target).not.toBe(0)
       expect(result.stderr, target).toContain('Read-only file system')
       expect(existsSync(target), target).toBe(false)
     }
+    const name = `dsh-sandbox-probe-${process.pid}`
+    const home = await sh('workspace-write', `echo private > '${join(homedir(), name)}' && cat '${join(homedir(), name)}'`)
+    expect(home).toMatchObject({ code: 0, stdout: 'private\n' })
+    expect(existsSync(join(homedir(), name))).toBe(false)
   })
 
   it('read-only: the workspace is readable but not writable', async () => {

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { SandboxError } from 'dsh-sandbox'
 import * as localPlugin from 'dsh-sandbox-local'
 import { Config, type HostFacts, LocalSandbox } from 'dsh-sandbox-local'
-import { assertConfined, explainBwrapFailure, probeBwrap, readLegacyTiocsti, resolveExecutable } from 'dsh-sandbox-local/internal'
+import { assertConfined, DEFAULT_HOME_FILES, explainBwrapFailure, probeBwrap, readLegacyTiocsti, resolveExecutable } from 'dsh-sandbox-local/internal'
 import { bwrapUnavailable, scratchDir } from './helpers'
 
 let dir: { path: string; remove: () => Promise<void> }
@@ -364,6 +364,9 @@ describe('provider lifecycle', () => {
       protectGitMetadata: true,
       protectHostInstallation: true,
       protectedPaths: [],
+      privateHome: true,
+      homeFiles: [...DEFAULT_HOME_FILES],
+      readablePaths: [],
     })
     expect(() => Config.parse({ protectedPaths: [''] })).toThrow(/must not be empty/)
   })

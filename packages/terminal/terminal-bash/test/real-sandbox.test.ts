@@ -67,18 +67,30 @@ describe.skipIf(bwrapUnavailable !== undefined)('a shell in the owner sandbox (r
     expect(own.viewport.split('\n')[1]).toBe('0 1 2 255 dsh> ')
   })
 
-  it('workspace-write: the workspace is writable; /etc, $HOME and any other directory are not', async () => {
+  it('workspace-write: the workspace is writable; /etc and any other directory are not; $HOME is a private one', async () => {
     const { sessionId, pid } = await open('workspace-write')
     expect(processName(pid)).toBe('bwrap')
     expect(await status(sessionId, 'pwd')).toMatchObject({ exitCode: 0, viewport: expect.stringContaining(`\n${workspace}\n`) })
     expect((await status(sessionId, 'echo inside > inside.txt')).exitCode).toBe(0)
     expect(readFileSync(join(workspace, 'inside.txt'), 'utf8')).toBe('inside\n')
-    for (const target of ['/etc/dsh-sandbox-probe', join(homedir(), 'dsh-sandbox-probe'), join(elsewhere, 'probe.txt')]) {
+    for (const target of ['/etc/dsh-sandbox-probe', join(elsewhere, 'probe.txt')]) {
       const denied = await status(sessionId, `echo no > '${target}'`)
       expect(denied.exitCode).not.toBe(0)
       expect(denied.viewport).toContain('Read-only file system')
       expect(existsSync(target)).toBe(false)
     }
+    const private_ = join(homedir(), `dsh-sandbox-probe-${process.pid}`)
+    expect((await status(sessionId, `echo private > '${private_}' && cat '${private_}'`)).exitCode).toBe(0)
+    expect(existsSync(private_)).toBe(false)
+  })
+
+  it('vim on the session terminal writes its viminfo into the private home, without E138', async () => {
+    const { sessionId } = await open('workspace-write')
+    // Where vim writes it when nothing is set: the private $HOME (read-only, it stopped on E138 and waited for ENTER).
+    const home = await status(sessionId, `vim -N -c 'wq' edited.txt; test -s ~/.viminfo && echo "viminfo=yes"`)
+    expect(home.viewport).not.toContain('E138')
+    expect(home.viewport).toContain('viminfo=yes')
+    expect(existsSync(join(workspace, 'edited.txt'))).toBe(true)
   })
 
   it('read-only: writing in the workspace fails', async () => {
