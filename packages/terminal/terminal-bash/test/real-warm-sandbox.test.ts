@@ -88,6 +88,21 @@ async function warmPids(stack: Stack, runtime: LocalSubprocessRuntime): Promise<
 }
 
 /** The pids cgroup directory `pid` is in (v1 `pids` hierarchy, else the v2 one), read while it runs. */
+/** The pids of the sandboxes started ahead for `spec` once there is one; each spawn meanwhile refills (a workspace changed within the last second is not started ahead). */
+async function warmSandboxFor(runtime: LocalSubprocessRuntime, spec: Parameters<LocalSubprocessRuntime['spawnTerminal']>[0]): Promise<number[]> {
+  const key = (spec.wrapper as NonNullable<typeof spec.wrapper>).key
+  return eventually(
+    async () => {
+      const pids = runtime.warmWrappedPids(key)
+      if (pids.length > 0) return pids
+      await (await runtime.spawnTerminal(spec)).terminate()
+      return false
+    },
+    'a warm sandbox for the spec',
+    WARM_WAIT_MS,
+  )
+}
+
 function pidsCgroup(pid: number): string | undefined {
   const lines = readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n')
   const v1 = lines.find((line) => /^\d+:pids:/.test(line))
@@ -165,17 +180,7 @@ describe.skipIf(!canWarm)('warm sandboxes (real bwrap, cgroups and processes, as
       }
       const cold = await runtime.spawnTerminal(spec)
       expect(runtime.warmWrappedPids()).not.toContain(cold.pid)
-      const waiting = await eventually(
-        async () => {
-          const pids = runtime.warmWrappedPids(wrapper.key)
-          if (pids.length > 0) return pids
-          // Each spawn refills; a workspace changed within the last second is not started ahead.
-          await (await runtime.spawnTerminal(spec)).terminate()
-          return false
-        },
-        'a warm sandbox for the spec',
-        WARM_WAIT_MS,
-      )
+      const waiting = await warmSandboxFor(runtime, spec)
       const warm = await runtime.spawnTerminal(spec)
       expect(waiting).toContain(warm.pid)
       const [fresh, served] = [await facts(cold), await facts(warm)]
@@ -274,16 +279,7 @@ describe.skipIf(!canWarm)('warm sandboxes (real bwrap, cgroups and processes, as
         limits: { maxProcesses: 256 },
         wrapper,
       }
-      const waiting = await eventually(
-        async () => {
-          const pids = runtime.warmWrappedPids(wrapper.key)
-          if (pids.length > 0) return pids
-          await (await runtime.spawnTerminal(spec)).terminate()
-          return false
-        },
-        'a warm sandbox',
-        WARM_WAIT_MS,
-      )
+      const waiting = await warmSandboxFor(runtime, spec)
       const shell = await runtime.spawnTerminal(spec)
       expect(waiting).toContain(shell.pid)
       let text = ''
