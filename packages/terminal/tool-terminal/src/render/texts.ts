@@ -12,7 +12,7 @@ import type {
   TerminalSize,
   TerminalSpawnResult,
 } from 'dsh-terminal'
-import { formatDuration, keepUtf8Head, oneLine, utf8ByteLength } from 'dsh-basics'
+import { formatDuration, oneLine, utf8ByteLength } from 'dsh-basics'
 import type { MetaLine, ResultLayout } from './bound'
 
 // Every model-visible text of the six tools is written here, once, as a pure function of the facts.
