@@ -141,6 +141,9 @@ describe.skipIf(!canWarm)('warm sandboxes (real bwrap, cgroups and processes, as
       'od -c /proc/$$/environ',
       'pwd; readlink /proc/$$/cwd',
       'stty -a',
+      // What the sandbox's init and the shell hold, and that no process in it holds a PTY master.
+      "echo fds: $(ls /proc/1/fd | sort -n | tr '\\n' ' ') / $(ls /proc/$$/fd | sort -n | tr '\\n' ' ')",
+      'echo masters: $(ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c ptmx)',
       "printf 'END-%s\\n' FACTS",
     ].join('; ')
     const TRICKY = `two\nlines \x7f a=b é ${'x'.repeat(5000)}`
@@ -188,6 +191,8 @@ describe.skipIf(!canWarm)('warm sandboxes (real bwrap, cgroups and processes, as
       expect(served.facts).toBe(fresh.facts)
       // The comparison saw what it must: its own pid namespace, the filter, no capabilities, the tricky value whole.
       expect(served.facts).toContain('pid=2\r\n')
+      // Nothing inherited from the host: no PTY master of another session anywhere in the sandbox.
+      expect(served.facts).toContain('masters: 0\r\n')
       expect(served.facts).toMatch(/Seccomp:\s+2/)
       expect(served.facts).toMatch(/CapEff:\s+0+\r\n/)
       expect(served.facts).toContain('rows 31; columns 103')
