@@ -18,6 +18,7 @@ import type { LocalSubprocessConfig } from './config'
 import { isDirectory, resolveExecutable } from './executable'
 import type { TerminalModesSource } from './modes/modes-source'
 import { TermiosModes } from './modes/termios-modes'
+import type { ProcessInspector } from './inspector'
 import { inspectorFor } from './platform'
 import { LocalTerminal } from './terminal'
 import { launchFrame, ptyEnvironment, WARM_LAUNCH_ARCHES, WARM_LAUNCHER_ARGS, WARM_PERL_PATH } from './warm/launcher-script'
@@ -53,6 +54,8 @@ export interface LocalSubprocessRuntimeOptions {
   readonly modes?: TerminalModesSource
   /** How the host-death watchdog runs (tests: another platform, a missing shell); used only with `exitCleanup`. */
   readonly watchdog?: Omit<HostWatchdogOptions, 'warn'>
+  /** How terminals look at their processes (default: this platform's inspector); tests take proofs away to run as on macOS. */
+  readonly inspector?: ProcessInspector
 }
 
 /**
@@ -70,10 +73,12 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
   private readonly warm: WarmLaunchers | undefined
   /** The perl warm launchers run (null: none on this host); looked up once. */
   private perl: string | null | undefined
+  private readonly options: LocalSubprocessRuntimeOptions
 
   constructor(ctx: Context, config: LocalSubprocessConfig, options: LocalSubprocessRuntimeOptions = {}) {
     super(ctx)
     this.config = config
+    this.options = options
     const warn = (message: string) => ctx.logger('subprocess').warn('%s', message)
     this.limiter = new CgroupLimiter(options.cgroups ?? {}, warn)
     this.modes = options.modes ?? new TermiosModes()
@@ -243,7 +248,7 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
   private track(pty: IPty, graceMs: number, cgroup: SessionCgroup | undefined, limits: AppliedTerminalLimits, prelude?: LauncherPrelude): LocalTerminal {
     const terminal = new LocalTerminal({
       pty,
-      inspector: inspectorFor(process.platform),
+      inspector: this.options.inspector ?? inspectorFor(process.platform),
       graceMs,
       killWaitMs: this.config.killWaitMs,
       backlogBytes: this.config.backlogBytes,

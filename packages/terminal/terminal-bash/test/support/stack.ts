@@ -5,6 +5,7 @@ import { LinePattern } from 'dsh-basics'
 import * as sandboxPlugin from 'dsh-sandbox-local'
 import * as policyPlugin from 'dsh-sandbox-policy'
 import * as localPlugin from 'dsh-subprocess-local'
+import { LocalSubprocessRuntime, type LocalSubprocessRuntimeOptions } from 'dsh-subprocess-local/internal'
 import * as terminalPlugin from 'dsh-terminal'
 import type { TerminalSendHandle, TerminalSendRequest, TerminalSendResult, TerminalSessionId, TerminalSessionService, TerminalSpawnResult } from 'dsh-terminal'
 import * as bashPlugin from '../../src/index'
@@ -22,6 +23,8 @@ export interface StackSandbox {
   readonly policy?: { mode?: 'read-only' | 'workspace-write' | 'danger-full-access'; workspaceRoot?: string }
   /** `dsh-sandbox-local` config, or omitted to mount no `ctx.sandbox`. */
   readonly sandbox?: { bwrapPath?: string; legacyTiocsti?: 'warn' | 'refuse' }
+  /** The subprocess provider's runtime options (e.g. an inspector without proofs, as on macOS); the plugin's own when omitted. */
+  readonly subprocess?: LocalSubprocessRuntimeOptions
   /** `dsh-terminal` config (its per-agent bounds); defaults when omitted. */
   readonly terminals?: { maxSessionsPerAgent?: number; maxTextBytes?: number; humanActiveMs?: number }
 }
@@ -58,7 +61,14 @@ export async function startStack(config: ShellBackendConfigInput = PATIENT, sand
   const root = new Context()
   const fibers: Fiber[] = []
   fibers.push(await root.plugin(agentPlugin))
-  fibers.push(await root.plugin(localPlugin))
+  if (sandboxing.subprocess) {
+    const options = sandboxing.subprocess
+    const withOptions = {
+      name: 'dsh-subprocess-local-with-options',
+      apply: (ctx: Context) => void new LocalSubprocessRuntime(ctx, localPlugin.Config.parse({}), options),
+    }
+    fibers.push(await root.plugin(withOptions))
+  } else fibers.push(await root.plugin(localPlugin))
   fibers.push(await root.plugin(policyPlugin, { mode: 'danger-full-access', ...sandboxing.policy }))
   if (sandboxing.sandbox) fibers.push(await root.plugin(sandboxPlugin, sandboxing.sandbox))
   fibers.push(await root.plugin(terminalPlugin, sandboxing.terminals))
