@@ -4,12 +4,16 @@
 // and drives it with the SDK's Client over stdio. Any mismatch throws; the exit code says it.
 // Usage: node mcp-client.mjs <bin> <expected version> <tool,names,sorted>
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 
 const [bin, expectedVersion, expectedTools] = process.argv.slice(2)
 if (!bin || !expectedVersion || !expectedTools) throw new Error('usage: node mcp-client.mjs <bin> <version> <tools>')
 
-const transport = new StdioClientTransport({ command: bin, args: [], cwd: process.cwd(), stderr: 'pipe' })
+// The SDK passes the server only a few variables; the run's state directory goes along, so the
+// private homes of this throwaway project stay in the run's own directory.
+const stateHome = process.env.XDG_STATE_HOME ? { XDG_STATE_HOME: process.env.XDG_STATE_HOME } : {}
+const env = { ...getDefaultEnvironment(), ...stateHome }
+const transport = new StdioClientTransport({ command: bin, args: [], cwd: process.cwd(), stderr: 'pipe', env })
 let serverStderr = ''
 transport.stderr?.on('data', (chunk) => (serverStderr += chunk.toString('utf8')))
 const client = new Client({ name: 'dsh-pack-smoke', version: '1.0.0' })
