@@ -8,16 +8,18 @@ export const JOIN_FAILED_STATUS = 125
 export const JOIN_FAILED_PREFIX = 'dsh-subprocess-local: could not join cgroup '
 
 /**
- * Closes every descriptor above 2, then becomes the program (`perl -e FD_CLOSER file args…`, argv[0]
- * the file, as node-pty's own child execs). What a PTY's first process inherits from the host is not
- * the session's: node-pty forks the host, whose other PTY masters are not close-on-exec, so without
- * this a session could read and type into every session opened before it.
+ * Perl that closes every descriptor above 2 this process holds, or dies when it cannot list them.
+ * What a PTY's first process inherits from the host is not the session's: node-pty forks the host,
+ * whose other PTY masters it does not always mark close-on-exec, so without this a session could
+ * read and type into every session opened before it. Used by the closer below and the warm launcher.
  */
-export const FD_CLOSER =
-  'opendir(my $d, "/dev/fd") or die "dsh-subprocess-local: cannot list /dev/fd: $!\\n"; ' +
-  'my @fds = grep { /^\\d+$/ && $_ > 2 } readdir $d; closedir $d; ' +
-  'for my $fd (@fds) { open(my $h, "<&=", $fd) and close $h } ' +
-  'exec { $ARGV[0] } @ARGV; print STDERR "execvp(3) failed.: $!\\n"; exit 1;'
+export const CLOSE_INHERITED_PERL =
+  'opendir(my $fds, "/dev/fd") or die "dsh-subprocess-local: cannot list /dev/fd: $!\\n"; ' +
+  'my @open = grep { /^\\d+$/ && $_ > 2 } readdir $fds; closedir $fds; ' +
+  'for my $fd (@open) { open(my $h, "<&=", $fd) and close $h }'
+
+/** Closes what was inherited, then becomes the program (`perl -e FD_CLOSER file args…`, argv[0] the file, as node-pty's own child execs). */
+export const FD_CLOSER = `${CLOSE_INHERITED_PERL} exec { $ARGV[0] } @ARGV; print STDERR "execvp(3) failed.: $!\\n"; exit 1;`
 
 /** Where the closer's perl is looked for: system paths only, never the session's PATH. */
 const CLOSER_PERLS = '/usr/bin/perl /bin/perl /usr/local/bin/perl'

@@ -1,3 +1,5 @@
+import { CLOSE_INHERITED_PERL } from '../cgroup/launcher'
+
 /** Where a warm launcher's perl is looked for: system directories only, never the agent's PATH. */
 export const WARM_PERL_PATH = '/usr/bin:/bin:/usr/local/bin'
 
@@ -45,7 +47,7 @@ const SCRIPT = [
   '%ENV = ();',
   "for my $pair (@rest) { my $at = index $pair, '='; $ENV{substr $pair, 0, $at} = substr $pair, $at + 1 }",
   // What the launcher inherited from the host (other sessions' PTY masters) goes before the program runs.
-  'if (opendir my $fds, "/dev/fd") { my @open = grep { /^\\d+$/ && $_ > 2 } readdir $fds; closedir $fds; for my $fd (@open) { open(my $h, "<&=", $fd) and close $h } }',
+  CLOSE_INHERITED_PERL,
   'exec { $file } $file, @args;',
   'print STDERR "execvp(3) failed.: $!\\n"; exit 1;',
 ].join('\n')
