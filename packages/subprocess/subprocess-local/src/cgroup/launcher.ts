@@ -10,7 +10,7 @@ export const JOIN_FAILED_PREFIX = 'dsh-subprocess-local: could not join cgroup '
 /**
  * Perl that closes every descriptor above 2 this process holds, or dies when it cannot list them.
  * What a PTY's first process inherits from the host is not the session's: node-pty forks the host,
- * whose other PTY masters it does not always mark close-on-exec, so without this a session could
+ * and its fallback for marking descriptors close-on-exec stops at the first gap above 15, so without this a session could
  * read and type into every session opened before it. Used by the closer below and the warm launcher.
  */
 export const CLOSE_INHERITED_PERL =
