@@ -1,4 +1,5 @@
 import { defaultNetwork, isWithin, type SandboxPolicy } from 'dsh-sandbox'
+import { EGRESS_DIRECTORY } from './egress/in-sandbox'
 import { kernelMaskOptions } from './proc-masks'
 
 /**
@@ -33,6 +34,16 @@ export interface MountPlan {
   readonly masks?: readonly CredentialMask[]
   /** Paths a user opened on purpose (`readablePaths`), bound read-only after every mask. */
   readonly opened?: readonly ReadOnlyBind[]
+  /** The `allowlist` network's proxy: its host directory, bound read-only at `EGRESS_DIRECTORY`, and the perl its forwarder runs. */
+  readonly egress?: EgressPlan
+}
+
+/** What an `allowlist` sandbox is given to reach its proxy (see egress/in-sandbox). */
+export interface EgressPlan {
+  /** The proxy's host directory (its socket and the connect helper). */
+  readonly directory: string
+  /** The perl that runs the in-sandbox forwarder. */
+  readonly perl: string
 }
 
 /** A host path shown read-only at `destination` inside: a dotfile in the private home, an opened credential. */
@@ -127,8 +138,12 @@ export function bwrapOptions(policy: SandboxPolicy, plan: MountPlan = EMPTY_MOUN
   // Files the command must read although /tmp hid them; bound before the sockets are hidden, so
   // hiding always wins, and before the workspace, which covers any of them that lie inside it.
   for (const path of policy.readableFiles ?? []) options.push('--ro-bind', path, path)
-  // Only a loopback interface; also the host's abstract Unix sockets become unreachable.
-  if ((policy.network ?? defaultNetwork(policy.mode)) === 'none') options.push('--unshare-net')
+  // Only a loopback interface; also the host's abstract Unix sockets become unreachable. The
+  // allowlist network reaches out only through its proxy's socket, bound read-only (connect(2)
+  // works through it); without a planned proxy it has no way out at all.
+  const network = policy.network ?? defaultNetwork(policy.mode)
+  if (network !== 'host') options.push('--unshare-net')
+  if (network === 'allowlist' && plan.egress !== undefined) options.push('--ro-bind', plan.egress.directory, EGRESS_DIRECTORY)
   // Bound after /tmp so a workspace under /tmp stays visible; read-write only in workspace-write.
   const writable = policy.mode === 'workspace-write'
   // A read-only workspace of / is the root bound above: binding the host's / again (recursively)

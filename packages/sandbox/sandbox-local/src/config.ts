@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import { isAbsolute, normalize } from 'node:path'
 import { z } from 'zod'
 import { DEFAULT_HOME_FILES } from './private-home'
@@ -65,6 +66,16 @@ export const Config = z
       .string()
       .refine((path) => isAbsolute(path) && noNul(path), 'homesDirectory must be an absolute path')
       .optional(),
+    /**
+     * Names the `allowlist` network's proxy resolves to fixed addresses before asking DNS, like an
+     * /etc/hosts of its own (`{ "git.internal": "10.0.0.7" }`). It decides where a name goes, never whether.
+     */
+    egressAddresses: z
+      .record(
+        z.string().min(1, 'a name must not be empty'),
+        z.string().refine((address) => isIP(address) !== 0, 'an egress address is an IPv4 or IPv6 address'),
+      )
+      .default({}),
   })
   .prefault({})
 

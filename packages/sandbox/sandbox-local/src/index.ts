@@ -5,6 +5,8 @@ import { LocalSandbox } from './service'
 
 export { Config, type LocalSandboxConfig } from './config'
 export { type CheckState, type DiagnosisHost, diagnoseSandbox, type SandboxCheck, type SandboxDiagnosis } from './doctor'
+export type { EgressRefusalReason } from './egress/destination'
+export type { EgressRefusal } from './egress/proxy'
 export { type HostFacts, LocalSandbox, withDoctorAdvice } from './service'
 
 /** Plugin name used in a cordis.yml. */

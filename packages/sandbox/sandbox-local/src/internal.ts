@@ -7,6 +7,7 @@ export {
   type BwrapMount,
   bwrapOptions,
   type CredentialMask,
+  type EgressPlan,
   EMPTY_MOUNT_PLAN,
   emittedMounts,
   type MountPlan,
@@ -14,6 +15,19 @@ export {
   type ReadOnlyBind,
 } from './args'
 export { CONTROL_SOCKETS } from './control-sockets'
+export { decideDestination, displayTarget, type EgressVerdict, type FixedAddresses, forbiddenAddress } from './egress/destination'
+export { EgressProxies } from './egress/egress-proxies'
+export {
+  connectHelperScript,
+  EGRESS_CONNECT_HELPER,
+  EGRESS_DIRECTORY,
+  EGRESS_PORT,
+  EGRESS_SOCKET,
+  egressEnvironment,
+  systemPerl,
+  withForwarder,
+} from './egress/in-sandbox'
+export { EgressProxy, MAX_EGRESS_CONNECTIONS, refusalAdvice } from './egress/proxy'
 export {
   type CredentialPlan,
   type CredentialRequest,

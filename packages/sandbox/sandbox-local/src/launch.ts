@@ -1,5 +1,7 @@
 import type { SandboxPolicy } from 'dsh-sandbox'
+import { defaultNetwork } from 'dsh-sandbox'
 import { bwrapOptions, EMPTY_MOUNT_PLAN, type MountPlan } from './args'
+import { withForwarder } from './egress/in-sandbox'
 import { type MountCheck, planMountCheck } from './mount-check'
 import { type MountinfoEntry, readHostMounts } from './mountinfo'
 import { BLOCK_FD, type HeldStart, INFO_FD } from './start-gate'
@@ -35,7 +37,8 @@ const NOTICE_PREFIX = `printf '%s\\n' "$1" >&2; shift; `
 /**
  * The confined argv as bwrap will run it: `/bin/sh` opening the filter (and, for a `held` start,
  * the host's FIFOs), then bwrap with `--seccomp 3` (and `--info-fd 4 --block-fd 5`), its options,
- * `--`, and the original command untouched. A `notice` is printed first, on stderr, so a session
+ * `--`, and the original command untouched (behind the egress forwarder under the `allowlist`
+ * network). A `notice` is printed first, on stderr, so a session
  * shows it above its first prompt. It does not decide whether a start must be held: see
  * {@link checkedBwrapArgv}, which every confinement goes through.
  */
@@ -51,7 +54,24 @@ export function bwrapArgv(
     held === undefined ? [OPEN_FILTER_SCRIPT, launch.seccompFilter] : [OPEN_HELD_SCRIPT, launch.seccompFilter, held.infoPath, held.blockPath]
   const opener = notice === undefined ? [script!, 'sh', ...scriptArgs] : [NOTICE_PREFIX + script!, 'sh', notice, ...scriptArgs]
   const gate = held === undefined ? [] : ['--info-fd', String(INFO_FD), '--block-fd', String(BLOCK_FD)]
-  return ['/bin/sh', '-c', ...opener, launch.bwrapPath, '--seccomp', String(SECCOMP_FD), ...gate, ...bwrapOptions(policy, plan), '--', ...argv]
+  return [
+    '/bin/sh',
+    '-c',
+    ...opener,
+    launch.bwrapPath,
+    '--seccomp',
+    String(SECCOMP_FD),
+    ...gate,
+    ...bwrapOptions(policy, plan),
+    '--',
+    ...sandboxCommand(argv, policy, plan),
+  ]
+}
+
+/** The command bwrap runs: `argv`, behind the egress forwarder when the sandbox reaches out through a proxy. */
+function sandboxCommand(argv: readonly string[], policy: SandboxPolicy, plan: MountPlan): readonly string[] {
+  const allowlist = (policy.network ?? defaultNetwork(policy.mode)) === 'allowlist'
+  return allowlist && plan.egress !== undefined ? withForwarder(plan.egress.perl, argv) : argv
 }
 
 /**

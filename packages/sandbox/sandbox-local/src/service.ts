@@ -5,6 +5,7 @@ import { dirname } from 'node:path'
 import {
   type AheadConfinement,
   assertConfineRequest,
+  defaultNetwork,
   ensureRuntimeParent,
   HOST_RUNTIME_PARENT,
   isWithin,
@@ -29,6 +30,16 @@ import { StartGate } from './start-gate'
 import { diagnoseSandbox, type SandboxDiagnosis } from './doctor'
 import { readLegacyTiocsti, type TiocstiFact } from './tiocsti'
 import { errorMessage } from 'dsh-basics'
+import { EgressProxies } from './egress/egress-proxies'
+import { egressEnvironment, systemPerl } from './egress/in-sandbox'
+import type { EgressRefusal } from './egress/proxy'
+
+declare module '@deepseek-ai/cordis' {
+  interface Events {
+    /** The `allowlist` network's proxy refused a request: which host, through which protocol, and why. */
+    'sandbox/egress-refused'(refusal: EgressRefusal): void
+  }
+}
 
 /** What the one-time probe learned about this host. */
 export interface HostFacts {
@@ -51,7 +62,7 @@ export interface HostFacts {
 export class LocalSandbox extends Sandbox {
   private readonly config: LocalSandboxConfig
   private readonly log: Logger
-  private readonly memo: { probe?: Promise<HostFacts>; warnedInstallation?: boolean; gate?: StartGate } = {}
+  private readonly memo: { probe?: Promise<HostFacts>; warnedInstallation?: boolean; gate?: StartGate; egress?: EgressProxies } = {}
   /** Aborted when the plugin unloads: every sandbox started ahead is dropped then (see {@link confineAhead}). */
   private readonly expiry = new AbortController()
 
@@ -63,8 +74,9 @@ export class LocalSandbox extends Sandbox {
       () => () => {
         this.expiry.abort()
         this.memo.gate?.dispose()
+        return this.memo.egress?.close()
       },
-      'sandbox-local: close the unused start FIFOs, expire the sandboxes started ahead',
+      'sandbox-local: close the unused start FIFOs, expire the sandboxes started ahead, stop the egress proxies',
     )
   }
 
@@ -80,6 +92,15 @@ export class LocalSandbox extends Sandbox {
   /** Wrap `argv` in bwrap under `policy`; see the package README for the exact confinement. */
   async confine(argv: readonly string[], policy: SandboxPolicy): Promise<string[]> {
     return this.launch(argv, await this.plan(argv, policy))
+  }
+
+  /**
+   * What a command confined under `policy` needs in its environment: under the `allowlist` network,
+   * the proxy variables (`HTTP(S)_PROXY`, `ALL_PROXY`, `NO_PROXY`, `GIT_SSH_COMMAND`) that point at
+   * the sandbox's forwarder; nothing otherwise.
+   */
+  override environment(policy: SandboxPolicy): Readonly<Record<string, string>> {
+    return (policy.network ?? defaultNetwork(policy.mode)) === 'allowlist' ? egressEnvironment() : {}
   }
 
   /**
@@ -135,6 +156,8 @@ export class LocalSandbox extends Sandbox {
     const confined: SandboxPolicy = { mode: policy.mode, workspaceRoot }
     if (policy.cwd !== undefined) confined.cwd = policy.cwd
     if (policy.network !== undefined) confined.network = policy.network
+    const allowlist = (policy.network ?? defaultNetwork(policy.mode)) === 'allowlist'
+    if (allowlist) confined.allowedHosts = [...(policy.allowedHosts ?? [])]
     if (policy.readableFiles !== undefined) confined.readableFiles = canonicalReadableFiles(policy.readableFiles)
     const writable = policy.mode === 'workspace-write'
     const sources = { config: this.config, installationRoots: facts.installationRoots, controlSockets: this.controlSockets() }
@@ -142,7 +165,13 @@ export class LocalSandbox extends Sandbox {
     // Read before the plan: a change between the two shows as a difference when a sandbox started ahead is taken.
     const inputs = planInputs(workspaceRoot, writable, sources)
     const mounts = await planMounts(workspaceRoot, writable, facts.userNamespace, sources, trace)
-    const plan = { ...mounts, ...(hostRuntimeParent ? { hostRuntimeParent } : {}), ...this.homeAndMasks(workspaceRoot, writable) }
+    const egress = allowlist ? { directory: (await this.egressProxies().directoryFor(confined.allowedHosts ?? [])).path, perl: systemPerl() } : undefined
+    const plan = {
+      ...mounts,
+      ...(hostRuntimeParent ? { hostRuntimeParent } : {}),
+      ...this.homeAndMasks(workspaceRoot, writable),
+      ...(egress === undefined ? {} : { egress }),
+    }
     // Read-only in effect: the host's log says it once, and every session above its first prompt.
     const readOnlyWorkspace = writable && plan.readOnly.some((path) => path === workspaceRoot)
     if (readOnlyWorkspace) this.warnWorkspaceIsInstallation(workspaceRoot)
@@ -234,6 +263,26 @@ export class LocalSandbox extends Sandbox {
       this.log.warn('refused a sandbox start: %s', message),
     )
     return this.memo.gate
+  }
+
+  /**
+   * The egress proxies of the `allowlist` network, one per allowlist, in the host runtime parent
+   * (hidden in every sandbox); a refusal is logged with the host it named.
+   */
+  private egressProxies(): EgressProxies {
+    this.memo.egress ??= new EgressProxies({
+      runtimeParent: () => ensureRuntimeParent(this.hostRuntimeParent()),
+      fixedAddresses: this.config.egressAddresses,
+      perl: systemPerl,
+      onRefused: (refusal) => this.reportEgressRefusal(refusal),
+    })
+    return this.memo.egress
+  }
+
+  /** Log a refused egress request and tell listeners (`sandbox/egress-refused`). */
+  private reportEgressRefusal(refusal: EgressRefusal): void {
+    this.log.warn('egress refused (%s, %s): %s', refusal.protocol, refusal.reason, refusal.detail)
+    this.ctx.emit('sandbox/egress-refused', refusal)
   }
 
   /** Say once that a writable workspace is read-only in effect, because the host's code is all of it. */

@@ -1,6 +1,6 @@
 import { realpathSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { SandboxModeSchema, SandboxNetworkSchema } from 'dsh-sandbox'
+import { hostPatternProblem, SandboxModeSchema, SandboxNetworkSchema } from 'dsh-sandbox'
 import { z } from 'zod'
 
 /** Canonicalise a workspace root: resolved against the process cwd, realpath, must be a directory. */
@@ -28,10 +28,23 @@ export const Config = z
       .default(() => process.cwd())
       .transform(canonicalWorkspaceRoot),
     /**
-     * Network reach of confined processes: `none` (only loopback) or `host`. Unset keeps each mode's
-     * default: `read-only` none, `workspace-write` host. Set `none` to cut egress in workspace-write too.
+     * Network reach of confined processes: `none` (only loopback), `host`, or `allowlist` (no network
+     * but the host's proxy to `allowedHosts`). Unset keeps each mode's default: `read-only` none,
+     * `workspace-write` host. Set `none` to cut egress in workspace-write too.
      */
     network: SandboxNetworkSchema.optional(),
+    /**
+     * Where the `allowlist` network connects: host names, `*.domain` wildcards (subdomains only) or
+     * IP addresses, each optionally with `:port`. Everything else is refused, with a line naming it.
+     */
+    allowedHosts: z
+      .array(
+        z.string().superRefine((entry, context) => {
+          const problem = hostPatternProblem(entry)
+          if (problem !== undefined) context.addIssue({ code: 'custom', message: problem })
+        }),
+      )
+      .default([]),
   })
   .prefault({})
 

@@ -68,6 +68,7 @@ export class SandboxPolicyService extends Service {
     this.assertLive(owner)
     const policy: ResolvedSandboxPolicy = { mode: this.effectiveMode(owner), workspaceRoot: this.config.workspaceRoot }
     if (this.config.network !== undefined) policy.network = this.config.network
+    if (this.config.network === 'allowlist') policy.allowedHosts = [...this.config.allowedHosts]
     return policy
   }
 

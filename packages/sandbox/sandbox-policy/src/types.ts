@@ -9,6 +9,8 @@ export interface ResolvedSandboxPolicy {
   workspaceRoot: string
   /** The deployment's network choice for confined processes; absent means the mode's default. */
   network?: SandboxNetwork
+  /** Where the `allowlist` network connects (config `allowedHosts`); set only for that network. */
+  allowedHosts?: string[]
 }
 
 /** A proposed change of an owner's effective mode, shown to listeners before it is committed. */

@@ -30,6 +30,13 @@ export abstract class Sandbox extends Service {
    * can leaves the method out. Only `current()` says whether the start may still be used.
    */
   confineAhead?(argv: readonly string[], policy: SandboxPolicy): Promise<AheadConfinement | undefined>
+
+  /**
+   * Optional: variables a command confined under `policy` needs to use what the provider set up
+   * for it (the `allowlist` network's proxy: `HTTPS_PROXY` and friends). The caller adds them to the
+   * command's environment, over anything inherited; a provider with nothing to add leaves it out.
+   */
+  environment?(policy: SandboxPolicy): Readonly<Record<string, string>>
 }
 
 /**

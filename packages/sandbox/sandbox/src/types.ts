@@ -16,11 +16,12 @@ export type ConfinedMode = Exclude<SandboxMode, 'danger-full-access'>
 export const SandboxModeSchema = z.enum(SANDBOX_MODES)
 
 /** Every network choice, as a runtime list for validation and docs. */
-export const SANDBOX_NETWORKS = ['none', 'host'] as const
+export const SANDBOX_NETWORKS = ['none', 'host', 'allowlist'] as const
 
 /**
  * Whether a confined process reaches the network: `none` leaves it only a loopback interface,
- * `host` shares the host's network. Egress is deployment policy, so it is a switch of its own.
+ * `host` shares the host's network, `allowlist` gives it no network but a proxy of the host's that
+ * connects only to `allowedHosts`. Egress is deployment policy, so it is a switch of its own.
  */
 export type SandboxNetwork = (typeof SANDBOX_NETWORKS)[number]
 
@@ -37,6 +38,11 @@ export interface SandboxPolicy {
   cwd?: string
   /** Network reach; omitted means the mode's default (see {@link defaultNetwork}). */
   network?: SandboxNetwork
+  /**
+   * Where `allowlist` lets connections through (see `parseHostPattern`: `github.com`,
+   * `*.npmjs.org`, `github.com:22`); ignored by the other networks. Empty: nothing is reachable.
+   */
+  allowedHosts?: string[]
   /**
    * Host files the command must be able to read although the sandbox may hide where they lie (a
    * private `/tmp`), e.g. a startup file the host ships. Regular files only, read-only, visible at

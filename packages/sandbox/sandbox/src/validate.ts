@@ -1,5 +1,6 @@
 import { isAbsolute } from 'node:path'
 import { SandboxError } from './errors'
+import { hostPatternProblem } from './allowlist'
 import { isSandboxMode, SANDBOX_NETWORKS, type SandboxPolicy } from './types'
 
 /**
@@ -30,7 +31,15 @@ export function assertConfineRequest(argv: readonly string[], policy: SandboxPol
   if (policy.cwd !== undefined) assertAbsolute('cwd', policy.cwd)
   const network: unknown = policy.network
   if (network !== undefined && !(SANDBOX_NETWORKS as readonly unknown[]).includes(network)) {
-    throw new SandboxError('INVALID_POLICY', `unknown sandbox network ${JSON.stringify(network)}; expected none or host`)
+    throw new SandboxError('INVALID_POLICY', `unknown sandbox network ${JSON.stringify(network)}; expected none, host or allowlist`)
+  }
+  const allowed: unknown = policy.allowedHosts
+  if (allowed !== undefined) {
+    if (!Array.isArray(allowed)) throw new SandboxError('INVALID_POLICY', 'sandbox policy allowedHosts must be a list of host names or patterns')
+    for (const entry of allowed) {
+      const problem = hostPatternProblem(entry)
+      if (problem !== undefined) throw new SandboxError('INVALID_POLICY', problem)
+    }
   }
   const readable: unknown = policy.readableFiles
   if (readable !== undefined) {

@@ -2,7 +2,7 @@ import type { ShellBackendConfig } from './config'
 import { NONCE_VARIABLE, SHELL_CONTINUATION_PS2, SHELL_PROMPT, SHELL_PROMPT_COMMAND } from './prompt-protocol'
 import { pythonStartupEnvironment, pythonStartupFile } from './repl/python-startup'
 import type { SpawnWrapper } from 'dsh-subprocess'
-import { confineShellArgv, resolveShellCwd, sandboxWrapper, type ShellBoundary } from './sandbox/boundary'
+import { confineShellArgv, resolveShellCwd, sandboxEnvironment, sandboxWrapper, type ShellBoundary } from './sandbox/boundary'
 
 export { resolveWorkingDirectory } from './sandbox/boundary'
 
@@ -60,7 +60,8 @@ export async function resolveShellLaunch(config: ShellBackendConfig, request: Sh
   // With a wrapper the sandbox is the provider's to start (ahead, or at spawn); else it is made here.
   const wrapper = config.warmSandbox ? sandboxWrapper(boundary, cwd, readable) : undefined
   const argv = wrapper ? shell : await confineShellArgv(shell, boundary, cwd, readable)
-  const env = shellEnvironment(request)
+  // The sandbox's variables (its egress proxy) first: the session's own never give way to them.
+  const env = { ...sandboxEnvironment(boundary, readable), ...shellEnvironment(request) }
   const wrapped = wrapper ? { wrapper } : {}
   if (!startup || request.replNonce === undefined) return { argv, cwd, env, ...wrapped }
   const python = pythonStartupEnvironment(startup, request.replNonce, process.env.PYTHONSTARTUP)

@@ -22,7 +22,7 @@ export interface ShellBoundary {
    * The sandbox provider of the same context (`ctx.get('sandbox')`), read only when a confined mode
    * needs it, so a deployment under `danger-full-access` needs none.
    */
-  readonly sandbox: () => Pick<Sandbox, 'confine' | 'confineAhead'> | undefined
+  readonly sandbox: () => Pick<Sandbox, 'confine' | 'confineAhead' | 'environment'> | undefined
 }
 
 /**
@@ -67,7 +67,7 @@ export async function confineShellArgv(
  * caller then confines at once); `SANDBOX_REQUIRED` without a provider, as for a cold start.
  */
 export function sandboxWrapper(boundary: ShellBoundary, cwd: string, readableFiles: readonly string[] = []): SpawnWrapper | undefined {
-  const { mode, workspaceRoot, network } = boundary.policy
+  const { mode, workspaceRoot, network, allowedHosts } = boundary.policy
   if (!isConfinedMode(mode)) return undefined
   const sandbox = readSandbox(boundary)
   if (!sandbox) throw shellFailure.sandboxRequired(mode)
@@ -75,7 +75,7 @@ export function sandboxWrapper(boundary: ShellBoundary, cwd: string, readableFil
   const ahead = sandbox.confineAhead.bind(sandbox)
   return {
     // Everything of the request but the cwd, which the launcher inside is told with the program.
-    key: JSON.stringify(['sandbox', mode, workspaceRoot, network ?? null, readableFiles]),
+    key: JSON.stringify(['sandbox', mode, workspaceRoot, network ?? null, allowedHosts ?? null, readableFiles]),
     wrap: (argv) => confineShellArgv(argv, boundary, cwd, readableFiles),
     wrapAhead: async (argv): Promise<WrappedAhead | undefined> => {
       const started = await ahead(argv, sandboxRequest(mode, boundary, workspaceRoot, readableFiles))
@@ -84,16 +84,30 @@ export function sandboxWrapper(boundary: ShellBoundary, cwd: string, readableFil
   }
 }
 
+/**
+ * What the shell's environment needs from the sandbox provider under a confined mode (the egress
+ * proxy's variables under the `allowlist` network); nothing for `danger-full-access` or a provider
+ * with nothing to add. The same for a cold and a warm start: it does not depend on the cwd.
+ */
+export function sandboxEnvironment(boundary: ShellBoundary, readableFiles: readonly string[] = []): Readonly<Record<string, string>> {
+  const { mode, workspaceRoot } = boundary.policy
+  if (!isConfinedMode(mode)) return {}
+  const sandbox = readSandbox(boundary)
+  if (typeof sandbox?.environment !== 'function') return {}
+  return sandbox.environment(sandboxRequest(mode, boundary, workspaceRoot, readableFiles))
+}
+
 /** What the sandbox provider is asked for: the owner's mode, workspace and network, the cwd, the files to show. */
 function sandboxRequest(mode: ConfinedMode, boundary: ShellBoundary, cwd: string, readableFiles: readonly string[]): SandboxPolicy {
-  const { workspaceRoot, network } = boundary.policy
+  const { workspaceRoot, network, allowedHosts } = boundary.policy
   const request: SandboxPolicy = { mode, workspaceRoot, cwd }
   if (network !== undefined) request.network = network
+  if (allowedHosts !== undefined) request.allowedHosts = [...allowedHosts]
   if (readableFiles.length > 0) request.readableFiles = [...readableFiles]
   return request
 }
 
-function readSandbox(boundary: ShellBoundary): Pick<Sandbox, 'confine' | 'confineAhead'> | undefined {
+function readSandbox(boundary: ShellBoundary): Pick<Sandbox, 'confine' | 'confineAhead' | 'environment'> | undefined {
   try {
     return boundary.sandbox()
   } catch {

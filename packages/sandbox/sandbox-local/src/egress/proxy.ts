@@ -1,0 +1,118 @@
+import { chmodSync, rmSync } from 'node:fs'
+import { createServer, type Server, type Socket } from 'node:net'
+import type { HostPattern } from 'dsh-sandbox'
+import { decideDestination, displayTarget, type EgressRefusalReason, type EgressVerdict, type FixedAddresses } from './destination'
+import { HandshakeReader } from './handshake-reader'
+import { serveHttp } from './http-proxy'
+import { SOCKS5_VERSION, serveSocks5 } from './socks5'
+
+/** Connections one proxy serves at once; more are closed at once (each holds two sockets and buffers). */
+export const MAX_EGRESS_CONNECTIONS = 256
+
+/** Bytes a handshake may hold (an HTTP request head; SOCKS frames are far smaller). */
+const HANDSHAKE_LIMIT = 32 * 1024
+
+/** How long a client gets to finish its handshake before the connection is dropped. */
+const HANDSHAKE_TIMEOUT_MS = 30_000
+
+/** One refused request, as the host's log and listeners see it. */
+export interface EgressRefusal {
+  /** The host the client asked for, as it asked. */
+  readonly host: string
+  readonly port: number
+  /** Which side of the proxy it came through. */
+  readonly protocol: 'http' | 'socks5'
+  /** Stable code: `NOT_ALLOWED` (not on the list), `FORBIDDEN_ADDRESS` (the host's own or link-local), `UNRESOLVED`. */
+  readonly reason: EgressRefusalReason
+  /** One line naming the host and what is wrong. */
+  readonly detail: string
+}
+
+/** What one proxy serves: its socket, its list, and where refusals are reported. */
+export interface EgressProxyOptions {
+  /** The Unix socket to listen on; bound into the sandboxes it serves. */
+  readonly socketPath: string
+  /** The parsed allowlist. */
+  readonly patterns: readonly HostPattern[]
+  /** Names resolved to fixed addresses before DNS. */
+  readonly fixedAddresses: FixedAddresses
+  /** Called for every refused request (the provider logs it). */
+  readonly onRefused: (refusal: EgressRefusal) => void
+}
+
+/**
+ * The host's egress proxy for one allowlist: HTTP (CONNECT and absolute http:// URLs) and SOCKS5
+ * on one Unix socket, told apart by the first byte. Every request goes through
+ * `decideDestination`; a refusal is answered in the client's protocol and reported.
+ */
+export class EgressProxy {
+  readonly socketPath: string
+  readonly #options: EgressProxyOptions
+  readonly #server: Server
+  readonly #connections = new Set<Socket>()
+
+  private constructor(options: EgressProxyOptions, server: Server) {
+    this.socketPath = options.socketPath
+    this.#options = options
+    this.#server = server
+  }
+
+  /** Listen on `options.socketPath` (0600: only the host's user, which the sandboxes run as, may connect). */
+  static async start(options: EgressProxyOptions): Promise<EgressProxy> {
+    const server = createServer({ allowHalfOpen: true, pauseOnConnect: true })
+    const proxy = new EgressProxy(options, server)
+    server.maxConnections = MAX_EGRESS_CONNECTIONS
+    server.on('connection', (socket) => proxy.#serve(socket))
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(options.socketPath, () => {
+        server.off('error', reject)
+        resolve()
+      })
+    })
+    chmodSync(options.socketPath, 0o600)
+    return proxy
+  }
+
+  /** Stop listening, cut every relayed connection and remove the socket. */
+  async close(): Promise<void> {
+    for (const socket of this.#connections) socket.destroy()
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()))
+    rmSync(this.socketPath, { force: true })
+  }
+
+  #serve(socket: Socket): void {
+    this.#connections.add(socket)
+    socket.on('close', () => this.#connections.delete(socket))
+    socket.on('error', () => socket.destroy())
+    socket.setTimeout(HANDSHAKE_TIMEOUT_MS, () => socket.destroy())
+    const reader = new HandshakeReader(socket, HANDSHAKE_LIMIT)
+    void this.#handshake(socket, reader).catch(() => socket.destroy())
+  }
+
+  async #handshake(socket: Socket, reader: HandshakeReader): Promise<void> {
+    // Peeked, not read: each protocol parses its frames from the start.
+    const [first] = await reader.peek(1)
+    const protocol = first === SOCKS5_VERSION ? 'socks5' : 'http'
+    const decide = (host: string, port: number) => this.#decide(protocol, host, port)
+    if (protocol === 'socks5') await serveSocks5(socket, reader, decide)
+    else await serveHttp(socket, reader, { decide, refusalAdvice })
+    // Relayed: the handshake's time bound no longer applies. Answered and ended: it still drops a
+    // client that never closes its side.
+    if (!socket.writableEnded) socket.setTimeout(0)
+  }
+
+  async #decide(protocol: EgressRefusal['protocol'], host: string, port: number): Promise<EgressVerdict> {
+    const verdict = await decideDestination(this.#options.patterns, this.#options.fixedAddresses, host, port)
+    if (!verdict.allowed) this.#options.onRefused({ host, port, protocol, reason: verdict.reason, detail: verdict.detail })
+    return verdict
+  }
+}
+
+/** What a refused client (and the model reading its output) is told: the host, and how to allow it. */
+export function refusalAdvice(host: string, port: number, detail: string): string {
+  return (
+    `dsh-terminal sandbox: ${detail}; connection to ${displayTarget(host, port)} refused. ` +
+    `To allow it, the user adds "${host}" (or a "*.domain" pattern) to allowedHosts in the sandbox policy (dsh-sandbox-policy) and opens a new session.`
+  )
+}
