@@ -1,13 +1,15 @@
 import { Context } from '@deepseek-ai/cordis'
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
+import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SandboxPolicy } from 'dsh-sandbox'
 import * as localPlugin from 'dsh-sandbox-local'
 import type { EgressRefusal } from 'dsh-sandbox-local'
-import { installed } from 'dsh-testkit'
+import { type FarHost, installed, startFarHost } from 'dsh-testkit'
+import { bwrapOptions, EgressProxies, EMPTY_MOUNT_PLAN, egressEnvironment, systemPerl, withForwarder } from 'dsh-sandbox-local/internal'
 import { bwrapUnavailable, type RunResult, scratchDir } from './helpers'
-import { type FarHost, startFarHost } from './far-host'
 
 /*
  * The allowlist network end to end, as root: real bwrap, the host's proxy, the in-sandbox
@@ -17,7 +19,12 @@ import { type FarHost, startFarHost } from './far-host'
  * raw socket leaves, and the host's loopback stays out of reach even for a listed name.
  */
 
-const canRun = bwrapUnavailable === undefined && process.getuid?.() === 0 && installed('ip') && installed('curl')
+const SSHD = '/usr/sbin/sshd'
+const canRun =
+  bwrapUnavailable === undefined && process.getuid?.() === 0 && ['ip', 'curl', SSHD, 'git', 'ssh', 'setpriv'].every((program) => installed(program))
+
+/** The far host's sshd port, and what it serves: a git repository over ssh. */
+const SSH_PORT = 2200
 
 describe.skipIf(!canRun)('the allowlist network (real bwrap, a far host in a network namespace)', () => {
   const root = new Context()
@@ -29,14 +36,14 @@ describe.skipIf(!canRun)('the allowlist network (real bwrap, a far host in a net
   let loopbackVisits = 0
 
   beforeAll(async () => {
-    far = await startFarHost()
+    workspace = await scratchDir('egress')
+    far = await startFarHost([{ argv: [SSHD, '-D', '-e', '-f', sshServer(workspace.path)], ready: /Server listening on 0\.0\.0\.0 port/ }])
     hostLoopback = createServer((socket) => {
       loopbackVisits += 1
       socket.end('HOST-LOOPBACK\n')
     })
     await new Promise<void>((resolve) => hostLoopback.listen(0, '127.0.0.1', resolve))
     hostPort = (hostLoopback.address() as { port: number }).port
-    workspace = await scratchDir('egress')
     await root.plugin(localPlugin, {
       egressAddresses: {
         'allowed.test': far.address,
@@ -156,6 +163,76 @@ describe.skipIf(!canRun)('the allowlist network (real bwrap, a far host in a net
     expect(lines[5]).toBe("ssh -o ProxyCommand='/tmp/.dsh-egress/connect %h %p'")
   })
 
+  it('git clones over ssh from an allowed host, through GIT_SSH_COMMAND as the session gets it', async () => {
+    const ssh = join(workspace.path, 'ssh')
+    const hostKey = readFileSync(join(ssh, 'host_key.pub'), 'utf8').split(' ').slice(0, 2).join(' ')
+    const result = await confined(
+      [
+        'mkdir -p ~/.ssh && chmod 700 ~/.ssh',
+        `cp '${ssh}/user_key' ~/.ssh/id_ed25519 && chmod 600 ~/.ssh/id_ed25519`,
+        `echo '[allowed.test]:${SSH_PORT} ${hostKey}' > ~/.ssh/known_hosts`,
+        `git clone -q ssh://root@allowed.test:${SSH_PORT}${workspace.path}/remote.git "$HOME/clone" 2>&1 && cat "$HOME/clone/README"`,
+        `git clone -q ssh://root@refused.test:${SSH_PORT}${workspace.path}/remote.git "$HOME/refused" 2>&1; echo "refused=$?"`,
+      ].join('\n'),
+    )
+    const lines = result.stdout.split('\n')
+    expect(lines[0]).toBe('cloned through the egress proxy')
+    expect(result.stdout).toContain("refused.test:2200 is not on this sandbox's egress allowlist")
+    expect(result.stdout).toContain('refused=128')
+  })
+
+  it('as an unprivileged user (setpriv nobody, bwrap in a user namespace) the proxy, the forwarder and the refusals hold alike', async () => {
+    const NOBODY = 65534
+    const base = await scratchDir('egress-nobody', '/var/tmp')
+    chmodSync(base.path, 0o755)
+    const own = (path: string) => {
+      chownSync(path, NOBODY, NOBODY)
+      for (const entry of readdirSync(path)) chownSync(join(path, entry), NOBODY, NOBODY)
+    }
+    const nobodyRefusals: EgressRefusal[] = []
+    // The unprivileged host's own proxy: its directory and socket belong to that user.
+    const proxies = new EgressProxies({
+      runtimeParent: () => base.path,
+      fixedAddresses: { 'allowed.test': far.address, 'refused.test': far.address },
+      perl: systemPerl,
+      onRefused: (refusal) => nobodyRefusals.push(refusal),
+    })
+    try {
+      const egress = await proxies.directoryFor(['allowed.test'])
+      own(egress.path)
+      const ownWorkspace = join(base.path, 'ws')
+      mkdirSync(ownWorkspace)
+      own(ownWorkspace)
+      const nobodyPolicy: SandboxPolicy = { mode: 'workspace-write', workspaceRoot: ownWorkspace, network: 'allowlist', allowedHosts: ['allowed.test'] }
+      const plan = { ...EMPTY_MOUNT_PLAN, userNamespace: true, egress: { directory: egress.path, perl: systemPerl() } }
+      const script = [
+        'id -u',
+        'curl -sS http://allowed.test:8080/nobody; echo',
+        `curl -sS http://refused.test:8080/ | grep -c "not on this sandbox's egress allowlist"`,
+        `(exec 3<>/dev/tcp/${far.address}/8080) 2>/dev/null; echo "direct=$?"`,
+      ].join('\n')
+      const variables = Object.entries({ HOME: '/tmp', ...egressEnvironment() }).map(([name, value]) => `${name}=${value}`)
+      const argv = [
+        'setpriv',
+        `--reuid=${NOBODY}`,
+        `--regid=${NOBODY}`,
+        '--clear-groups',
+        'env',
+        ...variables,
+        'bwrap',
+        ...bwrapOptions(nobodyPolicy, plan),
+        '--',
+        ...withForwarder(systemPerl(), ['bash', '-c', script]),
+      ]
+      const result = await runWith(argv, process.env)
+      expect(result.stdout).toBe([String(NOBODY), 'far host: GET /nobody for allowed.test:8080', '1', 'direct=1', ''].join('\n'))
+      expect(nobodyRefusals.map(({ host, reason }) => ({ host, reason }))).toEqual([{ host: 'refused.test', reason: 'NOT_ALLOWED' }])
+    } finally {
+      await proxies.close()
+      await base.remove()
+    }
+  })
+
   it("the proxy's directory is bound only into allowlist sandboxes, read-only, and the forwarder is not the shell's child", async () => {
     const other = await root.sandbox.confine(['bash', '-c', 'ls /tmp/.dsh-egress 2>&1; ls -d /tmp/dsh-terminal 2>&1'], {
       mode: 'workspace-write',
@@ -172,6 +249,40 @@ describe.skipIf(!canRun)('the allowlist network (real bwrap, a far host in a net
     expect(lines[2]).toMatch(/^dsh-egress-forw\s+1$/)
   })
 })
+
+/** An sshd for the far host (its keys, a bare repository with one commit) in `directory`; returns its config file. */
+function sshServer(directory: string): string {
+  const ssh = join(directory, 'ssh')
+  mkdirSync(ssh, { mode: 0o700 })
+  mkdirSync('/run/sshd', { recursive: true })
+  for (const key of ['host_key', 'user_key']) execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(ssh, key)])
+  writeFileSync(join(ssh, 'authorized_keys'), readFileSync(join(ssh, 'user_key.pub')))
+  const config = join(ssh, 'sshd_config')
+  writeFileSync(
+    config,
+    [
+      `Port ${SSH_PORT}`,
+      'ListenAddress 0.0.0.0',
+      `HostKey ${join(ssh, 'host_key')}`,
+      `AuthorizedKeysFile ${join(ssh, 'authorized_keys')}`,
+      'PasswordAuthentication no',
+      'KbdInteractiveAuthentication no',
+      'UsePAM no',
+      'PermitRootLogin prohibit-password',
+      'StrictModes no',
+      'PidFile none',
+      '',
+    ].join('\n'),
+  )
+  const work = join(directory, 'work')
+  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { stdio: 'ignore' })
+  git('init', '-q', work)
+  writeFileSync(join(work, 'README'), 'cloned through the egress proxy\n')
+  git('-C', work, 'add', 'README')
+  git('-C', work, 'commit', '-q', '-m', 'one')
+  git('clone', '-q', '--bare', work, join(directory, 'remote.git'))
+  return config
+}
 
 function runWith(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<RunResult> {
   return new Promise((resolve, reject) => {

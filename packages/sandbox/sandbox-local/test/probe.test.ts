@@ -367,7 +367,9 @@ describe('provider lifecycle', () => {
       privateHome: true,
       homeFiles: [...DEFAULT_HOME_FILES],
       readablePaths: [],
+      egressAddresses: {},
     })
     expect(() => Config.parse({ protectedPaths: [''] })).toThrow(/must not be empty/)
+    expect(() => Config.parse({ egressAddresses: { 'git.internal': 'not-an-address' } })).toThrow(/IPv4 or IPv6 address/)
   })
 })

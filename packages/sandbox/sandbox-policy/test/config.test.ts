@@ -27,7 +27,7 @@ async function loadError(config: unknown): Promise<string> {
 
 describe('dsh-sandbox-policy config', () => {
   it('defaults to workspace-write over the canonical process cwd', async () => {
-    expect(Config.parse({})).toEqual({ mode: 'workspace-write', workspaceRoot: realpathSync(process.cwd()) })
+    expect(Config.parse({})).toEqual({ mode: 'workspace-write', workspaceRoot: realpathSync(process.cwd()), allowedHosts: [] })
     const { root } = await setup()
     expect(root.sandboxPolicy.defaultMode).toBe('workspace-write')
     expect(root.sandboxPolicy.workspaceRoot).toBe(realpathSync(process.cwd()))
@@ -58,6 +58,19 @@ describe('dsh-sandbox-policy config', () => {
     const cut = (await setup({ network: 'none' })).root
     expect(cut.sandboxPolicy.resolve(await cut.agents.create())).toMatchObject({ mode: 'workspace-write', network: 'none' })
     expect(await loadError({ network: 'lan' })).toMatch(/invalid config/)
+  })
+
+  it('allowedHosts: reaches the resolved policy only under the allowlist network; a malformed entry is refused with its reason', async () => {
+    const allowlist = (await setup({ network: 'allowlist', allowedHosts: ['github.com', '*.npmjs.org', 'github.com:22'] })).root
+    expect(allowlist.sandboxPolicy.resolve(await allowlist.agents.create())).toMatchObject({
+      network: 'allowlist',
+      allowedHosts: ['github.com', '*.npmjs.org', 'github.com:22'],
+    })
+    const host = (await setup({ network: 'host', allowedHosts: ['github.com'] })).root
+    expect('allowedHosts' in host.sandboxPolicy.resolve(await host.agents.create())).toBe(false)
+    expect(await loadError({ network: 'allowlist', allowedHosts: ['*.com'] })).toMatch(/whole top-level domain/)
+    expect(await loadError({ network: 'allowlist', allowedHosts: ['http://github.com'] })).toMatch(/not a host name/)
+    expect(await loadError({ network: 'allowlist', allowedHosts: ['github.com:99999'] })).toMatch(/invalid port/)
   })
 
   it('is the one ctx.sandboxPolicy: a second policy fails to load', async () => {

@@ -38,6 +38,9 @@ export function parseHostPattern(text: string): HostPattern {
 
 function parsePattern(text: unknown): HostPattern | string {
   if (typeof text !== 'string' || text.trim() === '') return 'an allowed host must be a non-empty string such as "github.com" or "*.npmjs.org"'
+  if (/[/\s@?#]/.test(text.trim())) {
+    return `allowed host ${JSON.stringify(text)} is not a host name: write the host alone (github.com, *.npmjs.org, github.com:22), without scheme, user or path`
+  }
   const { host, port } = splitPort(text.trim())
   if (port !== undefined && (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65_535)) {
     return `allowed host ${JSON.stringify(text)} has an invalid port; write host:1-65535`

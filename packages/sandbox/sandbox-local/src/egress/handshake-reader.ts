@@ -47,8 +47,9 @@ export class HandshakeReader {
   async through(delimiter: Buffer): Promise<Buffer> {
     for (;;) {
       const end = this.#buffer.indexOf(delimiter)
-      if (end >= 0) return this.bytes(end + delimiter.length)
-      if (this.#buffer.length >= this.#limit) throw new HandshakeError('the request head is too long', true)
+      const length = end < 0 ? this.#buffer.length : end + delimiter.length
+      if (length > this.#limit) throw new HandshakeError('the request head is too long', true)
+      if (end >= 0) return this.bytes(length)
       await this.#more()
     }
   }

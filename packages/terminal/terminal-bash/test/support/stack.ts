@@ -20,9 +20,14 @@ export const PATIENT: ShellBackendConfigInput = { idleSilenceMs: 20_000, timeout
 /** Options of a real stack beyond the backend's config: sandboxing and the registry's bounds. */
 export interface StackSandbox {
   /** `dsh-sandbox-policy` config; default `danger-full-access` (the shell starts unconfined). */
-  readonly policy?: { mode?: 'read-only' | 'workspace-write' | 'danger-full-access'; workspaceRoot?: string }
+  readonly policy?: {
+    mode?: 'read-only' | 'workspace-write' | 'danger-full-access'
+    workspaceRoot?: string
+    network?: 'none' | 'host' | 'allowlist'
+    allowedHosts?: string[]
+  }
   /** `dsh-sandbox-local` config, or omitted to mount no `ctx.sandbox`. */
-  readonly sandbox?: { bwrapPath?: string; legacyTiocsti?: 'warn' | 'refuse' }
+  readonly sandbox?: { bwrapPath?: string; legacyTiocsti?: 'warn' | 'refuse'; egressAddresses?: Record<string, string> }
   /** The subprocess provider's runtime options (e.g. an inspector without proofs, as on macOS); the plugin's own when omitted. */
   readonly subprocess?: LocalSubprocessRuntimeOptions
   /** `dsh-terminal` config (its per-agent bounds); defaults when omitted. */

@@ -30,8 +30,14 @@ function ip(...args: string[]): void {
   execFileSync('ip', args, { stdio: ['ignore', 'ignore', 'pipe'] })
 }
 
-/** Create the namespace and start its servers; resolves once both listen. */
-export async function startFarHost(extraServers: readonly string[][] = []): Promise<FarHost> {
+/** Another server for the far host: its argv, and the output line that says it listens. */
+export interface FarServer {
+  readonly argv: readonly string[]
+  readonly ready: RegExp
+}
+
+/** Create the namespace and start its servers; resolves once every one of them listens. */
+export async function startFarHost(extraServers: readonly FarServer[] = []): Promise<FarHost> {
   const tag = process.pid % 100_000
   const namespace = `dsh-egress-${tag}`
   const outer = `dsheg${tag}h`
@@ -61,10 +67,10 @@ export async function startFarHost(extraServers: readonly string[][] = []): Prom
     ip('netns', 'exec', namespace, 'ip', 'addr', 'add', `${address}/30`, 'dev', inner)
     ip('netns', 'exec', namespace, 'ip', 'link', 'set', inner, 'up')
     ip('netns', 'exec', namespace, 'ip', 'link', 'set', 'lo', 'up')
-    for (const argv of [[process.execPath, '-e', SERVER_SCRIPT], ...extraServers]) {
+    for (const { argv, ready } of [{ argv: [process.execPath, '-e', SERVER_SCRIPT], ready: /^ready$/m }, ...extraServers]) {
       const server = spawn('ip', ['netns', 'exec', namespace, ...argv], { stdio: ['ignore', 'pipe', 'pipe'] })
       servers.push(server)
-      if (argv[1] === '-e') await readyLine(server)
+      await readyLine(server, ready)
     }
   } catch (error) {
     await stop()
@@ -73,14 +79,15 @@ export async function startFarHost(extraServers: readonly string[][] = []): Prom
   return { namespace, address, stop }
 }
 
-function readyLine(server: ChildProcess): Promise<void> {
+function readyLine(server: ChildProcess, ready: RegExp): Promise<void> {
   return new Promise((resolve, reject) => {
     let output = ''
-    server.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    const read = (chunk: string) => {
       output += chunk
-      if (output.includes('ready\n')) resolve()
-    })
-    server.stderr?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
+      if (ready.test(output)) resolve()
+    }
+    server.stdout?.setEncoding('utf8').on('data', read)
+    server.stderr?.setEncoding('utf8').on('data', read)
     server.once('exit', (code) => reject(new Error(`the far host's server exited (${code}): ${output}`)))
   })
 }

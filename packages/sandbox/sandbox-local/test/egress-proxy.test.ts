@@ -1,0 +1,102 @@
+import { connect } from 'node:net'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parseHostPattern } from 'dsh-sandbox'
+import type { EgressRefusal } from 'dsh-sandbox-local'
+import { EgressProxy, forbiddenAddress } from 'dsh-sandbox-local/internal'
+import { scratchDir } from './helpers'
+
+/*
+ * The proxy's own edges, spoken to directly on its Unix socket (no sandbox, no upstream): what a
+ * malformed, oversized or unsupported request gets, in each protocol, and the address rule.
+ */
+
+/** Send `request` and collect everything until the proxy closes (or `until` matches). */
+function exchange(socketPath: string, request: Buffer | string, until?: (received: Buffer) => boolean): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(socketPath)
+    let received = Buffer.alloc(0)
+    socket.on('data', (chunk) => {
+      received = Buffer.concat([received, chunk])
+      if (until?.(received)) {
+        socket.destroy()
+        resolve(received)
+      }
+    })
+    socket.on('error', reject)
+    socket.on('close', () => resolve(received))
+    socket.write(request)
+  })
+}
+
+describe('the egress proxy on its socket', () => {
+  let directory: Awaited<ReturnType<typeof scratchDir>>
+  let proxy: EgressProxy
+  const refusals: EgressRefusal[] = []
+
+  beforeAll(async () => {
+    directory = await scratchDir('egress-proxy')
+    proxy = await EgressProxy.start({
+      socketPath: join(directory.path, 'proxy.sock'),
+      patterns: ['listed.test', '::1', '169.254.169.254'].map((entry) => parseHostPattern(entry)),
+      fixedAddresses: { 'listed.test': '127.0.0.2' },
+      onRefused: (refusal) => refusals.push(refusal),
+    })
+  })
+
+  afterAll(async () => {
+    await proxy?.close()
+    await directory?.remove()
+  })
+
+  it('HTTP: a request head past the limit gets 431, a request that is not for a proxy 400, each with a reason', async () => {
+    const long = await exchange(proxy.socketPath, `GET http://listed.test/ HTTP/1.1\r\nX-Long: ${'a'.repeat(40_000)}\r\n\r\n`)
+    expect(long.toString()).toMatch(/^HTTP\/1\.1 431 /)
+    const origin = await exchange(proxy.socketPath, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n')
+    expect(origin.toString()).toMatch(/^HTTP\/1\.1 400 [^]*needs an absolute http:\/\/ URL/)
+    const tls = await exchange(proxy.socketPath, 'GET https://listed.test/ HTTP/1.1\r\n\r\n')
+    expect(tls.toString()).toMatch(/^HTTP\/1\.1 400 [^]*use CONNECT for https/)
+    const noPort = await exchange(proxy.socketPath, 'CONNECT listed.test HTTP/1.1\r\n\r\n')
+    expect(noPort.toString()).toMatch(/^HTTP\/1\.1 400 [^]*CONNECT needs host:port/)
+    const garbage = await exchange(proxy.socketPath, 'hello there\r\n\r\n')
+    expect(garbage.toString()).toMatch(/^HTTP\/1\.1 400 [^]*not an HTTP\/1\.x request line/)
+  })
+
+  it("HTTP: a listed name or address that is the host's own, or link-local, is refused as FORBIDDEN_ADDRESS", async () => {
+    refusals.length = 0
+    for (const target of ['listed.test:80', '[::1]:80', '169.254.169.254:80']) {
+      const answer = await exchange(proxy.socketPath, `CONNECT ${target} HTTP/1.1\r\n\r\n`)
+      expect(answer.toString()).toMatch(/^HTTP\/1\.1 403 Forbidden by the dsh-terminal egress allowlist/)
+    }
+    expect(refusals.map((refusal) => refusal.reason)).toEqual(['FORBIDDEN_ADDRESS', 'FORBIDDEN_ADDRESS', 'FORBIDDEN_ADDRESS'])
+  })
+
+  it('SOCKS5: no acceptable method, an unsupported command or address type, and a refusal each get their reply code', async () => {
+    const gotReply = (length: number) => (received: Buffer) => received.length >= length
+    const userPassOnly = await exchange(proxy.socketPath, Buffer.from([5, 1, 2]))
+    expect([...userPassOnly]).toEqual([5, 0xff])
+    const name = Buffer.from('listed.test')
+    const bind = await exchange(proxy.socketPath, Buffer.concat([Buffer.from([5, 1, 0, 5, 2, 0, 3, name.length]), name, Buffer.from([0, 80])]), gotReply(12))
+    expect([...bind.subarray(2, 4)]).toEqual([5, 7])
+    const unknownType = await exchange(proxy.socketPath, Buffer.from([5, 1, 0, 5, 1, 0, 9, 0, 80]), gotReply(12))
+    expect([...unknownType.subarray(2, 4)]).toEqual([5, 8])
+    const other = Buffer.from('other.test')
+    const refused = await exchange(
+      proxy.socketPath,
+      Buffer.concat([Buffer.from([5, 1, 0, 5, 1, 0, 3, other.length]), other, Buffer.from([0, 80])]),
+      gotReply(12),
+    )
+    expect([...refused.subarray(2, 4)]).toEqual([5, 2])
+    const loopback = await exchange(proxy.socketPath, Buffer.from([5, 1, 0, 5, 1, 0, 1, 127, 0, 0, 1, 0, 80]), gotReply(12))
+    expect([...loopback.subarray(2, 4)]).toEqual([5, 2])
+  })
+
+  it('the address rule: loopback, unspecified, link-local, multicast and mapped loopback are never reached', () => {
+    for (const address of ['127.0.0.1', '127.1.2.3', '0.0.0.0', '169.254.169.254', '224.0.0.1', '::1', '::', 'fe80::1', '::ffff:127.0.0.1', 'ff02::1']) {
+      expect(forbiddenAddress(address), address).toBeDefined()
+    }
+    for (const address of ['10.0.0.1', '192.168.1.1', '93.184.215.14', '2001:db8::1', '::ffff:10.0.0.1']) {
+      expect(forbiddenAddress(address), address).toBeUndefined()
+    }
+  })
+})
