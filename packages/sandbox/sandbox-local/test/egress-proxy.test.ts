@@ -53,13 +53,13 @@ describe('the egress proxy on its socket', () => {
     const long = await exchange(proxy.socketPath, `GET http://listed.test/ HTTP/1.1\r\nX-Long: ${'a'.repeat(40_000)}\r\n\r\n`)
     expect(long.toString()).toMatch(/^HTTP\/1\.1 431 /)
     const origin = await exchange(proxy.socketPath, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n')
-    expect(origin.toString()).toMatch(/^HTTP\/1\.1 400 [^]*needs an absolute http:\/\/ URL/)
+    expect(origin.toString()).toMatch(/^HTTP\/1\.1 400 .*needs an absolute http:\/\/ URL/s)
     const tls = await exchange(proxy.socketPath, 'GET https://listed.test/ HTTP/1.1\r\n\r\n')
-    expect(tls.toString()).toMatch(/^HTTP\/1\.1 400 [^]*use CONNECT for https/)
+    expect(tls.toString()).toMatch(/^HTTP\/1\.1 400 .*use CONNECT for https/s)
     const noPort = await exchange(proxy.socketPath, 'CONNECT listed.test HTTP/1.1\r\n\r\n')
-    expect(noPort.toString()).toMatch(/^HTTP\/1\.1 400 [^]*CONNECT needs host:port/)
+    expect(noPort.toString()).toMatch(/^HTTP\/1\.1 400 .*CONNECT needs host:port/s)
     const garbage = await exchange(proxy.socketPath, 'hello there\r\n\r\n')
-    expect(garbage.toString()).toMatch(/^HTTP\/1\.1 400 [^]*not an HTTP\/1\.x request line/)
+    expect(garbage.toString()).toMatch(/^HTTP\/1\.1 400 .*not an HTTP\/1\.x request line/s)
   })
 
   it("HTTP: a listed name or address that is the host's own, or link-local, is refused as FORBIDDEN_ADDRESS", async () => {
