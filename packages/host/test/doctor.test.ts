@@ -13,23 +13,19 @@ afterEach(async () => {
   await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()))
 })
 
-/** An overlay of the default composition whose sandbox looks for bubblewrap where there is none. */
-async function withoutBubblewrap(): Promise<string> {
+/** An overlay of the default composition with `patches` (YAML lines under `patches:`). */
+async function overlay(name: string, patches: readonly string[]): Promise<string> {
   const { dir, remove } = await tempDir('dsh-doctor-')
   cleanups.push(remove)
-  const path = join(dir, 'no-bwrap.yml')
-  const overlay = [
-    '- id: base',
-    '  name: cordis:include',
-    '  config:',
-    `    path: ${DEFAULT_CONFIG}`,
-    '    patches:',
-    '      - id: sandbox',
-    '        config:',
-    '          bwrapPath: /nonexistent/bwrap',
-  ]
-  await writeFile(path, `${overlay.join('\n')}\n`)
+  const path = join(dir, name)
+  const lines = ['- id: base', '  name: cordis:include', '  config:', `    path: ${DEFAULT_CONFIG}`, '    patches:', ...patches.map((line) => `      ${line}`)]
+  await writeFile(path, `${lines.join('\n')}\n`)
   return path
+}
+
+/** The default composition, with a sandbox that looks for bubblewrap where there is none. */
+function withoutBubblewrap(): Promise<string> {
+  return overlay('no-bwrap.yml', ['- id: sandbox', '  config:', '    bwrapPath: /nonexistent/bwrap'])
 }
 
 describe('doctor on the command line', () => {
@@ -59,6 +55,18 @@ describe('doctor on the command line', () => {
     expect(run.stdout.trimEnd().split('\n').at(-1)).toBe(
       'Sessions cannot be confined here (bubblewrap, trial sandbox): apply the fixes above, or start with --preset danger-full-access to run them unsandboxed.',
     )
+  })
+
+  it('names the allowlist network and its hosts', async () => {
+    const config = await overlay('allowlist.yml', [
+      '- id: sandbox-policy',
+      '  config:',
+      '    network: allowlist',
+      "    allowedHosts: [github.com, '*.npmjs.org']",
+    ])
+    const run = await runCli(['doctor', '--config', config])
+    expect(run.code).toBe(0)
+    expect(run.stdout).toMatch(/^ {2}ok {7}composition {6}workspace-write, no network but an egress proxy to 2 allowed hosts \(github\.com, \*\.npmjs\.org\)$/m)
   })
 
   it('accepts a composition that asks for no sandbox, and reports JSON on request', async () => {

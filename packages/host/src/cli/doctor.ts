@@ -17,6 +17,8 @@ export interface DoctorOptions {
 interface CompositionSandbox {
   readonly mode: string
   readonly network?: SandboxNetwork
+  /** Where the `allowlist` network connects. */
+  readonly allowedHosts?: readonly string[]
   readonly provider: boolean
   readonly diagnosis?: SandboxDiagnosis
 }
@@ -76,7 +78,12 @@ async function compositionSandbox(configPath: string): Promise<CompositionSandbo
     const network = resolved && resolved.mode !== 'danger-full-access' ? (resolved.network ?? defaultNetwork(resolved.mode)) : undefined
     const provider = root.get('sandbox') as { diagnose?: () => Promise<SandboxDiagnosis> } | undefined
     const diagnosis = typeof provider?.diagnose === 'function' ? await provider.diagnose() : undefined
-    const found: CompositionSandbox = { mode, provider: provider !== undefined, ...(diagnosis ? { diagnosis } : {}) }
+    const found: CompositionSandbox = {
+      mode,
+      provider: provider !== undefined,
+      ...(diagnosis ? { diagnosis } : {}),
+      ...(network === 'allowlist' ? { allowedHosts: resolved?.allowedHosts ?? [] } : {}),
+    }
     return network ? { ...found, network } : found
   } finally {
     await composition.dispose()
@@ -87,7 +94,7 @@ function compositionCheck(sandbox: CompositionSandbox): SandboxCheck {
   if (sandbox.mode === 'danger-full-access') {
     return { name: 'composition', state: 'info', detail: 'danger-full-access: sessions run unsandboxed, with your full rights' }
   }
-  const network = sandbox.network === 'none' ? 'no network (loopback only)' : "the host's network"
+  const network = networkWords(sandbox)
   if (!sandbox.provider) {
     return {
       name: 'composition',
@@ -97,6 +104,16 @@ function compositionCheck(sandbox: CompositionSandbox): SandboxCheck {
     }
   }
   return { name: 'composition', state: 'ok', detail: `${sandbox.mode}, ${network}` }
+}
+
+/** What a confined session's network is, in words: the allowlist names its hosts (the first few). */
+function networkWords(sandbox: CompositionSandbox): string {
+  if (sandbox.network === 'none') return 'no network (loopback only)'
+  if (sandbox.network !== 'allowlist') return "the host's network"
+  const hosts = sandbox.allowedHosts ?? []
+  if (hosts.length === 0) return 'no network: an egress proxy that allows no host (allowedHosts is empty)'
+  const shown = hosts.slice(0, 5).join(', ')
+  return `no network but an egress proxy to ${hosts.length} allowed host${hosts.length === 1 ? '' : 's'} (${shown}${hosts.length > 5 ? ', …' : ''})`
 }
 
 /** One line per session limit: enforced by which cgroup hierarchy, or why not (sessions then start without that cap). */
