@@ -55,6 +55,32 @@ describe.skipIf(bwrapUnavailable !== undefined)('the private home, with real bub
     await workspace?.remove()
   })
 
+  it('pip install --user and npm install (offline, from local packages) write to the private home; the real home is unchanged', async () => {
+    const result = await sh(
+      [
+        'set -e',
+        'mkdir -p pkgpy/dsh_probe pkgjs app',
+        "echo 'VALUE = 7' > pkgpy/dsh_probe/__init__.py",
+        `printf '[project]\\nname = "dsh-probe"\\nversion = "1.0"\\n[build-system]\\nrequires = ["setuptools"]\\nbuild-backend = "setuptools.build_meta"\\n' > pkgpy/pyproject.toml`,
+        // Debian's python marks itself externally managed (PEP 668): its rule, not the sandbox's.
+        'PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --user --no-index --no-build-isolation --quiet ./pkgpy 2>&1 | grep -v WARNING || true',
+        `cd /tmp && python3 -c 'import dsh_probe, site; print("PIP", dsh_probe.VALUE, dsh_probe.__file__.startswith(site.getusersitepackages()))' && cd - >/dev/null`,
+        `echo '{"name":"dsh-probe-js","version":"1.0.0","main":"index.js"}' > pkgjs/package.json`,
+        "echo 'module.exports = 7' > pkgjs/index.js",
+        '(cd pkgjs && npm pack --silent >/dev/null)',
+        `cd app && echo '{"name":"app","version":"1.0.0"}' > package.json`,
+        'npm install --offline --no-audit --no-fund --silent ../pkgjs/dsh-probe-js-1.0.0.tgz',
+        `node -e 'console.log("NPM", require("dsh-probe-js"))'`,
+        'ls ~/.npm/_cacache >/dev/null && echo NPM-CACHE',
+      ].join('\n'),
+    )
+    expect(result.stdout).toBe('PIP 7 True\nNPM 7\nNPM-CACHE\n')
+    expect(snapshot(home)).toEqual(before)
+    const kept = privateHome(true)
+    expect(readdirSync(join(kept, '.local', 'lib')).some((entry) => entry.startsWith('python'))).toBe(true)
+    expect(existsSync(join(kept, '.npm', '_cacache'))).toBe(true)
+  })
+
   it('vim writes its viminfo (no E138), git config --global, ~/.local and ~/.npm work; the real home is unchanged', async () => {
     const result = await sh(
       [
