@@ -1,5 +1,5 @@
 import type { Context, Logger } from '@deepseek-ai/cordis'
-import { realpathSync, statSync } from 'node:fs'
+import { lstatSync, realpathSync, statSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { dirname } from 'node:path'
 import {
@@ -121,11 +121,35 @@ export class LocalSandbox extends Sandbox {
     const confined = await this.launch(argv, start)
     const { workspaceRoot } = start.policy
     const writable = policy.mode === 'workspace-write'
+    const homeInputs = this.homeInputs(start.plan)
     return {
       argv: confined,
       expired,
-      current: () => !expired.aborted && trace.matches() && planInputs(workspaceRoot, writable, start.sources) === start.inputs,
+      current: () =>
+        !expired.aborted &&
+        trace.matches() &&
+        planInputs(workspaceRoot, writable, start.sources) === start.inputs &&
+        this.homeInputs(this.homeAndMasks(workspaceRoot, writable)) === homeInputs,
     }
+  }
+
+  /**
+   * What a start's private home and credential masks were planned from, as one comparable string:
+   * the dotfiles shown, the credentials masked or opened, and the private directory's identity (one
+   * deleted and made again is another directory). A sandbox started ahead is current only while
+   * this is unchanged: a credential created since would not be masked in it.
+   */
+  private homeInputs(plan: Pick<MountPlan, 'home' | 'masks' | 'opened'>): string {
+    let directory = ''
+    if (plan.home !== undefined) {
+      try {
+        const stat = lstatSync(plan.home.source)
+        directory = `${stat.dev}:${stat.ino}`
+      } catch {
+        directory = 'missing'
+      }
+    }
+    return JSON.stringify([plan.home ?? null, plan.masks ?? [], plan.opened ?? [], directory])
   }
 
   /** Everything one start is made from: the canonical policy, the mount plan, the filter, the notice. */

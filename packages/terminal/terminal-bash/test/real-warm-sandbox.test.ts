@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
-import { mkdir, mkdtemp, realpath, rm, symlink } from 'node:fs/promises'
+import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -64,8 +64,8 @@ async function project(name: string): Promise<string> {
   return dir
 }
 
-async function confinedStack(root: string): Promise<{ stack: Stack; runtime: LocalSubprocessRuntime }> {
-  stack = await startStack({ ...PATIENT, warmSandbox: true }, { policy: { mode: 'workspace-write', workspaceRoot: root }, sandbox: {} })
+async function confinedStack(root: string, sandbox: { privateHome?: boolean } = {}): Promise<{ stack: Stack; runtime: LocalSubprocessRuntime }> {
+  stack = await startStack({ ...PATIENT, warmSandbox: true }, { policy: { mode: 'workspace-write', workspaceRoot: root }, sandbox })
   return { stack, runtime: stack.root.subprocess as LocalSubprocessRuntime }
 }
 
@@ -216,6 +216,29 @@ describe.skipIf(!canWarm)('warm sandboxes (real bwrap, cgroups and processes, as
     expect(config).toContain('sub/.git/config: Read-only file system')
     expect(config).toContain('sub/.git/hooks/pre-commit: Read-only file system')
     expect(readFileSync(join(root, 'sub/.git/config'), 'utf8')).not.toContain('fsmonitor')
+  })
+
+  it('a sandbox started before a credential appeared is not used: the new credential is masked', async () => {
+    // Without a private home the real home shows, its credentials masked one by one, from what
+    // exists when the sandbox is planned. A home of the test's own, outside the workspace.
+    const root = await project('gained-credential')
+    const home = await realpath(await mkdtemp('/var/tmp/dsh-warm-home-'))
+    const realHome = process.env.HOME
+    process.env.HOME = home
+    try {
+      const { stack, runtime } = await confinedStack(root, { privateHome: false })
+      const before = await warmPids(stack, runtime)
+      await mkdir(join(home, '.aws'))
+      await writeFile(join(home, '.aws', 'credentials'), 'aws_secret_access_key = PLANTED-SECRET\n')
+      const victim = await stack.open()
+      expect(before).not.toContain(victim.pid)
+      const seen = await run(stack, victim.sessionId, `cat '${home}/.aws/credentials' 2>&1; ls -A '${home}/.aws' | wc -l`)
+      expect(seen).not.toContain('PLANTED-SECRET')
+      expect(seen).toMatch(/\n0\n/)
+    } finally {
+      process.env.HOME = realHome
+      await rm(home, { recursive: true, force: true })
+    }
   })
 
   it('no session reaches a waiting sandbox: its FIFOs, its PTY and its processes are out of sight', async () => {

@@ -27,7 +27,7 @@ export interface StackSandbox {
     allowedHosts?: string[]
   }
   /** `dsh-sandbox-local` config, or omitted to mount no `ctx.sandbox`. */
-  readonly sandbox?: { bwrapPath?: string; legacyTiocsti?: 'warn' | 'refuse'; egressAddresses?: Record<string, string> }
+  readonly sandbox?: { bwrapPath?: string; legacyTiocsti?: 'warn' | 'refuse'; egressAddresses?: Record<string, string>; privateHome?: boolean }
   /** The subprocess provider's runtime options (e.g. an inspector without proofs, as on macOS); the plugin's own when omitted. */
   readonly subprocess?: LocalSubprocessRuntimeOptions
   /** `dsh-terminal` config (its per-agent bounds); defaults when omitted. */
