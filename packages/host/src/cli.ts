@@ -2,6 +2,7 @@
 import { pathToFileURL } from 'node:url'
 import { realpathSync } from 'node:fs'
 import { runAttach } from './attach/command'
+import { runAuditVerify } from './cli/audit-verify'
 import { runDoctor } from './cli/doctor'
 import { parseCliArgs, USAGE } from './cli/args'
 import { presetPath, resolveConfigPath } from './compose/config-path'
@@ -33,6 +34,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 2
   }
   if (request.kind === 'attach') return runAttach(request)
+  if (request.kind === 'audit-verify') return runAuditVerify(request.file)
   let configPath: string
   try {
     configPath = request.preset ? presetPath(request.preset) : resolveConfigPath(request.config)

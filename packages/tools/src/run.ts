@@ -25,11 +25,7 @@ export function textContent(text: string): ToolContent {
  * `finalizeContent` last. Never rejects: every failure is an `Error: <message>` result with a code.
  * `before`, when given, is awaited with the validated arguments right before the tool runs.
  */
-export async function runTool(
-  tool: Tool,
-  request: ToolExecuteRequest,
-  before?: (args: Record<string, unknown>) => Promise<void>,
-): Promise<ToolResult> {
+export async function runTool(tool: Tool, request: ToolExecuteRequest, before?: (args: Record<string, unknown>) => Promise<void>): Promise<ToolResult> {
   const { callId, name } = request
   const signal = request.signal ?? new AbortController().signal
   const parsed = parseArguments(tool, request.arguments)

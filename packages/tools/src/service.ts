@@ -81,7 +81,8 @@ export class ToolService extends Service {
    * arguments (awaited), `afterCall` with every final result. Observers cannot change or fail a call.
    */
   observe(observer: ToolCallObserver): () => Promise<void> {
-    if (typeof observer !== 'object' || observer === null) throw new ToolError('INVALID_OBSERVER', 'ctx.tools.observe() takes an object with beforeCall and/or afterCall')
+    if (typeof observer !== 'object' || observer === null)
+      throw new ToolError('INVALID_OBSERVER', 'ctx.tools.observe() takes an object with beforeCall and/or afterCall')
     const entry: ToolCallObserver = { ...observer }
     return this.ctx.effect(() => {
       this.observers.add(entry)
