@@ -46,9 +46,18 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (request.kind === 'doctor') return runDoctor({ configPath, json: request.json })
   const web = request.web !== undefined ? { web: request.web } : {}
   if (request.http) {
-    return runMcpHttp({ configPath, address: request.http, idleTimeoutMs: request.idleTimeoutMs, quietIdleTimeoutMs: request.quietIdleTimeoutMs, ...web })
+    const metricsWithoutToken = request.metricsWithoutToken === true
+    return runMcpHttp({
+      configPath,
+      address: request.http,
+      idleTimeoutMs: request.idleTimeoutMs,
+      quietIdleTimeoutMs: request.quietIdleTimeoutMs,
+      metricsWithoutToken,
+      ...web,
+    })
   }
-  return request.command === 'mcp' ? runMcpStdio({ configPath, ...web }) : runHeadlessStdio({ configPath })
+  const metrics = request.metrics !== undefined ? { metrics: request.metrics } : {}
+  return request.command === 'mcp' ? runMcpStdio({ configPath, ...web, ...metrics }) : runHeadlessStdio({ configPath })
 }
 
 /** True when this module is the program being run (not imported by a test or another host). */
