@@ -10,7 +10,7 @@ import { HostMetrics } from '../src/metrics/host-metrics'
 import { CLI_ARGS, DEFAULT_CONFIG, load, SNAPSHOT_CONFIG, TSX } from './helpers'
 import { callTool, connectHttp } from './mcp-clients'
 import { HANDSHAKE, jsonRpcLines, start } from './process'
-import { type Family, parsePrometheusText, valueOf } from './prometheus-text'
+import { type Family, parsePrometheusText, seriesValue } from './prometheus-text'
 
 const TOKEN = 'metrics-test-token-0123456789'
 const AGENT_SECRET = 'agent-metric-Pw-5d1c0e'
@@ -57,9 +57,9 @@ describe('/metrics on the HTTP host', () => {
     clients.push(client)
 
     const before = await scrape(server)
-    expect(valueOf(before.families, 'dsh_terminal_sends_total', { wait_reason: 'stdin_read' })).toBe(0)
+    expect(seriesValue(before.families, 'dsh_terminal_sends_total', { wait_reason: 'stdin_read' })).toBe(0)
     expect(before.families.get('dsh_terminal_send_duration_seconds')?.type).toBe('histogram')
-    expect(valueOf(before.families, 'dsh_terminal_agents')).toBe(1)
+    expect(seriesValue(before.families, 'dsh_terminal_agents')).toBe(1)
 
     const opened = await callTool(client, 'terminal_open', { type: 'shell' })
     expect(opened.isError).toBe(false)
@@ -72,15 +72,15 @@ describe('/metrics on the HTTP host', () => {
     expect(refused).toMatchObject({ isError: true, meta: { error: { code: 'CWD_OUTSIDE_WORKSPACE' } } })
 
     const after = (await scrape(server)).families
-    expect(valueOf(after, 'dsh_terminal_tool_calls_total', { tool: 'terminal_open', outcome: 'ok' })).toBe(1)
-    expect(valueOf(after, 'dsh_terminal_tool_calls_total', { tool: 'terminal_open', outcome: 'error' })).toBe(1)
-    expect(valueOf(after, 'dsh_terminal_sends_total', { wait_reason: 'stdin_read' })).toBe(1)
-    expect(valueOf(after, 'dsh_terminal_send_duration_seconds_count', { wait_reason: 'stdin_read' })).toBe(1)
-    expect(valueOf(after, 'dsh_terminal_send_duration_seconds_sum', { wait_reason: 'stdin_read' })).toBeGreaterThan(0)
-    expect(valueOf(after, 'dsh_terminal_sandbox_refusals_total', { code: 'CWD_OUTSIDE_WORKSPACE' })).toBe(1)
-    expect(valueOf(after, 'dsh_terminal_output_bytes_total', { tool: 'terminal_send' })).toBeGreaterThan(0)
-    expect(valueOf(after, 'dsh_terminal_sessions', { state: 'open' })).toBe(1)
-    expect(valueOf(after, 'dsh_terminal_jobs', { status: 'running' })).toBe(0)
+    expect(seriesValue(after, 'dsh_terminal_tool_calls_total', { tool: 'terminal_open', outcome: 'ok' })).toBe(1)
+    expect(seriesValue(after, 'dsh_terminal_tool_calls_total', { tool: 'terminal_open', outcome: 'error' })).toBe(1)
+    expect(seriesValue(after, 'dsh_terminal_sends_total', { wait_reason: 'stdin_read' })).toBe(1)
+    expect(seriesValue(after, 'dsh_terminal_send_duration_seconds_count', { wait_reason: 'stdin_read' })).toBe(1)
+    expect(seriesValue(after, 'dsh_terminal_send_duration_seconds_sum', { wait_reason: 'stdin_read' })).toBeGreaterThan(0)
+    expect(seriesValue(after, 'dsh_terminal_sandbox_refusals_total', { code: 'CWD_OUTSIDE_WORKSPACE' })).toBe(1)
+    expect(seriesValue(after, 'dsh_terminal_output_bytes_total', { tool: 'terminal_send' })).toBeGreaterThan(0)
+    expect(seriesValue(after, 'dsh_terminal_sessions', { state: 'open' })).toBe(1)
+    expect(seriesValue(after, 'dsh_terminal_jobs', { status: 'running' })).toBe(0)
 
     // A read -s answered by the agent, then one answered by a person who took over.
     await callTool(client, 'terminal_send', { sessionId, text: "read -s -p 'password: ' A; echo done-a" })
@@ -93,17 +93,17 @@ describe('/metrics on the HTTP host', () => {
     await view.write(`${HUMAN_SECRET}\r`)
     await eventually(() => seen.includes('done-b'), 'the person’s answer to reach the shell')
     const during = await scrape(server)
-    expect(valueOf(during.families, 'dsh_terminal_human_events_total', { kind: 'takeover' })).toBe(1)
-    expect(valueOf(during.families, 'dsh_terminal_human_events_total', { kind: 'secret_handoff' })).toBe(1)
-    expect(valueOf(during.families, 'dsh_terminal_sessions', { state: 'human_attached' })).toBe(1)
-    expect(valueOf(during.families, 'dsh_terminal_sends_total', { wait_reason: 'stdin_read' })).toBe(4)
+    expect(seriesValue(during.families, 'dsh_terminal_human_events_total', { kind: 'takeover' })).toBe(1)
+    expect(seriesValue(during.families, 'dsh_terminal_human_events_total', { kind: 'secret_handoff' })).toBe(1)
+    expect(seriesValue(during.families, 'dsh_terminal_sessions', { state: 'human_attached' })).toBe(1)
+    expect(seriesValue(during.families, 'dsh_terminal_sends_total', { wait_reason: 'stdin_read' })).toBe(4)
     view.close()
 
     // A background send is counted as one, and its job shows among the jobs.
     await callTool(client, 'terminal_send', { sessionId, text: 'sleep 30', run_in_background: true })
     const last = await scrape(server)
-    expect(valueOf(last.families, 'dsh_terminal_sends_total', { wait_reason: 'background' })).toBe(1)
-    expect(valueOf(last.families, 'dsh_terminal_jobs', { status: 'running' })).toBe(1)
+    expect(seriesValue(last.families, 'dsh_terminal_sends_total', { wait_reason: 'background' })).toBe(1)
+    expect(seriesValue(last.families, 'dsh_terminal_jobs', { status: 'running' })).toBe(1)
     for (const text of [before.text, during.text, last.text]) {
       expect(text).not.toContain(AGENT_SECRET)
       expect(text).not.toContain(HUMAN_SECRET)
@@ -124,8 +124,8 @@ describe('/metrics on the HTTP host', () => {
     await callTool(client, 'terminal_list')
     const openFamilies = (await scrape(open, null)).families
     const guardedFamilies = (await scrape(guarded)).families
-    expect(valueOf(openFamilies, 'dsh_terminal_tool_calls_total', { tool: 'terminal_list', outcome: 'ok' })).toBe(1)
-    expect(valueOf(guardedFamilies, 'dsh_terminal_tool_calls_total', { tool: 'terminal_list', outcome: 'ok' })).toBe(1)
+    expect(seriesValue(openFamilies, 'dsh_terminal_tool_calls_total', { tool: 'terminal_list', outcome: 'ok' })).toBe(1)
+    expect(seriesValue(guardedFamilies, 'dsh_terminal_tool_calls_total', { tool: 'terminal_list', outcome: 'ok' })).toBe(1)
     // Only /metrics is open: the MCP endpoint still wants the token.
     expect((await fetch(open.url, { method: 'POST' })).status).toBe(401)
 
@@ -145,7 +145,7 @@ describe('--metrics PORT of the stdio host', () => {
       const response = await fetch(server.url)
       expect(response.status).toBe(200)
       const families = parsePrometheusText(await response.text())
-      expect(valueOf(families, 'dsh_terminal_tool_calls_total', { tool: 'job_list', outcome: 'ok' })).toBe(1)
+      expect(seriesValue(families, 'dsh_terminal_tool_calls_total', { tool: 'job_list', outcome: 'ok' })).toBe(1)
       expect((await fetch(server.url.replace('/metrics', '/mcp'))).status).toBe(404)
       expect((await fetch(server.url, { headers: { Origin: 'http://evil.example' } })).status).toBe(403)
       expect((await fetch(server.url, { method: 'POST' })).status).toBe(405)
@@ -160,7 +160,7 @@ describe('--metrics PORT of the stdio host', () => {
 describe('the strict exposition parser of these tests', () => {
   it('refuses what a Prometheus scraper would', () => {
     const good = '# HELP a_total A counter.\n# TYPE a_total counter\na_total{x="1"} 2\n'
-    expect(valueOf(parsePrometheusText(good), 'a_total', { x: '1' })).toBe(2)
+    expect(seriesValue(parsePrometheusText(good), 'a_total', { x: '1' })).toBe(2)
     const bad = [
       good.slice(0, -1), // no final newline
       '# TYPE a counter\na -1\n', // negative counter
@@ -187,8 +187,8 @@ describe('dsh-terminal mcp --metrics PORT (the command)', () => {
       running.child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'terminal_list', arguments: {} } })}\n`)
       await running.waitForStdout((stdout) => jsonRpcLines(stdout).some((message) => message.id === 2))
       const families = parsePrometheusText(await (await fetch(url)).text())
-      expect(valueOf(families, 'dsh_terminal_tool_calls_total', { tool: 'terminal_list', outcome: 'ok' })).toBe(1)
-      expect(valueOf(families, 'dsh_terminal_agents')).toBe(1)
+      expect(seriesValue(families, 'dsh_terminal_tool_calls_total', { tool: 'terminal_list', outcome: 'ok' })).toBe(1)
+      expect(seriesValue(families, 'dsh_terminal_agents')).toBe(1)
     } finally {
       running.child.stdin.end()
     }

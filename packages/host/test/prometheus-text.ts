@@ -35,14 +35,14 @@ export function parsePrometheusText(text: string): Map<string, Family> {
   const seen = new Set<string>()
   const lines = text.split('\n')
   lines.pop()
-  lines.forEach((line, index) => {
+  for (const [index, line] of lines.entries()) {
     const fail = (message: string): never => {
       throw new Error(`line ${index + 1}: ${message}: ${JSON.stringify(line)}`)
     }
-    if (line.trim() === '') return
+    if (line.trim() === '') continue
     if (line.startsWith('#')) {
       const meta = /^# (HELP|TYPE) (\S+)(?: (.*))?$/.exec(line)
-      if (!meta) return // a plain comment
+      if (!meta) continue // a plain comment
       const [, keyword, name, rest = ''] = meta
       if (!METRIC_NAME.test(name!) || METRIC_NAME.exec(name!)![0] !== name) fail('bad metric name')
       if (finished.has(name!)) fail(`family ${name} resumes after other families`)
@@ -59,26 +59,25 @@ export function parsePrometheusText(text: string): Map<string, Family> {
         family.type = rest as Family['type']
       } else {
         if (family.help !== undefined) fail('a second HELP')
-        family.help = unescape(rest, false, fail)
+        family.help = unescapeHelp(rest, false, fail)
       }
-      return
+      continue
     }
     const sample = parseSample(line, fail)
-    const family = familyOf(sample.name, families)
-    if (!family) return fail(`sample of ${sample.name} has no TYPE or HELP before it`)
+    const family = familyOf(sample.name, families) ?? fail(`sample of ${sample.name} has no TYPE or HELP before it`)
     if (family !== current) fail(`sample of family ${family.name} outside its group`)
     const key = `${sample.name}${JSON.stringify(Object.entries(sample.labels).sort())}`
     if (seen.has(key)) fail('a series given twice')
     seen.add(key)
     if (family.type === 'counter' && !(sample.value >= 0)) fail('a negative or NaN counter')
     family.samples.push(sample)
-  })
+  }
   for (const family of families.values()) if (family.type === 'histogram') checkHistogram(family)
   return families
 }
 
 /** The value of the series `name` with exactly `labels`, or undefined. */
-export function valueOf(families: Map<string, Family>, name: string, labels: Record<string, string> = {}): number | undefined {
+export function seriesValue(families: Map<string, Family>, name: string, labels: Record<string, string> = {}): number | undefined {
   const family = familyOf(name, families)
   const wanted = JSON.stringify(Object.entries(labels).sort())
   return family?.samples.find((sample) => sample.name === name && JSON.stringify(Object.entries(sample.labels).sort()) === wanted)?.value
@@ -144,7 +143,7 @@ function parseValue(text: string, fail: (message: string) => never): number {
   return Number(text)
 }
 
-function unescape(text: string, quotes: boolean, fail: (message: string) => never): string {
+function unescapeHelp(text: string, quotes: boolean, fail: (message: string) => never): string {
   return text.replace(/\\(.?)/g, (_, next: string) => {
     if (next === '\\') return '\\'
     if (next === 'n') return '\n'
