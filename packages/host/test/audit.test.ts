@@ -1,5 +1,5 @@
 import { chmodSync, lstatSync, readFileSync, writeFileSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { dirname, join } from 'node:path'
 import { eventually } from 'dsh-testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { GENESIS, lineHash, verifyChain } from '../src/audit/chain'
@@ -7,7 +7,7 @@ import { SECRET_PLACEHOLDER } from '../src/audit/redact'
 import { CompositionError } from '../src/compose/load-config'
 import { HUMAN_CLIENTS, HumanGateway } from '../src/human/gateway'
 import { type AuditedHost, auditedDirectory, startAuditedHost } from './audit-harness'
-import { load } from './helpers'
+import { load, REPO_ROOT, tempDir } from './helpers'
 import { runCli } from './process'
 
 const cleanups: (() => Promise<void>)[] = []
@@ -138,6 +138,28 @@ describe('the audit log', () => {
   })
 })
 
+describe('examples/audited.yml', () => {
+  it('mounts the default composition with the log at $XDG_STATE_HOME/dsh-terminal/audit/audit.jsonl', async () => {
+    const { dir, remove } = await tempDir('dsh-audit-state-')
+    cleanups.push(remove)
+    const previous = process.env.XDG_STATE_HOME
+    process.env.XDG_STATE_HOME = dir
+    try {
+      const composition = await load(join(REPO_ROOT, 'examples/audited.yml'))
+      const agent = await composition.agents.create()
+      await composition.tools.execute({ callId: 'c1', name: 'terminal_list', agent })
+      await agent.dispose()
+      await composition.dispose()
+    } finally {
+      if (previous === undefined) delete process.env.XDG_STATE_HOME
+      else process.env.XDG_STATE_HOME = previous
+    }
+    const file = join(dir, 'dsh-terminal', 'audit', 'audit.jsonl')
+    expect(records(file).map((line) => `${line.event} ${line.tool ?? ''}`.trim())).toEqual(['audit_start', 'tool_call terminal_list', 'audit_stop'])
+    expect(lstatSync(dirname(file)).mode & 0o777).toBe(0o700)
+  })
+})
+
 describe('dsh-terminal-mcp audit verify', () => {
   /** A clean log of 6 records written by a real host: start, four calls, stop. */
   async function cleanLog(): Promise<{ file: string; lines: string[] }> {
@@ -164,16 +186,22 @@ describe('dsh-terminal-mcp audit verify', () => {
     const removed = variant('removed', [...lines.slice(0, 2), ...lines.slice(3)].map((line) => `${line}\n`).join(''))
     const reordered = variant('reordered', [lines[0], lines[1], lines[3], lines[2], lines[4], lines[5]].map((line) => `${line}\n`).join(''))
     const truncated = variant('truncated', `${lines.join('\n')}\n`.slice(0, -7))
-    const runs = await Promise.all([file, changed, removed, reordered, truncated].map((path) => runCli(['audit', 'verify', path])))
-    const [clean, ...broken] = runs
+    // Through the command for a clean log and two breaks; the same check, in-process, for the others.
+    const [clean, changedRun, truncatedRun] = await Promise.all([file, changed, truncated].map((path) => runCli(['audit', 'verify', path])))
     expect(clean).toMatchObject({ code: 0, stderr: '' })
     expect(clean!.stdout).toBe(`${file}: ok, 6 records, chain intact; last line's sha256 ${lineHash(lines[5]!)}\n`)
-    expect(broken.map((run) => run.code)).toEqual([1, 1, 1, 1])
-    expect(broken.map((run) => run.stdout)).toEqual(['', '', '', ''])
-    expect(broken[0]!.stderr).toMatch(new RegExp(`^${changed}:3: changed: line 3 was changed`))
-    expect(broken[1]!.stderr).toMatch(new RegExp(`^${removed}:3: removed: 1 record \\(seq 3\\) removed between lines 2 and 3`))
-    expect(broken[2]!.stderr).toMatch(new RegExp(`^${reordered}:3: reordered: line 3 follows line 4 in the chain`))
-    expect(broken[3]!.stderr).toMatch(new RegExp(`^${truncated}:6: truncated: line 6, the last, has no terminating newline`))
+    expect(changedRun).toMatchObject({ code: 1, stdout: '' })
+    expect(changedRun!.stderr).toMatch(new RegExp(`^${changed}:3: changed: line 3 was changed`))
+    expect(truncatedRun).toMatchObject({ code: 1, stdout: '' })
+    expect(truncatedRun!.stderr).toMatch(new RegExp(`^${truncated}:6: truncated: line 6, the last, has no terminating newline`))
+    expect(verifyChain(readFileSync(removed, 'utf8'))).toMatchObject({
+      ok: false,
+      break: { kind: 'removed', line: 3, detail: '1 record (seq 3) removed between lines 2 and 3' },
+    })
+    expect(verifyChain(readFileSync(reordered, 'utf8'))).toMatchObject({
+      ok: false,
+      break: { kind: 'reordered', line: 3, detail: expect.stringMatching(/^line 3 follows line 4 in the chain/) },
+    })
   })
 
   it('tells a removed first record, a malformed line and an empty log apart', async () => {
