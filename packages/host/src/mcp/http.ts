@@ -98,11 +98,6 @@ export class McpHttpServer {
     return server
   }
 
-  /** The host's metrics (what `GET /metrics` renders), unless started with `metrics: 'off'`. */
-  get metrics(): HostMetrics | undefined {
-    return this.#metrics
-  }
-
   /** The interface and port actually bound (the kernel's choice for port 0). */
   get address(): ListenAddress {
     const bound = this.#http.address() as AddressInfo
