@@ -106,16 +106,18 @@ export class ToolService extends Service {
       valid: false,
       startedAt: Date.now(),
     }
-    const result = await this.run(request, async (args) => {
+    // Without a beforeCall the call is not held up by even a microtask.
+    const waits = observers.some((observer) => observer.beforeCall)
+    const result = await this.run(request, (args) => {
       call.arguments = args
       call.valid = true
-      await notifyBefore(observers, call)
+      return waits ? notifyBefore(observers, call) : undefined
     })
     notifyAfter(observers, call, result, performance.now() - started)
     return result
   }
 
-  private async run(request: ToolExecuteRequest, before?: (args: Record<string, unknown>) => Promise<void>): Promise<ToolResult> {
+  private async run(request: ToolExecuteRequest, before?: (args: Record<string, unknown>) => Promise<void> | undefined): Promise<ToolResult> {
     const tool = this.tools.get(request.name)
     if (tool) return runTool(tool, request, before)
     const shown = JSON.stringify(keepUtf8Head(String(request.name), MAX_ECHOED_NAME_BYTES))
