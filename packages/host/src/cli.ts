@@ -2,6 +2,7 @@
 import { pathToFileURL } from 'node:url'
 import { realpathSync } from 'node:fs'
 import { runAttach } from './attach/command'
+import { runAuditVerify } from './cli/audit-verify'
 import { runDoctor } from './cli/doctor'
 import { parseCliArgs, USAGE } from './cli/args'
 import { presetPath, resolveConfigPath } from './compose/config-path'
@@ -33,6 +34,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 2
   }
   if (request.kind === 'attach') return runAttach(request)
+  if (request.kind === 'audit-verify') return runAuditVerify(request.file)
   let configPath: string
   try {
     configPath = request.preset ? presetPath(request.preset) : resolveConfigPath(request.config)
@@ -44,9 +46,18 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (request.kind === 'doctor') return runDoctor({ configPath, json: request.json })
   const web = request.web !== undefined ? { web: request.web } : {}
   if (request.http) {
-    return runMcpHttp({ configPath, address: request.http, idleTimeoutMs: request.idleTimeoutMs, quietIdleTimeoutMs: request.quietIdleTimeoutMs, ...web })
+    const metricsWithoutToken = request.metricsWithoutToken === true
+    return runMcpHttp({
+      configPath,
+      address: request.http,
+      idleTimeoutMs: request.idleTimeoutMs,
+      quietIdleTimeoutMs: request.quietIdleTimeoutMs,
+      metricsWithoutToken,
+      ...web,
+    })
   }
-  return request.command === 'mcp' ? runMcpStdio({ configPath, ...web }) : runHeadlessStdio({ configPath })
+  const metrics = request.metrics !== undefined ? { metrics: request.metrics } : {}
+  return request.command === 'mcp' ? runMcpStdio({ configPath, ...web, ...metrics }) : runHeadlessStdio({ configPath })
 }
 
 /** True when this module is the program being run (not imported by a test or another host). */

@@ -15,6 +15,7 @@ export type ToolErrorCode =
   | 'DUPLICATE_TOOL'
   | 'DUPLICATE_GUIDANCE'
   | 'INVALID_GUIDANCE'
+  | 'INVALID_OBSERVER'
 
 /** An error with a stable `code`; tools may throw it (or any error with a string `code`) too. */
 export class ToolError extends Error {

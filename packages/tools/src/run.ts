@@ -23,8 +23,13 @@ export function textContent(text: string): ToolContent {
 /**
  * Run one call of a known tool: agent check, argument validation, execution, presentation, and
  * `finalizeContent` last. Never rejects: every failure is an `Error: <message>` result with a code.
+ * `before`, when given, is called with the validated arguments right before the tool runs; a promise it returns is awaited.
  */
-export async function runTool(tool: Tool, request: ToolExecuteRequest): Promise<ToolResult> {
+export async function runTool(
+  tool: Tool,
+  request: ToolExecuteRequest,
+  before?: (args: Record<string, unknown>) => Promise<void> | undefined,
+): Promise<ToolResult> {
   const { callId, name } = request
   const signal = request.signal ?? new AbortController().signal
   const parsed = parseArguments(tool, request.arguments)
@@ -40,6 +45,8 @@ export async function runTool(tool: Tool, request: ToolExecuteRequest): Promise<
 
   const args = parsed.value
   const callPresentation = presentCall(tool, args, true)
+  const waiting = before?.(args)
+  if (waiting) await waiting
   let view: ToolOutputView
   let error: ToolResult['error']
   try {

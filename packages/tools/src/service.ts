@@ -2,6 +2,7 @@ import { type Context, Service } from '@deepseek-ai/cordis'
 import { isTool, type Tool } from './define'
 import { ToolError } from './errors'
 import { type GuidanceSection, renderGuidance, sortGuidance } from './guidance'
+import { type MutableToolCallEvent, notifyAfter, notifyBefore, type ToolCallObserver } from './observe'
 import { parseArguments, presentCall, runTool, textContent } from './run'
 import type { ToolExecuteRequest, ToolInfo, ToolPresentation, ToolResult } from './types'
 import { keepUtf8Head } from 'dsh-basics'
@@ -24,6 +25,7 @@ const MAX_ECHOED_NAME_BYTES = 128
 export class ToolService extends Service {
   private readonly tools = new Map<string, Tool>()
   private readonly sections = new Map<string, GuidanceSection>()
+  private readonly observers = new Set<ToolCallObserver>()
 
   constructor(ctx: Context) {
     super(ctx, 'tools')
@@ -74,12 +76,50 @@ export class ToolService extends Service {
   }
 
   /**
+   * Watch every call until the returned disposer runs or the calling plugin unloads (an effect on the
+   * caller's context, as `register`): `beforeCall` right before a known tool runs with valid
+   * arguments (awaited), `afterCall` with every final result. Observers cannot change or fail a call.
+   */
+  observe(observer: ToolCallObserver): () => Promise<void> {
+    if (typeof observer !== 'object' || observer === null)
+      throw new ToolError('INVALID_OBSERVER', 'ctx.tools.observe() takes an object with beforeCall and/or afterCall')
+    const entry: ToolCallObserver = { ...observer }
+    return this.ctx.effect(() => {
+      this.observers.add(entry)
+      return () => void this.observers.delete(entry)
+    }, 'tools.observe()')
+  }
+
+  /**
    * Run one tool call. Always resolves: unknown tools, invalid arguments, a missing agent and thrown
    * errors all become one `Error: <message>` block with `isError` and a coded `error`.
    */
   async execute(request: ToolExecuteRequest): Promise<ToolResult> {
+    if (this.observers.size === 0) return this.run(request)
+    const observers = [...this.observers]
+    const started = performance.now()
+    const call: MutableToolCallEvent = {
+      callId: request.callId,
+      name: request.name,
+      agent: request.agent,
+      arguments: request.arguments,
+      valid: false,
+      startedAt: Date.now(),
+    }
+    // Without a beforeCall the call is not held up by even a microtask.
+    const waits = observers.some((observer) => observer.beforeCall)
+    const result = await this.run(request, (args) => {
+      call.arguments = args
+      call.valid = true
+      return waits ? notifyBefore(observers, call) : undefined
+    })
+    notifyAfter(observers, call, result, performance.now() - started)
+    return result
+  }
+
+  private async run(request: ToolExecuteRequest, before?: (args: Record<string, unknown>) => Promise<void> | undefined): Promise<ToolResult> {
     const tool = this.tools.get(request.name)
-    if (tool) return runTool(tool, request)
+    if (tool) return runTool(tool, request, before)
     const shown = JSON.stringify(keepUtf8Head(String(request.name), MAX_ECHOED_NAME_BYTES))
     const names = [...this.tools.keys()].sort()
     const message = names.length ? `unknown tool ${shown}; available tools: ${names.join(', ')}` : `unknown tool ${shown}; no tools are registered`

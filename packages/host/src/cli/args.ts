@@ -21,8 +21,13 @@ export type CliRequest =
       idleTimeoutMs?: number
       quietIdleTimeoutMs?: number
       web?: number
+      /** `--metrics PORT` (stdio mcp): serve /metrics on 127.0.0.1:PORT. */
+      metrics?: number
+      /** `--metrics-without-token` (with --http): /metrics answers without the bearer token. */
+      metricsWithoutToken?: boolean
     }
   | { kind: 'attach'; sessionId?: string; readOnly: boolean }
+  | { kind: 'audit-verify'; file: string }
   | { kind: 'doctor'; config?: string; preset?: PresetName; cwd?: string; json: boolean }
   | { kind: 'help' }
   | { kind: 'version' }
@@ -35,6 +40,7 @@ export const USAGE = `Usage:
   dsh-terminal-mcp [mcp] --http [host:]port [--idle-timeout 30m] [--idle-timeout-quiet 5m] [--config … | --preset …] [--cwd …]   MCP over Streamable HTTP
   dsh-terminal-mcp attach [<session>] [--read-only]   list the running hosts' sessions, or watch and type into one
   dsh-terminal-mcp doctor [--config … | --preset …] [--cwd …] [--json]   what this machine confines, and how to fix what it lacks
+  dsh-terminal-mcp audit verify <file>   check an audit log's hash chain (exit 0 intact, 1 with the first break)
   dsh-terminal-mcp --help | --version
   (dsh-terminal is the same command; with no command, both serve MCP on stdin/stdout)
 
@@ -57,6 +63,10 @@ export const USAGE = `Usage:
             terminal running a command, no running job, nobody attached (default 5m; 0 = off)
   --web [port]  with mcp: also serve a browser view of the sessions on 127.0.0.1:port (default: a
             free port; the URL is printed on stderr)
+  --metrics <port>  with mcp on stdio: serve Prometheus metrics at http://127.0.0.1:port/metrics
+            (loopback only; 0 picks a free port, printed on stderr). --http serves /metrics itself
+  --metrics-without-token  with --http: /metrics answers without the bearer token (for a scraper
+            that cannot send one); every other path still needs it
 
   attach    from another terminal, as the same user: with no session, a table of every running
             host's sessions; with one (pty-3, or <host pid>:pty-3), show its screen and forward your
@@ -93,6 +103,7 @@ export function parseCliArgs(argv: readonly string[]): CliRequest {
   const [command = 'mcp', ...extra] = positionals
   if (command === 'attach') return attachRequest(extra, values, web)
   if (command === 'doctor') return doctorRequest(extra, values, web)
+  if (command === 'audit') return auditRequest(extra, values, web)
   if (values.json) return { kind: 'usage-error', message: '--json goes with doctor' }
   if (command !== 'mcp' && command !== 'headless') return { kind: 'usage-error', message: `unknown command "${command}"` }
   if (extra.length) return { kind: 'usage-error', message: `unexpected argument "${extra[0]}"` }
@@ -111,6 +122,19 @@ export function parseCliArgs(argv: readonly string[]): CliRequest {
     request.preset = values.preset
   }
   if (values.cwd) request.cwd = values.cwd
+  if (values.metrics !== undefined) {
+    if (command !== 'mcp' || values.http !== undefined) {
+      return { kind: 'usage-error', message: '--metrics goes with mcp on stdio (--http serves /metrics on its own port)' }
+    }
+    if (!/^\d{1,5}$/.test(values.metrics) || Number(values.metrics) > 65_535) {
+      return { kind: 'usage-error', message: `--metrics wants a port number (0-65535), not "${values.metrics}"` }
+    }
+    request.metrics = Number(values.metrics)
+  }
+  if (values['metrics-without-token']) {
+    if (values.http === undefined) return { kind: 'usage-error', message: '--metrics-without-token goes with --http' }
+    request.metricsWithoutToken = true
+  }
   if (values.http !== undefined || values['idle-timeout'] !== undefined || values['idle-timeout-quiet'] !== undefined) {
     try {
       Object.assign(request, parseHttpFlags(command, values.http, values['idle-timeout'], values['idle-timeout-quiet']))
@@ -124,15 +148,35 @@ export function parseCliArgs(argv: readonly string[]): CliRequest {
 /** `attach [session] [--read-only]`: serving flags make no sense there. */
 function attachRequest(extra: readonly string[], values: ReturnType<typeof parse>['values'], web: number | undefined): CliRequest {
   if (extra.length > 1) return { kind: 'usage-error', message: `attach takes one session, got "${extra[1]}" too` }
-  const serving = (['config', 'preset', 'cwd', 'http', 'idle-timeout', 'idle-timeout-quiet', 'json'] as const).find((name) => values[name] !== undefined)
+  const serving = SERVING_FLAGS.find((name) => values[name] !== undefined)
   if (serving || web !== undefined) return { kind: 'usage-error', message: `--${serving ?? 'web'} does not go with attach` }
   return { kind: 'attach', ...(extra[0] ? { sessionId: extra[0] } : {}), readOnly: values['read-only'] === true }
+}
+
+/** Flags that only mean something to a host that serves. */
+const SERVING_FLAGS = ['config', 'preset', 'cwd', 'http', 'idle-timeout', 'idle-timeout-quiet', 'json', 'metrics', 'metrics-without-token'] as const
+
+/** `audit verify <file>`: check a log; nothing is served. */
+function auditRequest(extra: readonly string[], values: ReturnType<typeof parse>['values'], web: number | undefined): CliRequest {
+  const [action, file, ...rest] = extra
+  if (action !== 'verify')
+    return {
+      kind: 'usage-error',
+      message: action === undefined ? 'audit needs an action: audit verify <file>' : `unknown audit action "${action}" (audit verify <file>)`,
+    }
+  if (!file) return { kind: 'usage-error', message: 'audit verify needs the log file: audit verify <file>' }
+  if (rest.length) return { kind: 'usage-error', message: `audit verify takes one file, got "${rest[0]}" too` }
+  const flag = [...SERVING_FLAGS, 'read-only' as const].find((name) => values[name] !== undefined)
+  if (flag || web !== undefined) return { kind: 'usage-error', message: `--${flag ?? 'web'} does not go with audit verify` }
+  return { kind: 'audit-verify', file }
 }
 
 /** `doctor [--config … | --preset …] [--cwd …] [--json]`: the composition to check, nothing served. */
 function doctorRequest(extra: readonly string[], values: ReturnType<typeof parse>['values'], web: number | undefined): CliRequest {
   if (extra.length) return { kind: 'usage-error', message: `doctor takes no argument, got "${extra[0]}"` }
-  const serving = (['http', 'idle-timeout', 'idle-timeout-quiet', 'read-only'] as const).find((name) => values[name] !== undefined)
+  const serving = (['http', 'idle-timeout', 'idle-timeout-quiet', 'read-only', 'metrics', 'metrics-without-token'] as const).find(
+    (name) => values[name] !== undefined,
+  )
   if (serving || web !== undefined) return { kind: 'usage-error', message: `--${serving ?? 'web'} does not go with doctor` }
   const request: Extract<CliRequest, { kind: 'doctor' }> = { kind: 'doctor', json: values.json === true }
   if (values.config !== undefined) {
@@ -205,6 +249,8 @@ function parse(argv: readonly string[]) {
       http: { type: 'string' },
       'idle-timeout': { type: 'string' },
       'idle-timeout-quiet': { type: 'string' },
+      metrics: { type: 'string' },
+      'metrics-without-token': { type: 'boolean' },
       'read-only': { type: 'boolean' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },

@@ -18,4 +18,6 @@ export const FAMILY_BUILTINS: Readonly<Record<string, PluginImporter>> = Object.
   'dsh-terminal-bash': () => import('dsh-terminal-bash'),
   'dsh-tool-terminal': () => import('dsh-tool-terminal'),
   'dsh-terminal-snapshot': () => import('dsh-terminal-snapshot'),
+  // The host's own plugin: the opt-in audit log (examples/audited.yml).
+  'dsh-terminal-mcp/audit': () => import('../audit/plugin'),
 })

@@ -11,6 +11,8 @@ import type {
   TerminalSessionStatus,
   TerminalSize,
 } from 'dsh-terminal'
+import { HUMAN_EVENT, type HumanEvent } from './events'
+import { ObservedView } from './observed-view'
 
 /** One session as a person choosing what to attach to sees it. */
 export interface HumanSessionEntry {
@@ -102,14 +104,23 @@ export class HumanGateway {
 
   /**
    * Open a person's view of `sessionId` for the agent that owns it, from `client` (one of
-   * {@link HUMAN_CLIENTS}); `NO_SESSION` when none of this host's agents does.
+   * {@link HUMAN_CLIENTS}); `NO_SESSION` when none of this host's agents does. What the person does
+   * with it (attach, take over, submit a line at a password prompt, release, leave) is emitted on the
+   * root context as `dsh/human` events (see `HumanEvent`), never what they typed.
    */
   async attach(sessionId: string, observer: TerminalHumanObserver, client: string): Promise<TerminalHumanView> {
     const terminals = this.#terminals()
     if (!terminals) throw new HumanGatewayError('NO_TERMINALS', 'this host serves no terminal sessions (its composition has no dsh-terminal)')
     const owner = this.#ownerOf(sessionId)
     if (!owner) throw new HumanGatewayError('NO_SESSION', `no session ${sessionId} on this host; run \`dsh-terminal attach\` to list them`)
-    return await terminals.observeAsHuman(owner, sessionId as TerminalSessionId, observer, { client })
+    const id = sessionId as TerminalSessionId
+    const watch = {
+      agentId: owner.id,
+      client,
+      emit: (event: HumanEvent) => this.root.emit(HUMAN_EVENT, event),
+      inputState: () => terminals.inputState(owner, id),
+    }
+    return await ObservedView.open(watch, observer, (wrapped) => terminals.observeAsHuman(owner, id, wrapped, { client }))
   }
 
   #ownerOf(sessionId: string): Agent | undefined {

@@ -20,6 +20,8 @@ export interface McpHttpRunOptions {
   progressIntervalMs?: number
   /** `--web [port]`: also serve the browser view of the sessions (0 = a free port). */
   web?: number
+  /** `--metrics-without-token`: `GET /metrics` answers without the bearer token. */
+  metricsWithoutToken?: boolean
 }
 
 /** Facts the HTTP startup message shows. */
@@ -55,7 +57,8 @@ export async function runMcpHttp(options: McpHttpRunOptions): Promise<number> {
   const log = (line: string) => process.stderr.write(`dsh-terminal mcp: ${line}\n`)
   let server: McpHttpServer
   try {
-    server = await McpHttpServer.start(composition, { ...options, token: token.value, idleTimeoutMs, quietIdleTimeoutMs, log })
+    const metrics = options.metricsWithoutToken ? 'open' : 'token'
+    server = await McpHttpServer.start(composition, { ...options, token: token.value, idleTimeoutMs, quietIdleTimeoutMs, log, metrics })
   } catch (error) {
     fail(error)
     await composition.dispose().catch(fail)

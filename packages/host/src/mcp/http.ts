@@ -2,6 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
 import type { Composition } from '../compose/load-config'
+import { METRICS_PATH, sendMetrics } from '../metrics/endpoint'
+import { HostMetrics } from '../metrics/host-metrics'
 import { holdsWork } from './agent-work'
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_QUIET_IDLE_TIMEOUT_MS, endpointUrl, type ListenAddress, MCP_PATH } from './http-address'
 import { checkBearer, originAllowed, TOKEN_ENV } from './http-auth'
@@ -36,6 +38,11 @@ export interface McpHttpOptions {
   progressIntervalMs?: number
   /** Operator log lines (session opened/closed); nothing by default. */
   log?: (line: string) => void
+  /**
+   * `GET /metrics` (Prometheus text format): `token` (the default) asks for the bearer token like every
+   * other path, `open` answers without it (a scraper that cannot send one), `off` serves none.
+   */
+  metrics?: 'token' | 'open' | 'off'
 }
 
 /**
@@ -47,12 +54,16 @@ export class McpHttpServer {
   readonly #http: Server
   readonly #sessions: HttpSessions
   readonly #token: string
+  readonly #metrics: HostMetrics | undefined
+  readonly #metricsOpen: boolean
   #closing: Promise<void> | undefined
 
-  private constructor(http: Server, sessions: HttpSessions, token: string) {
+  private constructor(http: Server, sessions: HttpSessions, token: string, metrics: HostMetrics | undefined, metricsOpen: boolean) {
     this.#http = http
     this.#sessions = sessions
     this.#token = token
+    this.#metrics = metrics
+    this.#metricsOpen = metricsOpen
   }
 
   /** Listen on `options.address` and serve; rejects with an actionable message if it cannot listen. */
@@ -68,15 +79,22 @@ export class McpHttpServer {
     })
     let server!: McpHttpServer
     const http = createServer((req, res) => void server.#handle(req, res))
-    server = new McpHttpServer(http, sessions, options.token)
-    await new Promise<void>((resolve, reject) => {
-      http.once('error', (error: NodeJS.ErrnoException) => {
-        const { host, port } = options.address
-        const hint = error.code === 'EADDRINUSE' ? '; pick another port, or 0 for a free one' : ''
-        reject(new Error(`cannot listen on ${host}:${port}: ${error.code ?? error.message}${hint}`))
+    const mode = options.metrics ?? 'token'
+    const metrics = mode === 'off' ? undefined : HostMetrics.attach(composition)
+    server = new McpHttpServer(http, sessions, options.token, metrics, mode === 'open')
+    try {
+      await new Promise<void>((resolve, reject) => {
+        http.once('error', (error: NodeJS.ErrnoException) => {
+          const { host, port } = options.address
+          const hint = error.code === 'EADDRINUSE' ? '; pick another port, or 0 for a free one' : ''
+          reject(new Error(`cannot listen on ${host}:${port}: ${error.code ?? error.message}${hint}`))
+        })
+        http.listen({ host: options.address.host, port: options.address.port }, () => resolve())
       })
-      http.listen({ host: options.address.host, port: options.address.port }, () => resolve())
-    })
+    } catch (error) {
+      metrics?.close()
+      throw error
+    }
     return server
   }
 
@@ -104,6 +122,7 @@ export class McpHttpServer {
     this.#closing ??= (async () => {
       const stopped = new Promise<void>((resolve) => this.#http.close(() => resolve()))
       await this.#sessions.closeAll()
+      this.#metrics?.close()
       this.#http.closeAllConnections()
       await stopped
     })()
@@ -128,6 +147,9 @@ export class McpHttpServer {
         `Origin ${origin} is not a loopback origin: web pages elsewhere may not call this server (DNS-rebinding protection); native clients send no Origin`,
       )
     }
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname
+    const metrics = path === METRICS_PATH ? this.#metrics : undefined
+    if (metrics && this.#metricsOpen) return sendMetrics(metrics, req, res)
     const auth = checkBearer(req.headers, this.#token)
     if (auth === 'missing') {
       return sendHttpError(
@@ -147,7 +169,7 @@ export class McpHttpServer {
         },
       )
     }
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname
+    if (metrics) return sendMetrics(metrics, req, res)
     if (path !== MCP_PATH) return sendHttpError(res, 'NOT_FOUND', `no endpoint at ${path}: the MCP endpoint is ${MCP_PATH}`)
     const shuttingDown = 'the server is shutting down; every session is being closed'
     if (this.#sessions.shuttingDown) return sendHttpError(res, 'SHUTTING_DOWN', shuttingDown)

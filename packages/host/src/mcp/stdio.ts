@@ -4,6 +4,8 @@ import { reserveStdout, waitForShutdown } from '../cli/lifecycle'
 import { repositoryRoot } from '../compose/config-path'
 import { loadComposition } from '../compose/load-config'
 import { startHumanAccess } from '../human/host-access'
+import { type MetricsServer, startMetricsServer } from '../metrics/endpoint'
+import { HostMetrics } from '../metrics/host-metrics'
 import { connectMcp } from './connection'
 import { errorMessage } from 'dsh-basics'
 
@@ -15,6 +17,8 @@ export interface McpStdioOptions {
   progressIntervalMs?: number
   /** `--web [port]`: also serve the browser view of the sessions (0 = a free port). */
   web?: number
+  /** `--metrics PORT`: serve Prometheus metrics on 127.0.0.1:PORT/metrics (0 = a free port). */
+  metrics?: number
 }
 
 /**
@@ -31,6 +35,19 @@ export async function runMcpStdio(options: McpStdioOptions): Promise<number> {
   if (!composition) return 1
   if (process.stdin.isTTY) process.stderr.write(banner({ configPath: composition.configPath, workspace: process.cwd(), repository: repositoryRoot() }))
 
+  let metrics: { host: HostMetrics; server: MetricsServer } | undefined
+  if (options.metrics !== undefined) {
+    const host = HostMetrics.attach(composition)
+    try {
+      metrics = { host, server: await startMetricsServer(host, options.metrics) }
+      process.stderr.write(`dsh-terminal mcp: Prometheus metrics at ${metrics.server.url}\n`)
+    } catch (error) {
+      host.close()
+      process.stderr.write(`dsh-terminal mcp: ${errorMessage(error)}\n`)
+      await composition.dispose().catch(() => {})
+      return 1
+    }
+  }
   const shutdown = waitForShutdown(process.stdout, process.stdin)
   const human = await startHumanAccess(composition, 'mcp', options.web !== undefined ? { web: options.web } : {})
   let code = 0
@@ -42,6 +59,8 @@ export async function runMcpStdio(options: McpStdioOptions): Promise<number> {
       process.stderr.write(`dsh-terminal mcp: closing the client's sessions failed: ${errorMessage(error)}\n`)
     })
   } finally {
+    await metrics?.server.close()
+    metrics?.host.close()
     await human.close()
     await composition.dispose().catch((error: unknown) => {
       code = 1
