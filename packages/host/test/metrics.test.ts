@@ -110,6 +110,19 @@ describe('/metrics on the HTTP host', () => {
     }
   })
 
+  it("counts the allowlist network's egress refusals by reason and protocol, never by host", async () => {
+    const server = await serve()
+    const refusal = { host: 'refused.example', port: 443, protocol: 'http', reason: 'NOT_ALLOWED', detail: 'refused.example:443 is not on the list' } as const
+    expect(seriesValue((await scrape(server)).families, 'dsh_terminal_egress_refusals_total', { reason: 'NOT_ALLOWED', protocol: 'http' })).toBeUndefined()
+    composition.root.emit('sandbox/egress-refused', refusal)
+    composition.root.emit('sandbox/egress-refused', refusal)
+    composition.root.emit('sandbox/egress-refused', { ...refusal, protocol: 'socks5', reason: 'FORBIDDEN_ADDRESS' })
+    const { families, text } = await scrape(server)
+    expect(seriesValue(families, 'dsh_terminal_egress_refusals_total', { reason: 'NOT_ALLOWED', protocol: 'http' })).toBe(2)
+    expect(seriesValue(families, 'dsh_terminal_egress_refusals_total', { reason: 'FORBIDDEN_ADDRESS', protocol: 'socks5' })).toBe(1)
+    expect(text).not.toContain('refused.example')
+  })
+
   it('asks for the bearer token unless told otherwise, and keeps two hosts in one process apart', async () => {
     const guarded = await serve()
     const refused = await fetch(metricsUrl(guarded))

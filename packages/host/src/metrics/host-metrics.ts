@@ -2,6 +2,7 @@ import type { Context } from '@deepseek-ai/cordis'
 import type { AgentService } from 'dsh-agent'
 import { TERMINAL_WAIT_REASONS } from 'dsh-terminal'
 import type { ToolResult, ToolService } from 'dsh-tools'
+import type { EgressRefusal } from 'dsh-sandbox-local'
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { HUMAN_EVENT, HUMAN_EVENT_KINDS, type HumanEvent } from '../human/events'
 
@@ -75,6 +76,12 @@ export class HostMetrics {
       labelNames: ['code'],
       registers,
     })
+    const egress = new Counter({
+      name: 'dsh_terminal_egress_refusals_total',
+      help: "Connections the allowlist network's proxy refused, by reason (NOT_ALLOWED, FORBIDDEN_ADDRESS, UNRESOLVED) and protocol (http, socks5).",
+      labelNames: ['reason', 'protocol'],
+      registers,
+    })
     const human = new Counter({
       name: 'dsh_terminal_human_events_total',
       help: 'What people did with sessions (attach, takeover, release, secret_handoff, detach); takeover counts human takeovers.',
@@ -141,6 +148,10 @@ export class HostMetrics {
     metrics.#disposers.push(
       root.on(HUMAN_EVENT, (event: HumanEvent) => {
         if ((HUMAN_EVENT_KINDS as readonly string[]).includes(event.kind)) human.labels(event.kind).inc()
+      }),
+      // No host name as a label: the refused hosts are the sandbox's log, not a metric's vocabulary.
+      root.on('sandbox/egress-refused', (refusal: EgressRefusal) => {
+        egress.labels(refusal.reason, refusal.protocol).inc()
       }),
     )
     return metrics
