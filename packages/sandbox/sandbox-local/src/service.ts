@@ -189,7 +189,7 @@ export class LocalSandbox extends Sandbox {
     // Read before the plan: a change between the two shows as a difference when a sandbox started ahead is taken.
     const inputs = planInputs(workspaceRoot, writable, sources)
     const mounts = await planMounts(workspaceRoot, writable, facts.userNamespace, sources, trace)
-    const egress = allowlist ? { directory: (await this.egressProxies().directoryFor(confined.allowedHosts ?? [])).path, perl: systemPerl() } : undefined
+    const egress = allowlist ? { directory: (await this.egressProxies().open(confined.allowedHosts ?? [])).path, perl: systemPerl() } : undefined
     const plan = {
       ...mounts,
       ...(hostRuntimeParent ? { hostRuntimeParent } : {}),
@@ -290,7 +290,7 @@ export class LocalSandbox extends Sandbox {
   }
 
   /**
-   * The egress proxies of the `allowlist` network, one per allowlist, in the host runtime parent
+   * The egress proxies of the `allowlist` network, one per sandbox, in the host runtime parent
    * (hidden in every sandbox); a refusal is logged with the host it named.
    */
   private egressProxies(): EgressProxies {

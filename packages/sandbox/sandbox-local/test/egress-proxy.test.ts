@@ -1,9 +1,11 @@
+import { existsSync } from 'node:fs'
 import { connect } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseHostPattern } from 'dsh-sandbox'
 import type { EgressRefusal } from 'dsh-sandbox-local'
 import { EgressProxy, forbiddenAddress } from 'dsh-sandbox-local/internal'
+import { eventually } from 'dsh-testkit'
 import { scratchDir } from './helpers'
 
 /*
@@ -89,6 +91,42 @@ describe('the egress proxy on its socket', () => {
     expect([...refused.subarray(2, 4)]).toEqual([5, 2])
     const loopback = await exchange(proxy.socketPath, Buffer.from([5, 1, 0, 5, 1, 0, 1, 127, 0, 0, 1, 0, 80]), gotReply(12))
     expect([...loopback.subarray(2, 4)]).toEqual([5, 2])
+  })
+
+  it('lives while its one hold is open: a second hold is dropped, the first one closing ends it; without one it ends by itself', async () => {
+    const holdDirectory = await scratchDir('egress-hold')
+    try {
+      let closed = 0
+      const held = await EgressProxy.start({
+        socketPath: join(holdDirectory.path, 'held.sock'),
+        patterns: [],
+        fixedAddresses: {},
+        onRefused: () => {},
+        onClosed: () => (closed += 1),
+      })
+      const hold = connect(held.socketPath)
+      hold.write(Buffer.from([0]))
+      await new Promise((resolve) => hold.once('connect', resolve))
+      // A second hold is cut at once (the proxy still serves, and still lives).
+      expect((await exchange(held.socketPath, Buffer.from([0]))).length).toBe(0)
+      expect((await exchange(held.socketPath, 'CONNECT other.test:80 HTTP/1.1\r\n\r\n')).toString()).toMatch(/^HTTP\/1\.1 403 /)
+      expect(closed).toBe(0)
+      hold.destroy()
+      await eventually(() => closed === 1 && !existsSync(held.socketPath), 'the proxy to close with its hold')
+
+      let expired = 0
+      const unheld = await EgressProxy.start({
+        socketPath: join(holdDirectory.path, 'unheld.sock'),
+        patterns: [],
+        fixedAddresses: {},
+        onRefused: () => {},
+        onClosed: () => (expired += 1),
+        holdWithinMs: 50,
+      })
+      await eventually(() => expired === 1 && !existsSync(unheld.socketPath), 'a proxy never held to close by itself')
+    } finally {
+      await holdDirectory.remove()
+    }
   })
 
   it('the address rule: loopback, unspecified, link-local, multicast and mapped loopback are never reached', () => {

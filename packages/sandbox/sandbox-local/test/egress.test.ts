@@ -1,13 +1,13 @@
 import { Context } from '@deepseek-ai/cordis'
 import { execFileSync, spawn } from 'node:child_process'
-import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SandboxPolicy } from 'dsh-sandbox'
 import * as localPlugin from 'dsh-sandbox-local'
 import type { EgressRefusal } from 'dsh-sandbox-local'
-import { type FarHost, installed, startFarHost } from 'dsh-testkit'
+import { eventually, type FarHost, installed, startFarHost } from 'dsh-testkit'
 import { bwrapOptions, EgressProxies, EMPTY_MOUNT_PLAN, egressEnvironment, systemPerl, withForwarder } from 'dsh-sandbox-local/internal'
 import { bwrapUnavailable, type RunResult, scratchDir } from './helpers'
 
@@ -198,7 +198,7 @@ describe.skipIf(!canRun)('the allowlist network (real bwrap, a far host in a net
       onRefused: (refusal) => nobodyRefusals.push(refusal),
     })
     try {
-      const egress = await proxies.directoryFor(['allowed.test'])
+      const egress = await proxies.open(['allowed.test'])
       own(egress.path)
       const ownWorkspace = join(base.path, 'ws')
       mkdirSync(ownWorkspace)
@@ -232,6 +232,43 @@ describe.skipIf(!canRun)('the allowlist network (real bwrap, a far host in a net
       await base.remove()
     }
   })
+
+  it('each sandbox has a proxy of its own: one that uses up its connections stalls no other, and its proxy ends with it', async () => {
+    const release = join(workspace.path, 'release-hog')
+    const hog = await root.sandbox.confine(
+      [
+        'bash',
+        '-c',
+        [
+          // More connections than one proxy serves, all held open.
+          'for i in $(seq 1 270); do exec {fd}<>/dev/tcp/127.0.0.1/3128 || break; done 2>/dev/null',
+          'curl -sS -m 5 http://allowed.test:8080/hog >/dev/null 2>&1; echo "hog-curl=$?"',
+          'echo held',
+          `for i in $(seq 1 300); do [ -e '${release}' ] && break; sleep 0.1; done`,
+        ].join('\n'),
+      ],
+      policy(),
+    )
+    const hogDirectory = hog[hog.indexOf('/tmp/.dsh-egress') - 1]!
+    expect(hogDirectory).toMatch(/\/egress-[^/]+$/)
+    const running = spawn(hog[0]!, hog.slice(1), { env: { ...process.env, ...root.sandbox.environment?.(policy()) }, stdio: ['ignore', 'pipe', 'pipe'] })
+    let output = ''
+    running.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
+    const exited = new Promise((resolve) => running.once('close', resolve))
+    try {
+      await eventually(() => output.includes('held\n'), 'the hog to hold its connections', 30_000)
+      // Its own proxy is full: even its own request fails. Another sandbox's works.
+      expect(output).not.toContain('hog-curl=0')
+      const other = await confined('curl -sS http://allowed.test:8080/other; echo')
+      expect(other.stdout).toBe('far host: GET /other for allowed.test:8080\n')
+      expect(existsSync(hogDirectory)).toBe(true)
+    } finally {
+      writeFileSync(release, '')
+      await exited
+    }
+    // The hog's sandbox ended: its forwarder's hold closed, and the proxy with its directory went.
+    await eventually(() => !existsSync(hogDirectory), "the hog's proxy directory to go")
+  }, 60_000)
 
   it("the proxy's directory is bound only into allowlist sandboxes, read-only, and the forwarder is not the shell's child", async () => {
     const other = await root.sandbox.confine(['bash', '-c', 'ls /tmp/.dsh-egress 2>&1; ls -d /tmp/dsh-terminal 2>&1'], {

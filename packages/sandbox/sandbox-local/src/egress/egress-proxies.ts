@@ -12,16 +12,17 @@ export interface EgressDirectory {
 }
 
 /**
- * The host's egress proxies, one per distinct allowlist, started on the first sandbox that needs
- * one and stopped with the provider. Each lives in a private directory under the host runtime
- * parent, which every sandbox covers, so no sandbox reaches a proxy it was not given.
+ * The host's egress proxies, one per sandbox: no session can use up another's connections, and a
+ * proxy ends with its sandbox (its forwarder's hold closes) or, for a confined argv never spawned,
+ * after `HOLD_WAIT_MS`. Each lives in a private directory under the host runtime parent, which
+ * every sandbox covers, so no sandbox reaches a proxy it was not given.
  */
 export class EgressProxies {
   readonly #runtimeParent: () => string
   readonly #fixedAddresses: FixedAddresses
   readonly #onRefused: (refusal: EgressRefusal) => void
   readonly #perl: () => string
-  readonly #started = new Map<string, Promise<{ proxy: EgressProxy; directory: EgressDirectory }>>()
+  readonly #live = new Set<EgressProxy>()
   #closed = false
 
   constructor(options: {
@@ -36,35 +37,9 @@ export class EgressProxies {
     this.#perl = options.perl
   }
 
-  /** The directory of the proxy serving `allowedHosts`, started if needed. */
-  async directoryFor(allowedHosts: readonly string[]): Promise<EgressDirectory> {
+  /** Start a proxy for one sandbox that connects only to `allowedHosts`; resolves with its directory. */
+  async open(allowedHosts: readonly string[]): Promise<EgressDirectory> {
     if (this.#closed) throw new Error('the egress proxies are closed')
-    const key = JSON.stringify([...new Set(allowedHosts)].sort())
-    let started = this.#started.get(key)
-    if (started === undefined) {
-      started = this.#start(allowedHosts)
-      this.#started.set(key, started)
-      // A proxy that failed to start is tried again by the next sandbox.
-      started.catch(() => this.#started.delete(key))
-    }
-    return (await started).directory
-  }
-
-  /** Stop every proxy and remove its directory. */
-  async close(): Promise<void> {
-    this.#closed = true
-    const started = [...this.#started.values()]
-    this.#started.clear()
-    await Promise.all(
-      started.map(async (pending) => {
-        const { proxy, directory } = await pending.catch(() => ({ proxy: undefined, directory: undefined }))
-        await proxy?.close()
-        if (directory !== undefined) rmSync(directory.path, { recursive: true, force: true })
-      }),
-    )
-  }
-
-  async #start(allowedHosts: readonly string[]): Promise<{ proxy: EgressProxy; directory: EgressDirectory }> {
     const patterns = allowedHosts.map((entry) => parseHostPattern(entry))
     const path = mkdtempSync(join(this.#runtimeParent(), 'egress-'))
     try {
@@ -75,11 +50,27 @@ export class EgressProxies {
         patterns,
         fixedAddresses: this.#fixedAddresses,
         onRefused: this.#onRefused,
+        onClosed: () => {
+          this.#live.delete(proxy)
+          rmSync(path, { recursive: true, force: true })
+        },
       })
-      return { proxy, directory: { path } }
+      this.#live.add(proxy)
+      return { path }
     } catch (error) {
       rmSync(path, { recursive: true, force: true })
       throw error
     }
+  }
+
+  /** How many proxies are alive (sandboxes holding one, or starts not spawned yet); for tests. */
+  get size(): number {
+    return this.#live.size
+  }
+
+  /** Stop every proxy and remove its directory. */
+  async close(): Promise<void> {
+    this.#closed = true
+    await Promise.all([...this.#live].map((proxy) => proxy.close()))
   }
 }

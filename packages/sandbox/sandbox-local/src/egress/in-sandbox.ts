@@ -40,16 +40,20 @@ export function systemPerl(): string {
 }
 
 /**
- * The forwarder, as `perl -e FORWARDER socket port -- program args…`: listens, starts the relay
- * daemon (double fork, setsid, stdio on /dev/null), then becomes the program. Listening comes first,
- * so the proxy is there before the program's first command; a forwarder that cannot listen fails
- * the start rather than leave a program without its network.
+ * The forwarder, as `perl -e FORWARDER socket port -- program args…`: listens, holds the proxy (a
+ * connection whose first byte is 0: the proxy lives while the daemon keeps it open, so it ends with
+ * the sandbox), starts the relay daemon (double fork, setsid, stdio on /dev/null), then becomes the
+ * program. Listening comes first, so the proxy is there before the program's first command; a
+ * forwarder that cannot listen or hold fails the start rather than leave a program without its network.
  */
 const FORWARDER = `
 use strict; use warnings; use Socket; use IO::Socket::INET; use IO::Socket::UNIX; use IO::Select; use POSIX ();
 my ($path, $port) = splice(@ARGV, 0, 3);
 my $listener = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => $port, Proto => 'tcp', Listen => 128, ReuseAddr => 1)
   or die "dsh-sandbox: the egress forwarder cannot listen on 127.0.0.1:$port: $!\\n";
+my $hold = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => $path)
+  or die "dsh-sandbox: the egress forwarder cannot reach the egress proxy ($path): $!\\n";
+syswrite($hold, "\\0") == 1 or die "dsh-sandbox: the egress forwarder cannot hold the egress proxy: $!\\n";
 defined(my $middle = fork) or die "dsh-sandbox: cannot start the egress forwarder: $!\\n";
 if ($middle == 0) {
   POSIX::setsid();
@@ -61,12 +65,13 @@ if ($middle == 0) {
   for (;;) {
     my $client = $listener->accept or do { select(undef, undef, undef, 0.1); next };
     my $child = fork;
-    if (defined $child && $child == 0) { close $listener; relay($client); POSIX::_exit(0) }
+    if (defined $child && $child == 0) { close $listener; close $hold; relay($client); POSIX::_exit(0) }
     close $client;
   }
 }
 waitpid $middle, 0;
 close $listener;
+close $hold;
 exec { $ARGV[0] } @ARGV or die "dsh-sandbox: cannot run $ARGV[0]: $!\\n";
 sub relay {
   my ($client) = @_;

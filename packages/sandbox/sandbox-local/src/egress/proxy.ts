@@ -6,8 +6,14 @@ import { HandshakeReader } from './handshake-reader'
 import { serveHttp } from './http-proxy'
 import { SOCKS5_VERSION, serveSocks5 } from './socks5'
 
-/** Connections one proxy serves at once; more are closed at once (each holds two sockets and buffers). */
+/** Connections one proxy (one sandbox) serves at once; more are closed at once (each holds two sockets and buffers). */
 export const MAX_EGRESS_CONNECTIONS = 256
+
+/** First byte of the forwarder's hold connection: the proxy lives while it stays open. */
+export const HOLD_BYTE = 0x00
+
+/** How long a proxy waits for its sandbox's forwarder to hold it (a confined argv never spawned is dropped then). */
+export const HOLD_WAIT_MS = 120_000
 
 /** Bytes a handshake may hold (an HTTP request head; SOCKS frames are far smaller). */
 const HANDSHAKE_LIMIT = 32 * 1024
@@ -38,18 +44,27 @@ export interface EgressProxyOptions {
   readonly fixedAddresses: FixedAddresses
   /** Called for every refused request (the provider logs it). */
   readonly onRefused: (refusal: EgressRefusal) => void
+  /** Called once the proxy closed: its hold ended, never came, or {@link EgressProxy.close} was called. */
+  readonly onClosed?: () => void
+  /** How long to wait for the hold (default {@link HOLD_WAIT_MS}). */
+  readonly holdWithinMs?: number
 }
 
 /**
- * The host's egress proxy for one allowlist: HTTP (CONNECT and absolute http:// URLs) and SOCKS5
+ * The host's egress proxy for one sandbox: HTTP (CONNECT and absolute http:// URLs) and SOCKS5
  * on one Unix socket, told apart by the first byte. Every request goes through
- * `decideDestination`; a refusal is answered in the client's protocol and reported.
+ * `decideDestination`; a refusal is answered in the client's protocol and reported. It lives while
+ * the sandbox's forwarder holds it: a connection whose first byte is {@link HOLD_BYTE}, open until the
+ * sandbox ends; without one within `holdWithinMs`, or once it closes, the proxy closes itself.
  */
 export class EgressProxy {
   readonly socketPath: string
   readonly #options: EgressProxyOptions
   readonly #server: Server
   readonly #connections = new Set<Socket>()
+  #holdTimer: NodeJS.Timeout | undefined
+  #held = false
+  #closing: Promise<void> | undefined
 
   private constructor(options: EgressProxyOptions, server: Server) {
     this.socketPath = options.socketPath
@@ -71,14 +86,21 @@ export class EgressProxy {
       })
     })
     chmodSync(options.socketPath, 0o600)
+    proxy.#holdTimer = setTimeout(() => void proxy.close(), options.holdWithinMs ?? HOLD_WAIT_MS)
+    proxy.#holdTimer.unref()
     return proxy
   }
 
-  /** Stop listening, cut every relayed connection and remove the socket. */
-  async close(): Promise<void> {
-    for (const socket of this.#connections) socket.destroy()
-    await new Promise<void>((resolve) => this.#server.close(() => resolve()))
-    rmSync(this.socketPath, { force: true })
+  /** Stop listening, cut every relayed connection and remove the socket; once, however often called. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      clearTimeout(this.#holdTimer)
+      for (const socket of this.#connections) socket.destroy()
+      await new Promise<void>((resolve) => this.#server.close(() => resolve()))
+      rmSync(this.socketPath, { force: true })
+      this.#options.onClosed?.()
+    })()
+    return this.#closing
   }
 
   #serve(socket: Socket): void {
@@ -93,6 +115,7 @@ export class EgressProxy {
   async #handshake(socket: Socket, reader: HandshakeReader): Promise<void> {
     // Peeked, not read: each protocol parses its frames from the start.
     const [first] = await reader.peek(1)
+    if (first === HOLD_BYTE) return this.#hold(socket, reader)
     const protocol = first === SOCKS5_VERSION ? 'socks5' : 'http'
     const decide = (host: string, port: number) => this.#decide(protocol, host, port)
     if (protocol === 'socks5') await serveSocks5(socket, reader, decide)
@@ -100,6 +123,24 @@ export class EgressProxy {
     // Relayed: the handshake's time bound no longer applies. Answered and ended: it still drops a
     // client that never closes its side.
     if (!socket.writableEnded) socket.setTimeout(0)
+  }
+
+  /** The forwarder's hold: the first one keeps the proxy alive until it closes; any other is dropped. */
+  #hold(socket: Socket, reader: HandshakeReader): void {
+    if (this.#held) {
+      socket.destroy()
+      return
+    }
+    this.#held = true
+    clearTimeout(this.#holdTimer)
+    reader.release()
+    socket.setTimeout(0)
+    // Nothing more is expected on it; whatever comes is read and dropped, so it never fills a buffer.
+    socket.on('data', () => {})
+    // Half-open connections are allowed, so the forwarder's end arrives as 'end' before any 'close'.
+    socket.on('end', () => void this.close())
+    socket.on('close', () => void this.close())
+    socket.resume()
   }
 
   async #decide(protocol: EgressRefusal['protocol'], host: string, port: number): Promise<EgressVerdict> {
