@@ -1,11 +1,11 @@
-import { existsSync } from 'node:fs'
+import { existsSync, readdirSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { parseCliArgs } from '../src/cli/args'
 import { compositionsRoot, PRESETS, presetPath, resolveConfigPath, SHIPPED_COMPOSITIONS } from '../src/compose/config-path'
 import { PACKAGE_ROOT } from '../src/package-root'
-import { CLI_ARGS, DANGER_CONFIG, DEFAULT_CONFIG, READ_ONLY_CONFIG, SNAPSHOT_CONFIG, tempDir, TSX } from './helpers'
+import { CLI_ARGS, DANGER_CONFIG, DEFAULT_CONFIG, load, READ_ONLY_CONFIG, REPO_ROOT, SNAPSHOT_CONFIG, tempDir, TSX } from './helpers'
 import { HANDSHAKE, jsonRpcLines, runCli, start } from './process'
 
 const cleanups: (() => Promise<void>)[] = []
@@ -48,6 +48,26 @@ describe('which composition a command serves', () => {
     expect(compositionsRoot([undefined, await scratch('dsh-nothing-shipped-')])).toBeUndefined()
     expect(compositionsRoot()).toBe(checkout)
     expect(SHIPPED_COMPOSITIONS).toBe(join(PACKAGE_ROOT, 'dist', 'compositions'))
+  })
+
+  it('loads every overlay in examples/; allowlist.yml resolves to the allowlist network with its hosts', async () => {
+    const overlays = readdirSync(join(REPO_ROOT, 'examples')).filter((file) => file.endsWith('.yml'))
+    expect(overlays).toContain('allowlist.yml')
+    for (const overlay of overlays) {
+      const composition = await load(join(REPO_ROOT, 'examples', overlay))
+      try {
+        if (overlay !== 'allowlist.yml') continue
+        const agent = await composition.agents.create()
+        expect(composition.root.sandboxPolicy.resolve(agent)).toMatchObject({
+          mode: 'workspace-write',
+          network: 'allowlist',
+          allowedHosts: expect.arrayContaining(['github.com', 'registry.npmjs.org', 'pypi.org']),
+        })
+        await agent.dispose()
+      } finally {
+        await composition.dispose()
+      }
+    }
   })
 
   it('resolves every preset to the repository files in a checkout, and names a missing one', () => {
