@@ -15,7 +15,16 @@ export {
   type ReadOnlyBind,
 } from './args'
 export { CONTROL_SOCKETS } from './control-sockets'
-export { decideDestination, displayTarget, type EgressVerdict, type FixedAddresses, forbiddenAddress } from './egress/destination'
+export {
+  decideDestination,
+  displayTarget,
+  type EgressVerdict,
+  type FixedAddresses,
+  forbiddenAddress,
+  hostInterfaceAddresses,
+  printable,
+} from './egress/destination'
+export { hostsFileAddresses, parseHostsFile } from './egress/hosts-file'
 export { EgressProxies } from './egress/egress-proxies'
 export {
   connectHelperScript,

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseHostPattern } from 'dsh-sandbox'
 import type { EgressRefusal } from 'dsh-sandbox-local'
-import { EgressProxy, forbiddenAddress } from 'dsh-sandbox-local/internal'
+import { EgressProxy, forbiddenAddress, hostInterfaceAddresses, parseHostsFile, printable } from 'dsh-sandbox-local/internal'
 import { eventually } from 'dsh-testkit'
 import { scratchDir } from './helpers'
 
@@ -129,12 +129,32 @@ describe('the egress proxy on its socket', () => {
     }
   })
 
+  it('reads /etc/hosts as the system resolver would: comments dropped, aliases, names without case', () => {
+    const table = parseHostsFile(
+      '127.0.0.1 localhost\n# 10.0.0.1 commented.test\n10.0.0.7  Git.Internal  git  # the forge\nnot-an-address bad.test\n::1 localhost ip6-localhost\n',
+    )
+    expect(table.get('localhost')).toEqual(['127.0.0.1', '::1'])
+    expect(table.get('git.internal')).toEqual(['10.0.0.7'])
+    expect(table.get('git')).toEqual(['10.0.0.7'])
+    expect(table.has('commented.test')).toBe(false)
+    expect(table.has('bad.test')).toBe(false)
+  })
+
+  it("escapes what is unprintable in names it reports, and counts the host's own interface addresses as the host's", () => {
+    expect(printable('evil.test\n[I] x\u001b[2J')).toBe('evil.test\\u{a}[I] x\\u{1b}[2J')
+    const own = hostInterfaceAddresses()
+    expect(own).toContain('127.0.0.1')
+    for (const address of own) expect(forbiddenAddress(address), address).toBeDefined()
+    expect(forbiddenAddress('10.99.0.1', ['10.99.0.1'])).toMatch(/an address of this host/)
+    expect(forbiddenAddress('::ffff:10.99.0.1', ['10.99.0.1'])).toMatch(/an address of this host/)
+  })
+
   it('the address rule: loopback, unspecified, link-local, multicast and mapped loopback are never reached', () => {
     for (const address of ['127.0.0.1', '127.1.2.3', '0.0.0.0', '169.254.169.254', '224.0.0.1', '::1', '::', 'fe80::1', '::ffff:127.0.0.1', 'ff02::1']) {
       expect(forbiddenAddress(address), address).toBeDefined()
     }
     for (const address of ['10.0.0.1', '192.168.1.1', '93.184.215.14', '2001:db8::1', '::ffff:10.0.0.1']) {
-      expect(forbiddenAddress(address), address).toBeUndefined()
+      expect(forbiddenAddress(address, []), address).toBeUndefined()
     }
   })
 })

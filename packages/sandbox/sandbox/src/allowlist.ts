@@ -80,7 +80,32 @@ export function normalizeName(name: string): string {
 /** An address as compared: IPv6 in its shortest form (as the URL parser writes it), without brackets. */
 function normalizeAddress(address: string): string {
   if (isIP(address) !== 6) return address
-  return new URL(`http://[${address}]/`).hostname.slice(1, -1)
+  try {
+    return new URL(`http://[${address}]/`).hostname.slice(1, -1)
+  } catch {
+    // A zone index (`fe80::1%lo`) is no URL host: compared as written, it matches no entry.
+    return address.toLowerCase()
+  }
+}
+
+/**
+ * Whether `text` is something a client may ask a proxy for: a host name of DNS labels (at most 253
+ * characters, a trailing dot allowed) or an IP literal without a zone index. Anything else (a NUL, a
+ * line break, spaces) is refused before it is matched or resolved: a resolver may read less of it
+ * than the match did.
+ */
+export function isRequestableHost(text: string): boolean {
+  const bare = text.replace(/^\[|\]$/g, '')
+  if (isIP(bare) !== 0) return !bare.includes('%')
+  const name = text.endsWith('.') ? text.slice(0, -1) : text
+  return (
+    name.length > 0 &&
+    name.length <= 253 &&
+    name
+      .toLowerCase()
+      .split('.')
+      .every((label) => LABEL.test(label))
+  )
 }
 
 /**

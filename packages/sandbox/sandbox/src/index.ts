@@ -2,7 +2,7 @@
  * dsh-sandbox: the sandbox seam. A contract, not a plugin: providers such as `dsh-sandbox-local`
  * extend {@link Sandbox} and are mounted instead.
  */
-export { allowedByList, type HostPattern, hostPatternProblem, normalizeName, parseHostPattern } from './allowlist'
+export { allowedByList, type HostPattern, hostPatternProblem, isRequestableHost, normalizeName, parseHostPattern } from './allowlist'
 export { SandboxError, type SandboxErrorCode } from './errors'
 export {
   assertRuntimeParent,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { allowedByList, assertConfineRequest, hostPatternProblem, parseHostPattern, SandboxError } from 'dsh-sandbox'
+import { allowedByList, assertConfineRequest, hostPatternProblem, isRequestableHost, parseHostPattern, SandboxError } from 'dsh-sandbox'
 
 const list = (...entries: string[]) => entries.map((entry) => parseHostPattern(entry))
 
@@ -30,6 +30,25 @@ describe('the egress allowlist grammar and matching rule', () => {
     expect(allowedByList(patterns, '[2001:db8::1]', 443)).toBeDefined()
     expect(allowedByList(patterns, '2001:db8::1', 80)).toBeUndefined()
     expect(allowedByList(patterns, '10.0.0.8', 80)).toBeUndefined()
+  })
+
+  it('what a client may ask a proxy for: names of DNS labels and IP literals, nothing a resolver could read less of', () => {
+    for (const host of ['github.com', 'GitHub.com.', 'a_b.example', '10.0.0.1', '::1', '[2001:db8::1]', 'x'.repeat(63)])
+      expect(isRequestableHost(host), host).toBe(true)
+    for (const host of [
+      '10.0.0.9\u0000.wild.test',
+      'a b.test',
+      'evil.test\n[I] forged',
+      '',
+      '.',
+      'a..b',
+      'fe80::1%lo',
+      '-a.test',
+      `${'x'.repeat(64)}.test`,
+      `${'a.'.repeat(127)}ab`,
+    ]) {
+      expect(isRequestableHost(host), JSON.stringify(host)).toBe(false)
+    }
   })
 
   it('malformed entries are refused with a reason', () => {

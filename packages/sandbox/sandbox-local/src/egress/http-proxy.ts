@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net'
-import type { EgressVerdict } from './destination'
+import { type EgressVerdict, printable } from './destination'
 import { HandshakeError, type HandshakeReader } from './handshake-reader'
 import { connectUpstream, relay, UpstreamError, type UpstreamFailure } from './relay'
 
@@ -13,7 +13,7 @@ import { connectUpstream, relay, UpstreamError, type UpstreamFailure } from './r
 const HEAD_END = Buffer.from('\r\n\r\n')
 
 /** Headers meant for the proxy, or for one hop only: never forwarded to the origin. */
-const HOP_HEADERS = new Set(['proxy-connection', 'proxy-authorization', 'connection', 'keep-alive'])
+const HOP_HEADERS = new Set(['proxy-connection', 'proxy-authorization', 'connection', 'keep-alive', 'host'])
 
 /** What one decided request needs from the proxy: its verdict, and a report of the refusal. */
 export interface HttpRequestContext {
@@ -42,7 +42,7 @@ export async function serveHttp(client: Socket, reader: HandshakeReader, context
   const verdict = await context.decide(target.host, target.port)
   if (!verdict.allowed) {
     const advice = context.refusalAdvice(target.host, target.port, verdict.detail)
-    respond(client, 403, `Forbidden by the dsh-terminal egress allowlist: ${target.host}`, advice)
+    respond(client, 403, `Forbidden by the dsh-terminal egress allowlist: ${printable(target.host)}`, advice)
     return
   }
   let upstream: Socket
@@ -60,19 +60,26 @@ export async function serveHttp(client: Socket, reader: HandshakeReader, context
     relay(client, upstream, early)
     return
   }
-  upstream.write(forwardedHead(requestLine, target.path, headerLines))
+  upstream.write(forwardedHead(requestLine, target, headerLines))
   relay(client, upstream, early)
 }
 
 /** Where a request goes: a tunnel for CONNECT, a forwarded request for an absolute http:// URL. */
 type RequestTarget =
   | { readonly kind: 'tunnel'; readonly host: string; readonly port: number }
-  | { readonly kind: 'forward'; readonly host: string; readonly port: number; readonly path: string }
+  | { readonly kind: 'forward'; readonly host: string; readonly port: number; readonly path: string; readonly authority: string }
 
 /** The request line's target, or why the proxy cannot serve it (a 400's body). */
 function requestTarget(requestLine: string): RequestTarget | string {
   const [method, target, version, extra] = requestLine.split(' ')
-  if (method === undefined || target === undefined || version === undefined || extra !== undefined || !/^HTTP\/1\.[01]$/.test(version)) {
+  if (
+    method === undefined ||
+    target === undefined ||
+    version === undefined ||
+    extra !== undefined ||
+    !/^HTTP\/1\.[01]$/.test(version) ||
+    !METHOD.test(method)
+  ) {
     return 'not an HTTP/1.x request line; this is the sandbox egress proxy (HTTP CONNECT, absolute http:// URLs, or SOCKS5)'
   }
   if (method === 'CONNECT') {
@@ -88,15 +95,23 @@ function requestTarget(requestLine: string): RequestTarget | string {
     return `the egress proxy needs an absolute http:// URL (or CONNECT for https), got ${JSON.stringify(target)}`
   }
   if (url.protocol !== 'http:') return `the egress proxy forwards only http:// URLs; use CONNECT for ${url.protocol.slice(0, -1)}`
-  return { kind: 'forward', host: url.hostname.replace(/^\[|\]$/g, ''), port: url.port === '' ? 80 : Number(url.port), path: `${url.pathname}${url.search}` }
+  const port = url.port === '' ? 80 : Number(url.port)
+  return { kind: 'forward', host: url.hostname.replace(/^\[|\]$/g, ''), port, path: `${url.pathname}${url.search}`, authority: url.host }
 }
 
-/** The request head as the origin gets it: origin-form target, no proxy or hop headers, `Connection: close`. */
-function forwardedHead(requestLine: string, path: string, headerLines: readonly string[]): string {
+/**
+ * The request head as the origin gets it: origin-form target, the URL's own authority as `Host`
+ * (RFC 9112, 3.2.2: a client's Host would front an unlisted name on a shared server), no proxy or
+ * hop headers, `Connection: close`.
+ */
+function forwardedHead(requestLine: string, target: { readonly path: string; readonly authority: string }, headerLines: readonly string[]): string {
   const [method, , version] = requestLine.split(' ')
   const kept = headerLines.filter((line) => !HOP_HEADERS.has(line.slice(0, line.indexOf(':')).trim().toLowerCase()))
-  return [`${method} ${path} ${version}`, ...kept, 'Connection: close', '', ''].join('\r\n')
+  return [`${method} ${target.path} ${version}`, `Host: ${target.authority}`, ...kept, 'Connection: close', '', ''].join('\r\n')
 }
+
+/** An HTTP method: a token (RFC 9110, 5.6.2), nothing that could end the line or start another. */
+const METHOD = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 
 /** A complete response that ends the connection: the status, a phrase without line breaks, and a one-line body. */
 function respond(client: Socket, status: number, phrase: string, body: string): void {

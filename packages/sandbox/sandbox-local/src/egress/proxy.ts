@@ -1,7 +1,7 @@
 import { chmodSync, rmSync } from 'node:fs'
 import { createServer, type Server, type Socket } from 'node:net'
 import type { HostPattern } from 'dsh-sandbox'
-import { decideDestination, displayTarget, type EgressRefusalReason, type EgressVerdict, type FixedAddresses } from './destination'
+import { decideDestination, displayTarget, type EgressRefusalReason, type EgressVerdict, type FixedAddresses, printable } from './destination'
 import { HandshakeReader } from './handshake-reader'
 import { serveHttp } from './http-proxy'
 import { SOCKS5_VERSION, serveSocks5 } from './socks5'
@@ -23,7 +23,7 @@ const HANDSHAKE_TIMEOUT_MS = 30_000
 
 /** One refused request, as the host's log and listeners see it. */
 export interface EgressRefusal {
-  /** The host the client asked for, as it asked. */
+  /** The host the client asked for, as it asked (anything unprintable escaped as `\u{…}`). */
   readonly host: string
   readonly port: number
   /** Which side of the proxy it came through. */
@@ -145,7 +145,7 @@ export class EgressProxy {
 
   async #decide(protocol: EgressRefusal['protocol'], host: string, port: number): Promise<EgressVerdict> {
     const verdict = await decideDestination(this.#options.patterns, this.#options.fixedAddresses, host, port)
-    if (!verdict.allowed) this.#options.onRefused({ host, port, protocol, reason: verdict.reason, detail: verdict.detail })
+    if (!verdict.allowed) this.#options.onRefused({ host: printable(host), port, protocol, reason: verdict.reason, detail: verdict.detail })
     return verdict
   }
 }
@@ -154,6 +154,6 @@ export class EgressProxy {
 export function refusalAdvice(host: string, port: number, detail: string): string {
   return (
     `dsh-terminal sandbox: ${detail}; connection to ${displayTarget(host, port)} refused. ` +
-    `To allow it, the user adds "${host}" (or a "*.domain" pattern) to allowedHosts in the sandbox policy (dsh-sandbox-policy) and opens a new session.`
+    `To allow it, the user adds "${printable(host)}" (or a "*.domain" pattern) to allowedHosts in the sandbox policy (dsh-sandbox-policy) and opens a new session.`
   )
 }
