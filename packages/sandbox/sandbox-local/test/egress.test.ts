@@ -1,4 +1,4 @@
-import { Context } from '@deepseek-ai/cordis'
+import { Context, type Fiber } from '@deepseek-ai/cordis'
 import { execFileSync, spawn } from 'node:child_process'
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
@@ -29,6 +29,7 @@ const SSH_PORT = 2200
 describe.skipIf(!canRun)('the allowlist network (real bwrap, a far host in a network namespace)', () => {
   const root = new Context()
   const refusals: EgressRefusal[] = []
+  let provider: Fiber | undefined
   let far: FarHost
   let workspace: Awaited<ReturnType<typeof scratchDir>>
   let hostLoopback: Server
@@ -44,7 +45,7 @@ describe.skipIf(!canRun)('the allowlist network (real bwrap, a far host in a net
     })
     await new Promise<void>((resolve) => hostLoopback.listen(0, '127.0.0.1', resolve))
     hostPort = (hostLoopback.address() as { port: number }).port
-    await root.plugin(localPlugin, {
+    provider = await root.plugin(localPlugin, {
       egressAddresses: {
         'allowed.test': far.address,
         'refused.test': far.address,
@@ -59,6 +60,8 @@ describe.skipIf(!canRun)('the allowlist network (real bwrap, a far host in a net
   }, 30_000)
 
   afterAll(async () => {
+    // Unloading the provider stops every proxy and removes its directory (a start never spawned keeps one for 2 minutes).
+    await provider?.dispose()
     await far?.stop()
     await new Promise((resolve) => hostLoopback?.close(resolve))
     await workspace?.remove()
