@@ -12,6 +12,9 @@ export const MAX_EGRESS_CONNECTIONS = 256
 /** First byte of the forwarder's hold connection: the proxy lives while it stays open. */
 export const HOLD_BYTE = 0x00
 
+/** The first byte of a SOCKS4 request, which the proxy rejects (it speaks SOCKS5). */
+const SOCKS4_VERSION = 0x04
+
 /** How long a proxy waits for its sandbox's forwarder to hold it (a confined argv never spawned is dropped then). */
 export const HOLD_WAIT_MS = 120_000
 
@@ -116,6 +119,11 @@ export class EgressProxy {
     // Peeked, not read: each protocol parses its frames from the start.
     const [first] = await reader.peek(1)
     if (first === HOLD_BYTE) return this.#hold(socket, reader)
+    // SOCKS4 has no names the allowlist could see: rejected at once (reply 0x5B), not left to time out as HTTP.
+    if (first === SOCKS4_VERSION) {
+      socket.end(Buffer.from([0, 0x5b, 0, 0, 0, 0, 0, 0]))
+      return
+    }
     const protocol = first === SOCKS5_VERSION ? 'socks5' : 'http'
     const decide = (host: string, port: number) => this.#decide(protocol, host, port)
     if (protocol === 'socks5') await serveSocks5(socket, reader, decide)
