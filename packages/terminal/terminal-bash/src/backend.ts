@@ -85,7 +85,7 @@ export class ShellBackend implements TerminalBackend {
       if (signal.aborted) throw signal.reason
       throw error
     }
-    const session = new ShellSession(handle, config, { nonce, replNonce: launch.replNonce }, size)
+    const session = new ShellSession(handle, config, { nonce, replNonce: launch.replNonce }, size, spec.onOutput)
     try {
       await session.startup(signal)
       return session
