@@ -18,7 +18,7 @@ import { keyNameProblem, MAX_TERMINAL_COLS, MAX_TERMINAL_KEYS, MAX_TERMINAL_ROWS
 import { OwnerState } from './owner-state'
 import { PendingSpawn } from './pending-spawn'
 import { SessionRecord } from './session-record'
-import { SessionListeners, type TerminalSessionObserver, type TerminalSessionStart } from './session-observers'
+import { SessionListeners, type TerminalSessionObserver, type TerminalSessionPublished, type TerminalSessionStart } from './session-observers'
 
 /** A client name a model may read: non-empty, bounded, no control characters. */
 function isClientName(client: unknown): client is string {
@@ -330,7 +330,7 @@ export class TerminalRegistry {
     const record = new SessionRecord(identity, session, (closed) => this.#remove(closed), this.#humanActiveMs, listeners)
     this.#sessions.set(record.id, record)
     this.#owners.get(pending.owner)?.records.set(record.id, record)
-    listeners?.published(session.size && { rows: session.size.rows, cols: session.size.cols })
+    if (listeners) listeners.published(publishedFacts(session))
     return { ...record.snapshot(), motd: session.motd }
   }
 
@@ -380,6 +380,12 @@ export class TerminalRegistry {
     }
     if (failures.length) throw combineFailures(failures, 'PTY service disposal failed')
   }
+}
+
+/** What observers learn of a session once it is published. */
+function publishedFacts(session: TerminalBackendSession): TerminalSessionPublished {
+  const size = session.size && { rows: session.size.rows, cols: session.size.cols }
+  return { ...(size ? { size } : {}), ...(typeof session.term === 'string' ? { term: session.term } : {}) }
 }
 
 /** What observers learn of a spawn as it begins. */

@@ -16,6 +16,14 @@ export interface TerminalSessionStart {
   readonly startedAt: number
 }
 
+/** A session as observers learn of it once it is published. */
+export interface TerminalSessionPublished {
+  /** Its window size (absent: the backend has no terminal). */
+  readonly size?: TerminalSize
+  /** The terminal type its programs were told (`TERM`), when the backend says. */
+  readonly term?: string
+}
+
 /** One send as observers see it when it starts: what was asked, never what it printed. */
 export interface TerminalSendStart {
   /** 1-based number of this send within its session. */
@@ -43,8 +51,8 @@ export interface TerminalSendStart {
  * then work asynchronously. A listener that throws is dropped for the rest of the session.
  */
 export interface TerminalSessionListener {
-  /** Startup settled and the session was published, at this window size (absent: the backend has no terminal). */
-  published?(size: TerminalSize | undefined): void
+  /** Startup settled and the session was published. */
+  published?(session: TerminalSessionPublished): void
   /** Raw output as the terminal printed it, from the first byte on, nothing left out. */
   output?(bytes: Uint8Array): void
   /** A send starts (called before any of its input is written). */
@@ -98,8 +106,8 @@ export class SessionListeners {
   }
 
   /** See {@link TerminalSessionListener.published}. */
-  published(size: TerminalSize | undefined): void {
-    this.#each((listener) => listener.published?.(size))
+  published(session: TerminalSessionPublished): void {
+    this.#each((listener) => listener.published?.(session))
   }
 
   /** See {@link TerminalSessionListener.output}. */

@@ -12,7 +12,7 @@ function journal(): { observer: TerminalSessionObserver; lines: string[]; starts
       starts.push(start)
       const id = start.sessionId
       const listener: TerminalSessionListener = {
-        published: (size) => lines.push(`${id} published ${size ? `${size.cols}x${size.rows}` : 'no size'}`),
+        published: ({ size }) => lines.push(`${id} published ${size ? `${size.cols}x${size.rows}` : 'no size'}`),
         output: (bytes) => lines.push(`${id} output ${Buffer.from(bytes).toString()}`),
         sendStarted: (send) => lines.push(`${id} send ${send.number} ${send.callId ?? '-'} ${JSON.stringify(send.text)} before=${send.inputBefore?.kind ?? '-'}`),
         sendSettled: (send, result) => lines.push(`${id} settled ${send.number} ${result?.waitReason ?? 'failed'}`),

@@ -67,19 +67,23 @@ export class ShellSession implements TerminalBackendSession {
   #unsubscribe: (() => void) | undefined
   /** A session observer's tap on the raw output (the registry's `spec.onOutput`), from the first byte. */
   readonly #observe: ((bytes: Uint8Array) => void) | undefined
+  /** The `TERM` the shell was started with. */
+  readonly term: string | undefined
 
   /**
    * Wraps a freshly spawned handle of `size` (default: the configured one); call
-   * {@link ShellSession.startup} before handing it out. `observe` receives every raw chunk, in order.
+   * {@link ShellSession.startup} before handing it out. `launched.observe` receives every raw chunk,
+   * in order; `launched.term` is the `TERM` the shell got.
    */
   constructor(
     handle: SubprocessTerminalHandle,
     config: ShellBackendConfig,
     nonces: { nonce: number; replNonce?: number | undefined },
     size: TerminalSize = { rows: config.rows, cols: config.cols },
-    observe?: (bytes: Uint8Array) => void,
+    launched: { observe?: ((bytes: Uint8Array) => void) | undefined; term?: string | undefined } = {},
   ) {
-    this.#observe = observe
+    this.#observe = launched.observe
+    this.term = launched.term
     this.pid = handle.pid
     this.#handle = handle
     this.#config = config
