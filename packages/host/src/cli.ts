@@ -3,6 +3,7 @@ import { pathToFileURL } from 'node:url'
 import { realpathSync } from 'node:fs'
 import { runAttach } from './attach/command'
 import { runDoctor } from './cli/doctor'
+import { runReplay } from './cli/replay'
 import { parseCliArgs, USAGE } from './cli/args'
 import { presetPath, resolveConfigPath } from './compose/config-path'
 import { runHeadlessStdio } from './headless/stdio'
@@ -18,6 +19,7 @@ import { errorMessage } from 'dsh-basics'
  * Resolves with the process exit code; writes nothing to stdout except the protocol or --help/--version.
  */
 export async function main(argv: readonly string[]): Promise<number> {
+  if (argv[0] === 'replay') return runReplay(argv.slice(1))
   const request = parseCliArgs(argv)
   if (request.kind === 'help') {
     process.stdout.write(USAGE)

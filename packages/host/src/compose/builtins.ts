@@ -18,4 +18,5 @@ export const FAMILY_BUILTINS: Readonly<Record<string, PluginImporter>> = Object.
   'dsh-terminal-bash': () => import('dsh-terminal-bash'),
   'dsh-tool-terminal': () => import('dsh-tool-terminal'),
   'dsh-terminal-snapshot': () => import('dsh-terminal-snapshot'),
+  'dsh-terminal-recorder': () => import('dsh-terminal-recorder'),
 })

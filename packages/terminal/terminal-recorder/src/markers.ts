@@ -44,6 +44,8 @@ export interface RecordedSend {
   readonly number: number
   /** Seconds into the recording at which it started. */
   readonly time: number
+  /** Position of its start marker among the recording's events (where a replay from it begins). */
+  readonly index: number
   /** The tool call that asked for it, when recorded. */
   readonly callId?: string
   /** How it ended (`stdin_read, exit 0`), once its end marker is in the recording. */
@@ -52,12 +54,12 @@ export interface RecordedSend {
 
 /** The sends of a recording in order, each with its outcome when the recording holds it. */
 export function recordedSends(events: readonly AsciicastEvent[]): RecordedSend[] {
-  const sends = new Map<number, { number: number; time: number; callId?: string; outcome?: string }>()
-  for (const event of events) {
+  const sends = new Map<number, { number: number; time: number; index: number; callId?: string; outcome?: string }>()
+  for (const [index, event] of events.entries()) {
     if (event.code !== 'm') continue
     const start = SEND_START.exec(event.data)
     if (start) {
-      const send: { number: number; time: number; callId?: string } = { number: Number(start[1]), time: event.time }
+      const send: { number: number; time: number; index: number; callId?: string } = { number: Number(start[1]), time: event.time, index }
       if (start[2] !== undefined) send.callId = start[2]
       sends.set(send.number, send)
       continue

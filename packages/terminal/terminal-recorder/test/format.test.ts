@@ -41,8 +41,8 @@ describe('reading a recording', () => {
     expect(cast.skippedLines).toBe(1)
     expect(cast.events[1]).toEqual({ time: 0.2, code: 'o', data: 'a "quoted"\r\n\u001b[0m' })
     expect(recordedSends(cast.events)).toEqual([
-      { number: 1, time: 0.1, callId: 'mcp-7', outcome: 'stdin_read, exit 0' },
-      { number: 2, time: 0.4 },
+      { number: 1, time: 0.1, index: 0, callId: 'mcp-7', outcome: 'stdin_read, exit 0' },
+      { number: 2, time: 0.4, index: 3 },
     ])
     expect(() => parseAsciicast('{"version": 1}\n')).toThrow(expect.objectContaining({ code: 'NOT_ASCIICAST' }))
   })
