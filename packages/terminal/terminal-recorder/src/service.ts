@@ -9,6 +9,7 @@ import { RecorderError } from './errors'
 import { scrubbedValues } from './redaction'
 import { RETENTION_INTERVAL_MS, removeExpiredRecordings } from './retention'
 import { SessionRecording } from './session-recording'
+import { WriterThread } from './writer-thread'
 
 declare module '@deepseek-ai/cordis' {
   interface Context {
@@ -33,6 +34,7 @@ export class RecorderService extends Service {
   // Proxied service: TypeScript `private`, not `#private` (see docs/contributing.md).
   private readonly config: RecorderConfig
   private readonly recordings = new Set<SessionRecording>()
+  private readonly writer = new WriterThread()
 
   constructor(ctx: Context, config: RecorderConfig) {
     super(ctx, 'recorder')
@@ -51,6 +53,7 @@ export class RecorderService extends Service {
       stopWatching()
       await Promise.all([...this.recordings].map((recording) => recording.close(RECORDER_UNLOADED)))
       this.recordings.clear()
+      await this.writer.dispose()
     }
   }
 
@@ -101,6 +104,7 @@ export class RecorderService extends Service {
       maxBytes: this.config.maxBytesPerSession,
       secrets: scrubbedValues(process.env),
       hostPid: process.pid,
+      writer: this.writer,
       onError: (message) => this.ctx.logger('recorder').warn(message),
       onClosed: (closed) => this.recordings.delete(closed),
     })

@@ -1,11 +1,10 @@
 import { join } from 'node:path'
-import { errorMessage } from 'dsh-basics'
 import type { TerminalSendResult, TerminalSendStart, TerminalSessionListener, TerminalSessionPublished, TerminalSessionStart } from 'dsh-terminal'
-import { type AsciicastHeader, type EventCode, eventLine, headerLine, resizeData } from './asciicast'
+import { type AsciicastHeader, type EventCode, headerLine, resizeData } from './asciicast'
 import { recordingFileName } from './directory'
-import { sendEndLabel, sendStartLabel, stoppedLabel } from './markers'
+import { sendEndLabel, sendStartLabel } from './markers'
 import { StreamRedactor } from './redaction'
-import { MAX_PENDING_BYTES, RecordingFile } from './recording-file'
+import { MAX_PENDING_BYTES, type RecordingChannel, type WriterThread } from './writer-thread'
 
 /** The `i` event that stands for the agent's input to a password prompt (`read -s`, sudo, ssh): never the text. */
 export const SECRET_INPUT_PLACEHOLDER = '[input not recorded: the terminal asked for a password]'
@@ -29,33 +28,35 @@ export interface RecordingOptions {
   readonly secrets: readonly string[]
   /** The host's pid, part of the file name. */
   readonly hostPid: number
+  /** The thread that encodes and writes. */
+  readonly writer: WriterThread
   /** Told once when the recording cannot be written (the recording then stops). */
   readonly onError: (message: string) => void
   /** Told when the recording's file is closed (or, never published, dropped). */
   readonly onClosed?: (recording: SessionRecording) => void
 }
 
+/** An event that arrived before the header could be written. */
+type EarlyEvent = { seconds: number; code: EventCode; data: string | Uint8Array }
+
 /**
  * One session's recording, as a listener of `ctx.terminals.observeSessions`: output, resizes and the
  * agent's input as asciicast events, a marker at each send's start and end. Everything arrives
- * synchronously on the session's path and is only encoded and queued here; {@link RecordingFile}
- * writes it. Events before the session is published wait for the header (which needs the size).
- * Input to a password prompt and a person's typing become placeholders; values the environment
- * scrub drops become `[redacted]`. Past `maxBytes` (or when the disk falls 8 MiB behind) a marker says
- * the recording stopped, and nothing more is written.
+ * synchronously on the session's path and is only stamped and queued here; the writer thread
+ * decodes, escapes, counts `maxBytes` and writes. Events before the session is published wait for
+ * the header (which needs the size). Input to a password prompt and a person's typing become
+ * placeholders; values the environment scrub drops become `[redacted]`. Past `maxBytes` (or when
+ * the writer falls 8 MiB behind) a marker says the recording stopped, and nothing more is written.
  */
 export class SessionRecording implements TerminalSessionListener {
   readonly #start: TerminalSessionStart
   readonly #options: RecordingOptions
   readonly #startedAt = performance.now()
-  readonly #decoder = new TextDecoder('utf-8')
   readonly #redactor: StreamRedactor
-  readonly #file: RecordingFile
-  /** Lines waiting for the header; undefined once it was written. */
-  #early: string[] | undefined = []
-  /** Bytes the file will hold, counting the header's allowance until it is known. */
-  #bytes: number
-  readonly #headerAllowance: number
+  readonly #path: string
+  #channel: RecordingChannel | undefined
+  /** Events waiting for the header; undefined once it was written. */
+  #early: EarlyEvent[] | undefined = []
   #stopped = false
   #closed: Promise<void> | undefined
   /** The latest event is a person's placeholder: more typing in the same stretch adds none. */
@@ -65,17 +66,12 @@ export class SessionRecording implements TerminalSessionListener {
     this.#start = start
     this.#options = options
     this.#redactor = new StreamRedactor(options.secrets)
-    this.#file = new RecordingFile(join(options.directory, recordingFileName(start.startedAt, start.sessionId, options.hostPid)), (error) =>
-      this.#fail(error),
-    )
-    // The header is written once the size is known; until then the largest it can be is counted.
-    this.#headerAllowance = Buffer.byteLength(headerLine(this.#header({ size: { cols: 1000, rows: 500 }, term: 'x'.repeat(64) })))
-    this.#bytes = this.#headerAllowance
+    this.#path = join(options.directory, recordingFileName(start.startedAt, start.sessionId, options.hostPid))
   }
 
   /** The file this recording writes (it exists once the session was published). */
   get path(): string {
-    return this.#file.path
+    return this.#path
   }
 
   /** Settles once the file is complete, after the session ended; `undefined` while it still records. */
@@ -87,17 +83,33 @@ export class SessionRecording implements TerminalSessionListener {
     const early = this.#early
     if (early === undefined || this.#closed) return
     this.#early = undefined
-    const header = headerLine(this.#header(session))
-    const headerBytes = Buffer.byteLength(header)
-    this.#bytes += headerBytes - this.#headerAllowance
-    this.#file.append(header, headerBytes)
-    for (const line of early) this.#file.append(line, Buffer.byteLength(line))
+    const channel = this.#options.writer.open(
+      { path: this.#path, header: headerLine(this.#header(session)), maxBytes: this.#options.maxBytes, reserve: STOP_RESERVE_BYTES },
+      {
+        onStopped: () => {
+          this.#stopped = true
+        },
+        onError: (message) => {
+          this.#stopped = true
+          this.#options.onError(`the recording of ${this.#start.sessionId} stopped: ${this.#path}: ${message}`)
+        },
+      },
+    )
+    this.#channel = channel
+    for (const event of early) {
+      if (typeof event.data === 'string') channel.event(event.seconds, event.code, event.data)
+      else channel.output(event.seconds, event.data)
+    }
   }
 
   output(bytes: Uint8Array): void {
     if (this.#stopped) return
-    const text = this.#decoder.decode(this.#redactor.push(bytes), { stream: true })
-    if (text !== '') this.#emit('o', text)
+    const safe = this.#redactor.push(bytes)
+    if (safe.length === 0) return
+    const channel = this.#channel
+    if (!channel) return void this.#early?.push({ seconds: this.#seconds(), code: 'o', data: safe })
+    if (this.#fellBehind(channel, safe.length)) return
+    channel.output(this.#seconds(), safe)
   }
 
   sendStarted(send: TerminalSendStart): void {
@@ -132,14 +144,12 @@ export class SessionRecording implements TerminalSessionListener {
    */
   close(reason?: string): Promise<void> {
     if (this.#closed) return this.#closed
-    if (!this.#stopped) {
-      const rest = this.#decoder.decode(this.#redactor.flush())
-      if (rest !== '') this.#emit('o', rest)
-      if (reason !== undefined) this.#stop(reason)
-    }
+    const rest = this.#redactor.flush()
+    const channel = this.#channel
+    if (channel && !this.#stopped && rest.length > 0) channel.output(this.#seconds(), rest)
     this.#stopped = true
-    const closing = this.#early === undefined ? this.#file.close() : Promise.resolve()
     this.#early = undefined
+    const closing = channel ? channel.close(this.#seconds(), reason) : Promise.resolve()
     this.#closed = closing.then(() => this.#options.onClosed?.(this))
     return this.#closed
   }
@@ -158,34 +168,18 @@ export class SessionRecording implements TerminalSessionListener {
   }
 
   #emit(code: EventCode, data: string): void {
-    const line = eventLine(this.#seconds(), code, data)
-    const bytes = Buffer.byteLength(line)
-    if (this.#bytes + bytes > this.#options.maxBytes - STOP_RESERVE_BYTES) {
-      return this.#stop(`maxBytesPerSession (${this.#options.maxBytes} bytes) reached`)
-    }
-    if (this.#file.pendingBytes + bytes > MAX_PENDING_BYTES) {
-      return this.#stop(`the disk fell more than ${MAX_PENDING_BYTES} bytes behind`)
-    }
-    this.#append(line, bytes)
+    const channel = this.#channel
+    if (!channel) return void this.#early?.push({ seconds: this.#seconds(), code, data })
+    if (this.#fellBehind(channel, data.length)) return
+    channel.event(this.#seconds(), code, data)
   }
 
-  /** Record why the recording ends early (the marker fits in {@link STOP_RESERVE_BYTES}); nothing is recorded after it. */
-  #stop(reason: string): void {
-    if (this.#stopped) return
+  /** The writer is more than {@link MAX_PENDING_BYTES} behind: stop (with a marker) rather than hold more. */
+  #fellBehind(channel: RecordingChannel, bytes: number): boolean {
+    if (channel.pendingBytes + bytes <= MAX_PENDING_BYTES) return false
     this.#stopped = true
-    const line = eventLine(this.#seconds(), 'm', stoppedLabel(reason).slice(0, STOP_RESERVE_BYTES / 4))
-    this.#append(line, Buffer.byteLength(line))
-  }
-
-  #append(line: string, bytes: number): void {
-    this.#bytes += bytes
-    if (this.#early) this.#early.push(line)
-    else this.#file.append(line, bytes)
-  }
-
-  #fail(error: unknown): void {
-    this.#stopped = true
-    this.#options.onError(`the recording of ${this.#start.sessionId} stopped: ${this.#file.path} could not be written (${errorMessage(error)})`)
+    channel.stop(this.#seconds(), `the writer fell more than ${MAX_PENDING_BYTES} bytes behind`)
+    return true
   }
 
   #seconds(): number {
