@@ -12,6 +12,13 @@ export const BATCH_MS = 15
 /** Queued bytes that post a batch at once, whatever {@link BATCH_MS} says. */
 export const BATCH_BYTES = 256 * 1024
 
+/**
+ * Output chunks arriving within this many seconds of the output event they follow join it (as a
+ * terminal that reads in bigger gulps would have seen them): a flood is a few hundred events, not
+ * tens of thousands, and replay timing moves by at most this much.
+ */
+export const JOIN_OUTPUT_SECONDS = 0.01
+
 /** What a recording hears from its writer. */
 export interface ChannelEvents {
   /** The writer ended the recording early (its budget was spent): send it nothing more. */
@@ -84,6 +91,8 @@ export class WriterThread {
  */
 export class RecordingChannel {
   #items: unknown[] = []
+  /** The output event the next chunk may join: `[seconds, 'o', start, end]`, the last item queued. */
+  #joinable: [number, 'o', number, number] | undefined
   #chunks: Uint8Array[] = []
   #chunkBytes = 0
   #queued = 0
@@ -113,7 +122,13 @@ export class RecordingChannel {
   /** Output bytes at `seconds` (kept by reference until this turn's batch copies them). */
   output(seconds: number, bytes: Uint8Array): void {
     if (this.#stopped || bytes.length === 0) return
-    this.#items.push([seconds, 'o', this.#chunkBytes, this.#chunkBytes + bytes.length])
+    const joinable = this.#joinable
+    if (joinable && seconds - joinable[0] <= JOIN_OUTPUT_SECONDS) joinable[3] += bytes.length
+    else {
+      const item: [number, 'o', number, number] = [seconds, 'o', this.#chunkBytes, this.#chunkBytes + bytes.length]
+      this.#items.push(item)
+      this.#joinable = item
+    }
     this.#chunks.push(bytes)
     this.#chunkBytes += bytes.length
     this.#count(bytes.length)
@@ -122,6 +137,7 @@ export class RecordingChannel {
   /** A text event (`i`, `r`, `m`) at `seconds`. */
   event(seconds: number, code: EventCode, data: string): void {
     if (this.#stopped) return
+    this.#joinable = undefined
     this.#items.push([seconds, code, data])
     this.#count(data.length)
   }
@@ -198,6 +214,7 @@ export class RecordingChannel {
     }
     const message = { kind: 'events', id: this.id, items: this.#items, bytes, queued: this.#queued }
     this.#items = []
+    this.#joinable = undefined
     this.#chunks = []
     this.#chunkBytes = 0
     this.#queued = 0
