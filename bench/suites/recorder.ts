@@ -2,7 +2,7 @@
 // does not, in one process and one run, taking turns flood by flood. Every flood gets a fresh session
 // (opened and closed outside the timing), so each recorded flood is recorded whole, and its file is
 // checked against maxBytesPerSession before it is removed.
-import { mkdtempSync, rmSync, statSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import * as recorderPlugin from '../../packages/terminal/terminal-recorder/src/index'
@@ -43,6 +43,8 @@ export async function recorder(): Promise<BenchRow[]> {
         const path = join(directory, name)
         const size = statSync(path).size
         if (size > MAX_BYTES) throw new Error(`bench: the recording ${name} holds ${size} bytes, over maxBytesPerSession ${MAX_BYTES}`)
+        // A recording that stopped early (the writer fell behind) would make this side cheaper than it is.
+        if (readFileSync(path, 'utf8').includes('"recording stopped: ')) throw new Error(`bench: the recording ${name} stopped before its flood ended`)
         fileSizes.push(size)
         rmSync(path)
       }

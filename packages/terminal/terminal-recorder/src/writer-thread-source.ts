@@ -9,6 +9,9 @@
  * Messages out: `written {id, bytes}` (queued bytes it took off the main thread's hands), `stopped {id}`,
  * `error {id, message}`, `closed {id}`.
  */
+/** The writer thread's nice value (0 is normal, 19 the lowest priority). */
+export const WRITER_NICE = 19
+
 export const WRITER_THREAD_SOURCE = `
 'use strict';
 const { parentPort } = require('node:worker_threads');
@@ -16,6 +19,9 @@ const fs = require('node:fs');
 const { isUtf8 } = require('node:buffer');
 const FLAGS = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW;
 const files = new Map();
+// Linux keeps a nice value per thread, and this call (pid 0) sets the calling thread's: the writer
+// takes the CPU the sessions leave, and falls behind (bounded) rather than slow them down.
+try { require('node:os').setPriority(${WRITER_NICE}); } catch (ignored) {}
 
 /** A text event as one line. */
 function line(seconds, code, data) {
