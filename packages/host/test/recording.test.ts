@@ -129,7 +129,11 @@ describe('dsh-terminal-mcp replay', () => {
   })
 
   it('names the sends there are for a marker that is not, and refuses a bad command line', async () => {
-    expect(await replay([file, '--from-marker', '9'])).toEqual({ code: 1, stdout: '', stderr: 'dsh-terminal replay: the recording has no send 9: its sends are 1–4\n' })
+    expect(await replay([file, '--from-marker', '9'])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'dsh-terminal replay: the recording has no send 9: its sends are 1–4\n',
+    })
     expect((await replay([file, '--speed', 'fast'])).stderr).toContain('--speed wants a number ≥ 0')
     expect((await replay([])).code).toBe(2)
     const missing = await replay([join(scratch.dir, 'nope.cast')])

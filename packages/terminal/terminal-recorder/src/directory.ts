@@ -42,10 +42,14 @@ export function resolveRecordingDirectory(configured: string): string {
 export async function preparePrivateDirectory(path: string): Promise<void> {
   await mkdir(path, { recursive: true, mode: DIRECTORY_MODE })
   const stat = await lstat(path)
-  if (!stat.isDirectory()) throw new RecorderError('RECORD_DIR_UNSAFE', `the recording directory ${path} is not a directory (a symbolic link?); name a real directory in record.dir`)
+  if (!stat.isDirectory())
+    throw new RecorderError('RECORD_DIR_UNSAFE', `the recording directory ${path} is not a directory (a symbolic link?); name a real directory in record.dir`)
   const uid = process.getuid?.()
   if (uid !== undefined && stat.uid !== uid) {
-    throw new RecorderError('RECORD_DIR_UNSAFE', `the recording directory ${path} belongs to uid ${stat.uid}, not to this user (${uid}); name a directory of your own in record.dir`)
+    throw new RecorderError(
+      'RECORD_DIR_UNSAFE',
+      `the recording directory ${path} belongs to uid ${stat.uid}, not to this user (${uid}); name a directory of your own in record.dir`,
+    )
   }
   if ((stat.mode & 0o777) !== DIRECTORY_MODE) await chmod(path, DIRECTORY_MODE)
 }

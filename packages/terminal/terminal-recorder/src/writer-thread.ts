@@ -39,7 +39,11 @@ export interface ChannelOpen {
 }
 
 /** Messages the writer thread sends back. */
-type Reply = { kind: 'written'; id: number; bytes: number } | { kind: 'stopped'; id: number } | { kind: 'error'; id: number; message: string } | { kind: 'closed'; id: number }
+type Reply =
+  | { kind: 'written'; id: number; bytes: number }
+  | { kind: 'stopped'; id: number }
+  | { kind: 'error'; id: number; message: string }
+  | { kind: 'closed'; id: number }
 
 /**
  * The recorder's writer thread and the channels of its recordings. One thread serves every recording;

@@ -61,10 +61,13 @@ describe('the writer thread', () => {
       const bytes = Buffer.from(text)
       const path = join(dir, 'one.cast')
       const errors: string[] = []
-      const channel = writer.open({ path, header: headerLine({ version: 2, width: 80, height: 24, timestamp: 1 }), maxBytes: 1 << 20, reserve: 512 }, {
-        onStopped: () => errors.push('stopped'),
-        onError: (message) => errors.push(message),
-      })
+      const channel = writer.open(
+        { path, header: headerLine({ version: 2, width: 80, height: 24, timestamp: 1 }), maxBytes: 1 << 20, reserve: 512 },
+        {
+          onStopped: () => errors.push('stopped'),
+          onError: (message) => errors.push(message),
+        },
+      )
       // One byte at a time: every multi-byte character is split across chunks.
       for (let at = 0; at < bytes.length; at++) channel.output(at / 1000, bytes.subarray(at, at + 1))
       channel.output(1, Buffer.from([0x41, 0xff, 0x42, 0xe2, 0x9c]))

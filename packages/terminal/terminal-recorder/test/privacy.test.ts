@@ -41,7 +41,7 @@ describe('what a recording never holds', () => {
     expect(checked.viewport).toContain(`agent typed ${agentSecret.length} characters`)
 
     // A person takes over and types the password themselves (the secret handoff).
-    const handedOver = await s.run(id, "read -s -p 'Passphrase: ' phrase; echo \"person typed ${#phrase} characters\"")
+    const handedOver = await s.run(id, 'read -s -p \'Passphrase: \' phrase; echo "person typed ${#phrase} characters"')
     expect(handedOver.input?.kind).toBe('password')
     const shown: Buffer[] = []
     const view: TerminalHumanView = await s.terminals.observeAsHuman(s.agent, id, { onOutput: (bytes) => shown.push(Buffer.from(bytes)), onEnd: () => {} })

@@ -38,7 +38,14 @@ describe.skipIf(!HAVE_ASCIINEMA)('a recorded session, as asciinema 2 reads it', 
 
     const cast = parseAsciicast(text)
     expect(cast.skippedLines).toBe(0)
-    expect(cast.header).toEqual({ version: 2, width: 100, height: 24, timestamp: expect.any(Number), title: `dsh-terminal ${id} (build)`, env: { TERM: 'xterm-256color' } })
+    expect(cast.header).toEqual({
+      version: 2,
+      width: 100,
+      height: 24,
+      timestamp: expect.any(Number),
+      title: `dsh-terminal ${id} (build)`,
+      env: { TERM: 'xterm-256color' },
+    })
     expect(Math.abs(cast.header.timestamp - Date.now() / 1000)).toBeLessThan(120)
     const times = cast.events.map((event) => event.time)
     expect(times).toEqual([...times].sort((a, b) => a - b))

@@ -14,7 +14,8 @@ function journal(): { observer: TerminalSessionObserver; lines: string[]; starts
       const listener: TerminalSessionListener = {
         published: ({ size }) => lines.push(`${id} published ${size ? `${size.cols}x${size.rows}` : 'no size'}`),
         output: (bytes) => lines.push(`${id} output ${Buffer.from(bytes).toString()}`),
-        sendStarted: (send) => lines.push(`${id} send ${send.number} ${send.callId ?? '-'} ${JSON.stringify(send.text)} before=${send.inputBefore?.kind ?? '-'}`),
+        sendStarted: (send) =>
+          lines.push(`${id} send ${send.number} ${send.callId ?? '-'} ${JSON.stringify(send.text)} before=${send.inputBefore?.kind ?? '-'}`),
         sendSettled: (send, result) => lines.push(`${id} settled ${send.number} ${result?.waitReason ?? 'failed'}`),
         personTyped: () => lines.push(`${id} person typed`),
         ended: (reason) => lines.push(`${id} ended ${reason}`),
