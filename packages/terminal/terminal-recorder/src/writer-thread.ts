@@ -47,7 +47,8 @@ type Reply =
 
 /**
  * The recorder's writer thread and the channels of its recordings. One thread serves every recording;
- * it starts with the first and is `unref`'d, so an idle recorder never keeps a host alive.
+ * it starts with the first. It keeps the process alive only while a recording is open (so a closing
+ * host waits for the last lines to be written), never while the recorder is idle.
  */
 export class WriterThread {
   #worker: Worker | undefined
@@ -58,8 +59,12 @@ export class WriterThread {
   open(options: ChannelOpen, events: ChannelEvents): RecordingChannel {
     const worker = this.#start()
     const id = ++this.#next
-    const channel = new RecordingChannel(id, worker, events, () => this.#channels.delete(id))
+    const channel = new RecordingChannel(id, worker, events, () => {
+      this.#channels.delete(id)
+      if (this.#channels.size === 0) this.#worker?.unref()
+    })
     this.#channels.set(id, channel)
+    worker.ref()
     worker.postMessage({ kind: 'open', id, ...options })
     return channel
   }

@@ -109,4 +109,22 @@ describe('the recording directory', () => {
     expect(await s.recorder.list()).toEqual(['2026-01-01T00-00-00.000Z_pty-2_1.cast'])
     await expect(s.recorder.read('../notes.txt')).rejects.toMatchObject({ code: 'NO_RECORDING' })
   })
+
+  it('ends the recording of a running session with a marker when the recorder unloads; the session goes on unrecorded', async () => {
+    const dir = await recordsDir()
+    const s = await startRecorderStack({ dir })
+    cleanups.push(() => s.dispose())
+    const id = await s.open()
+    await s.run(id, 'echo before-unload')
+    // The writer thread creates the file when it takes the session's first batch.
+    await eventually(async () => (await s.recorder.list()).length === 1, 'the recording file')
+    const { name } = await onlyRecording(s.recorder)
+    await s.unloadRecorder()
+    expect((await s.run(id, 'echo after-unload')).viewport).toContain('after-unload')
+    const cast = parseAsciicast(await readFile(join(dir, name), 'utf8'))
+    expect(cast.skippedLines).toBe(0)
+    expect(cast.events.at(-1)).toMatchObject({ code: 'm', data: 'recording stopped: the recorder was unloaded' })
+    expect(cast.events.some((event) => event.data.includes('before-unload'))).toBe(true)
+    expect(cast.events.some((event) => event.data.includes('after-unload'))).toBe(false)
+  })
 })

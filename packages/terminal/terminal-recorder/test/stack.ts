@@ -26,6 +26,8 @@ export interface RecorderStack {
   readonly raw: Map<string, Buffer[]>
   open(name?: string): Promise<TerminalSessionId>
   run(id: TerminalSessionId, text: string, extra?: Partial<TerminalSendRequest>): Promise<TerminalSendResult>
+  /** Unload the recorder plugin (sessions keep running). */
+  unloadRecorder(): Promise<void>
   /** Close the session and wait until its recording file is complete. */
   close(id: TerminalSessionId): Promise<void>
   dispose(): Promise<void>
@@ -54,7 +56,8 @@ export async function startRecorderStack(options: RecorderOptions & { dir: strin
       return { output: (bytes) => chunks.push(Buffer.from(bytes)) }
     },
   })
-  fibers.push(await root.plugin(recorderPlugin, options))
+  const recorderFiber = await root.plugin(recorderPlugin, options)
+  fibers.push(recorderFiber)
   const recorder = root.get('recorder') as RecorderService
   if (!recorder) throw new Error('ctx.recorder did not come up')
   const agent = await root.agents.create()
@@ -68,6 +71,9 @@ export async function startRecorderStack(options: RecorderOptions & { dir: strin
     raw,
     async open(name) {
       return (await terminals.spawn(agent, name === undefined ? { type: 'shell' } : { type: 'shell', name })).sessionId
+    },
+    unloadRecorder: async () => {
+      await recorderFiber.dispose()
     },
     run: (id, text, extra = {}) => terminals.startSend(agent, id, { text, submit: true, callId: `test-${++calls}`, ...extra }).done,
     async close(id) {
