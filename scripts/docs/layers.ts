@@ -55,8 +55,8 @@ export const LAYERS: readonly Layer[] = [
   },
   {
     id: 'backend',
-    role: 'one session type: readiness, sanitizer, scrollback, sandbox resolution',
-    packages: ['dsh-terminal-bash', 'dsh-terminal-snapshot'],
+    role: 'one session type: readiness, sanitizer, scrollback, sandbox resolution; beside it, what reads its output (the recorder)',
+    packages: ['dsh-terminal-bash', 'dsh-terminal-snapshot', 'dsh-terminal-recorder'],
   },
   {
     id: 'consumer',

@@ -4,6 +4,7 @@ import { realpathSync } from 'node:fs'
 import { runAttach } from './attach/command'
 import { runAuditVerify } from './cli/audit-verify'
 import { runDoctor } from './cli/doctor'
+import { runReplay } from './cli/replay'
 import { parseCliArgs, USAGE } from './cli/args'
 import { presetPath, resolveConfigPath } from './compose/config-path'
 import { runHeadlessStdio } from './headless/stdio'
@@ -19,6 +20,7 @@ import { errorMessage } from 'dsh-basics'
  * Resolves with the process exit code; writes nothing to stdout except the protocol or --help/--version.
  */
 export async function main(argv: readonly string[]): Promise<number> {
+  if (argv[0] === 'replay') return runReplay(argv.slice(1))
   const request = parseCliArgs(argv)
   if (request.kind === 'help') {
     process.stdout.write(USAGE)

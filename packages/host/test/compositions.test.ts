@@ -81,7 +81,10 @@ describe('which composition a command serves', () => {
   it('parses --preset, refuses an unknown one and --config with it, and defaults the command to mcp', () => {
     expect(parseCliArgs(['--preset', 'danger-full-access'])).toEqual({ kind: 'run', command: 'mcp', preset: 'danger-full-access' })
     expect(parseCliArgs(['headless', '--preset', 'read-only', '--cwd', '/w'])).toEqual({ kind: 'run', command: 'headless', preset: 'read-only', cwd: '/w' })
-    expect(parseCliArgs(['--preset', 'yolo'])).toEqual({ kind: 'usage-error', message: 'unknown preset "yolo": default, read-only, danger-full-access' })
+    expect(parseCliArgs(['--preset', 'yolo'])).toEqual({
+      kind: 'usage-error',
+      message: 'unknown preset "yolo": default, read-only, danger-full-access, recorded',
+    })
     expect(parseCliArgs(['--preset', 'default', '--config', 'x.yml'])).toEqual({ kind: 'usage-error', message: '--config and --preset exclude each other' })
   })
 })

@@ -41,6 +41,7 @@ export const USAGE = `Usage:
   dsh-terminal-mcp attach [<session>] [--read-only]   list the running hosts' sessions, or watch and type into one
   dsh-terminal-mcp doctor [--config … | --preset …] [--cwd …] [--json]   what this machine confines, and how to fix what it lacks
   dsh-terminal-mcp audit verify <file>   check an audit log's hash chain (exit 0 intact, 1 with the first break)
+  dsh-terminal-mcp replay FILE [--speed N] [--from-marker K]   play a session recording (asciicast) in this terminal
   dsh-terminal-mcp --help | --version
   (dsh-terminal is the same command; with no command, both serve MCP on stdin/stdout)
 
@@ -73,6 +74,10 @@ export const USAGE = `Usage:
             keystrokes. Ctrl-] detaches (the session keeps running). --read-only only watches. While
             another person holds the keyboard (an attach or the web view), you watch read-only. Hosts listen on a private Unix
             socket in /tmp/dsh-terminal/<uid>, whatever their environment; sandboxes hide it.
+
+  replay    plays a recording of the flight recorder (--preset recorded; any asciicast v2 file) on
+            stdout as it was printed: --speed 2 twice as fast, --speed 0 at once; pauses longer than
+            2 s are cut to 2 s. --from-marker K starts at send K (what was printed before is left out).
 
   doctor    loads the composition, says its sandbox mode and network, checks bubblewrap, user
             namespaces, AppArmor, seccomp, TIOCSTI and cgroups, and starts a trial sandbox; each

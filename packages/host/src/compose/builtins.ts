@@ -20,4 +20,5 @@ export const FAMILY_BUILTINS: Readonly<Record<string, PluginImporter>> = Object.
   'dsh-terminal-snapshot': () => import('dsh-terminal-snapshot'),
   // The host's own plugin: the opt-in audit log (examples/audited.yml).
   'dsh-terminal-mcp/audit': () => import('../audit/plugin'),
+  'dsh-terminal-recorder': () => import('dsh-terminal-recorder'),
 })

@@ -39,6 +39,7 @@ export const PRESETS = Object.freeze({
   default: CONFIG_FILE,
   'read-only': 'examples/read-only.yml',
   'danger-full-access': 'examples/danger-full-access.yml',
+  recorded: 'examples/recorded.yml',
 })
 
 /** A name `--preset` accepts. */

@@ -1,6 +1,7 @@
 import type { Context } from '@deepseek-ai/cordis'
 import type { Agent, AgentService } from 'dsh-agent'
 import { withTimeout } from 'dsh-basics'
+import type { RecorderService } from 'dsh-terminal-recorder'
 import type {
   TerminalHumanObserver,
   TerminalHumanPresence,
@@ -133,6 +134,11 @@ export class HumanGateway {
       }
     }
     return undefined
+  }
+
+  /** The composition's flight recorder (`ctx.recorder`), when it mounts one: the web player reads recordings through it. */
+  recorder(): RecorderService | undefined {
+    return this.root.get('recorder') as RecorderService | undefined
   }
 
   #agents(): Agent[] {

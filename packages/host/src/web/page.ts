@@ -11,6 +11,7 @@ const STYLE = `
   body { margin: 0; font: 14px/1.4 system-ui, sans-serif; background: #f4f4f4; color: #222; display: flex; height: 100vh; }
   #sidebar { width: clamp(14rem, 18vw, 20rem); flex: none; overflow: auto; border-right: 1px solid #ccc; background: #fff; }
   #sidebar h1 { font-size: 1rem; margin: 0; padding: .75rem; border-bottom: 1px solid #ddd; }
+  #sidebar h1 a { font-size: 12px; font-weight: normal; margin-left: .5rem; }
   #sessions { list-style: none; margin: 0; padding: 0; }
   #sessions li { padding: .5rem .75rem; border-bottom: 1px solid #eee; cursor: pointer; overflow-wrap: anywhere; }
   #sessions li.selected { background: #e3ecfa; }
@@ -55,7 +56,7 @@ export function renderPage(token: string): RenderedPage {
 </head>
 <body>
 <nav id="sidebar">
-  <h1>dsh-terminal sessions</h1>
+  <h1>dsh-terminal sessions <a id="player-link" href="/player?token=${token}">recordings</a></h1>
   <ul id="sessions"></ul>
   <div id="empty">No sessions yet. They appear here as the agent opens them.</div>
 </nav>

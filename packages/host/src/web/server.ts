@@ -8,6 +8,8 @@ import { XtermAssets } from './assets'
 import { checkPost, generateWebToken, requestToken } from './auth'
 import { readJsonObject, sendBody, sendError, sendJson, sendUnauthorized, WebRequestError } from './http-io'
 import { renderPage } from './page'
+import { renderPlayerPage } from './player-page'
+import { recordingsList, sendRecording } from './recordings'
 import { refusalOf } from './refusals'
 import { SessionStreams } from './session-streams'
 
@@ -52,8 +54,9 @@ function sessionIdOf(segment: string): string {
 
 /**
  * Serve the web view on loopback: a page where the person the agent works for watches every session
- * of this host live and can take one over. Every request needs the URL's token; POSTs also need the
- * page's own Origin and JSON. Read-only unless the person presses "Take over".
+ * of this host live and can take one over, and `/player` plays the recordings of its flight recorder
+ * (read-only). Every request needs the URL's token; POSTs also need the page's own Origin and JSON.
+ * Read-only unless the person presses "Take over".
  */
 export async function startWebView(gateway: HumanGateway, options: WebViewOptions): Promise<WebView> {
   const host = options.host ?? '127.0.0.1'
@@ -89,6 +92,19 @@ export async function startWebView(gateway: HumanGateway, options: WebViewOption
       if (assets.has(path)) {
         const asset = await assets.get(path)
         sendBody(res, asset.type, asset.body)
+        return
+      }
+      if (path === '/player') {
+        const page = renderPlayerPage(token)
+        sendBody(res, 'text/html; charset=utf-8', page.html, { 'content-security-policy': page.csp })
+        return
+      }
+      if (path === '/recordings') {
+        sendJson(res, 200, await recordingsList(gateway.recorder()))
+        return
+      }
+      if (path.startsWith('/recordings/')) {
+        await sendRecording(res, gateway.recorder(), path.slice('/recordings/'.length))
         return
       }
       if (path === '/sessions') {

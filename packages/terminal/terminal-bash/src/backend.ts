@@ -85,7 +85,7 @@ export class ShellBackend implements TerminalBackend {
       if (signal.aborted) throw signal.reason
       throw error
     }
-    const session = new ShellSession(handle, config, { nonce, replNonce: launch.replNonce }, size)
+    const session = new ShellSession(handle, config, { nonce, replNonce: launch.replNonce }, size, { observe: spec.onOutput, term: launch.env.TERM })
     try {
       await session.startup(signal)
       return session

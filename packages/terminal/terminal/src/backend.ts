@@ -33,6 +33,8 @@ export interface TerminalBackendSession {
   readonly pid?: number
   /** Window size now, when the session has a terminal (it changes when a send resizes it). */
   readonly size?: TerminalSize
+  /** The terminal type its programs were told (`TERM`), when it has a terminal; recordings name it. */
+  readonly term?: string
   /** Start one send; the service guarantees no other send of this session is active. */
   startSend(request: TerminalSendRequest): TerminalSendOperation
   /** Read one bounded page of retained scrollback, numbered absolutely; the request was validated by the registry. */

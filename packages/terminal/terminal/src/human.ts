@@ -106,6 +106,8 @@ export class HumanPresence {
     readonly activeMs: number,
     /** The clock (monotonic milliseconds). */
     private readonly now: () => number = () => performance.now(),
+    /** Told of every keystroke (never of what was typed): session observers hear that a person typed. */
+    private readonly onTyped: () => void = () => {},
   ) {}
 
   /** `typing`, `watching` or (nobody attached) `undefined`. */
@@ -178,5 +180,6 @@ export class HumanPresence {
     this.#lastTypedAt = this.now()
     this.#lastTypist = view
     this.#lastTypistClient = view.client
+    this.onTyped()
   }
 }

@@ -43,6 +43,7 @@ export {
   type TerminalSize,
 } from './screen'
 export { ROLLBACK_FAILED_MESSAGE, ROLLBACK_REASON } from './spawn'
+export type { TerminalSendStart, TerminalSessionListener, TerminalSessionObserver, TerminalSessionPublished, TerminalSessionStart } from './session-observers'
 export { OWNER_DISPOSED_REASON, SERVICE_DISPOSED_REASON } from './registry'
 export {
   asTerminalSessionId,

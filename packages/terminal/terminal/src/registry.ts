@@ -18,6 +18,7 @@ import { keyNameProblem, MAX_TERMINAL_COLS, MAX_TERMINAL_KEYS, MAX_TERMINAL_ROWS
 import { OwnerState } from './owner-state'
 import { PendingSpawn } from './pending-spawn'
 import { SessionRecord } from './session-record'
+import { SessionListeners, type TerminalSessionObserver, type TerminalSessionPublished, type TerminalSessionStart } from './session-observers'
 
 /** A client name a model may read: non-empty, bounded, no control characters. */
 function isClientName(client: unknown): client is string {
@@ -65,6 +66,7 @@ export class TerminalRegistry {
   readonly #backends = new BackendRegistry()
   readonly #sessions = new Map<TerminalSessionId, SessionRecord>()
   readonly #owners = new Map<Agent, OwnerState>()
+  readonly #observers = new Set<TerminalSessionObserver>()
   readonly #isLive: (owner: Agent) => boolean
   readonly #maxSessions: number
   readonly #maxTextBytes: number
@@ -91,11 +93,24 @@ export class TerminalRegistry {
     return this.#backends.types()
   }
 
+  /** Ask `observer` about every session spawned from now on; the returned function stops that (sessions already watched keep their listener). */
+  addObserver(observer: TerminalSessionObserver): () => void {
+    if (this.#disposing) throw refuse.disposing()
+    if (!observer || typeof observer.sessionStarting !== 'function') throw refuse.invalid('a session observer needs a sessionStarting function')
+    // A wrapper per registration, so registering the same object twice is two registrations.
+    const entry: TerminalSessionObserver = { sessionStarting: (start) => observer.sessionStarting(start) }
+    this.#observers.add(entry)
+    return () => {
+      this.#observers.delete(entry)
+    }
+  }
+
   /** Reserve synchronously, run backend setup, then publish or roll back. */
   async spawn(owner: Agent, request: TerminalSpawnRequest, signal?: AbortSignal): Promise<TerminalSpawnResult> {
     const { backend, pending, state } = this.#reserveSpawn(owner, request, signal)
+    const listeners = this.#observers.size === 0 ? undefined : SessionListeners.forSpawn(this.#observers, startOf(pending, request.type))
     try {
-      return await runSpawn(this.#spawnRegistry, backend, pending, request, signal)
+      return await runSpawn(this.#spawnRegistry, backend, pending, request, signal, listeners)
     } finally {
       state.pending.delete(pending)
       pending.settle()
@@ -304,17 +319,18 @@ export class TerminalRegistry {
       if (!this.#ownerLive(pending.owner)) return { error: refuse.ownerNotLive(pending.owner) }
       return undefined
     },
-    publish: (pending, type, session) => this.#publish(pending, type, session),
+    publish: (pending, type, session, listeners) => this.#publish(pending, type, session, listeners),
     retain: (pending, failure) => {
       this.#owners.get(pending.owner)?.failures.push(failure)
     },
   }
 
-  #publish(pending: PendingSpawn, type: string, session: TerminalBackendSession): TerminalSpawnResult {
+  #publish(pending: PendingSpawn, type: string, session: TerminalBackendSession, listeners: SessionListeners | undefined): TerminalSpawnResult {
     const identity = { id: pending.id, owner: pending.owner, name: pending.name, type }
-    const record = new SessionRecord(identity, session, (closed) => this.#remove(closed), this.#humanActiveMs)
+    const record = new SessionRecord(identity, session, (closed) => this.#remove(closed), this.#humanActiveMs, listeners)
     this.#sessions.set(record.id, record)
     this.#owners.get(pending.owner)?.records.set(record.id, record)
+    if (listeners) listeners.published(publishedFacts(session))
     return { ...record.snapshot(), motd: session.motd }
   }
 
@@ -364,6 +380,18 @@ export class TerminalRegistry {
     }
     if (failures.length) throw combineFailures(failures, 'PTY service disposal failed')
   }
+}
+
+/** What observers learn of a session once it is published. */
+function publishedFacts(session: TerminalBackendSession): TerminalSessionPublished {
+  const size = session.size && { rows: session.size.rows, cols: session.size.cols }
+  return { ...(size ? { size } : {}), ...(typeof session.term === 'string' ? { term: session.term } : {}) }
+}
+
+/** What observers learn of a spawn as it begins. */
+function startOf(pending: PendingSpawn, type: string): TerminalSessionStart {
+  const start = { sessionId: pending.id, ownerId: pending.owner.id, type, startedAt: Date.now() }
+  return pending.name === undefined ? start : { ...start, name: pending.name }
 }
 
 function rejections(results: PromiseSettledResult<unknown>[]): unknown[] {

@@ -6,6 +6,7 @@ import type { TerminalHumanObserver, TerminalHumanSummary, TerminalHumanView, Te
 import type { TerminalInputState } from './input-state'
 import type { TerminalScreen } from './screen'
 import { TerminalRegistry } from './registry'
+import type { TerminalSessionObserver } from './session-observers'
 import type {
   TerminalReadRequest,
   TerminalReadResult,
@@ -63,6 +64,19 @@ export class TerminalSessionService extends Service {
   /** Registered backend types in registration order. */
   listBackends(): string[] {
     return this.registry.listBackends()
+  }
+
+  /**
+   * Watch every session spawned from now on (a recorder, an auditor): the observer is asked for a
+   * listener per spawn, which hears its raw output, sends, a person typing and its end. Owned by the
+   * calling plugin: it stops when that plugin unloads, or by the returned disposer. Sessions already
+   * watched keep their listener until they end.
+   */
+  observeSessions(observer: TerminalSessionObserver): () => void {
+    const dispose = this.ctx.effect(() => this.registry.addObserver(observer), 'terminals: session observer')
+    return () => {
+      void dispose()
+    }
   }
 
   /**

@@ -3,7 +3,9 @@ import type { TerminalBackendSession } from './backend'
 import { refuse } from './errors'
 import { HumanPresence, type TerminalHumanObserver, type TerminalHumanView } from './human'
 import { HumanView } from './human-view'
-import type { TerminalSendHandle, TerminalSendOperation, TerminalSendRequest, TerminalSessionId, TerminalSessionSnapshot } from './types'
+import type { TerminalInputState } from './input-state'
+import type { SessionListeners, TerminalSendStart } from './session-observers'
+import type { TerminalSendHandle, TerminalSendOperation, TerminalSendRequest, TerminalSendResult, TerminalSessionId, TerminalSessionSnapshot } from './types'
 
 /** One close attempt; the fence names it so an older failure can never clear a newer attempt. */
 interface CloseAttempt {
@@ -35,6 +37,10 @@ export class SessionRecord implements SessionIdentity {
   readonly human: HumanPresence
   #fence: CloseAttempt | undefined
   #send: object | undefined
+  /** Sends started so far (observers number them). */
+  #sends = 0
+  /** What the terminal waited for when the latest send settled, for observers of the next one. */
+  #inputAfterLastSend: TerminalInputState | undefined
 
   constructor(
     identity: SessionIdentity,
@@ -44,12 +50,14 @@ export class SessionRecord implements SessionIdentity {
     private readonly onClosed: (record: SessionRecord) => void,
     /** How long a person's keystroke holds agent sends off (`humanActiveMs`). */
     humanActiveMs: number,
+    /** Session observers (a recorder): they hear sends, a person typing, and the end. */
+    private readonly listeners?: SessionListeners,
   ) {
     this.id = identity.id
     this.owner = identity.owner
     this.name = identity.name
     this.type = identity.type
-    this.human = new HumanPresence(humanActiveMs)
+    this.human = new HumanPresence(humanActiveMs, undefined, listeners ? () => listeners.personTyped() : undefined)
   }
 
   /** True while a close attempt is in flight. */
@@ -98,6 +106,7 @@ export class SessionRecord implements SessionIdentity {
       this.#send = undefined
       throw error
     }
+    if (this.listeners) this.#observeSend(this.listeners, request, op)
     const released = Promise.allSettled([op.done, op.released ?? op.done]).then(() => {
       if (this.#send === reservation) this.#send = undefined
     })
@@ -113,6 +122,27 @@ export class SessionRecord implements SessionIdentity {
       cancel: () => op.cancel(),
       released,
     }
+  }
+
+  /**
+   * Tell observers a send started (synchronously, before the backend writes anything) and how it
+   * settled; remember the input state it settled in, which the next send's observers are told.
+   */
+  #observeSend(listeners: SessionListeners, request: TerminalSendRequest, op: TerminalSendOperation): void {
+    const send: { -readonly [K in keyof TerminalSendStart]: TerminalSendStart[K] } = { number: ++this.#sends, text: request.text, submit: request.submit }
+    if (typeof request.callId === 'string') send.callId = request.callId
+    if (request.keys !== undefined) send.keys = [...request.keys]
+    if (request.size !== undefined) send.size = { rows: request.size.rows, cols: request.size.cols }
+    if (this.#inputAfterLastSend !== undefined) send.inputBefore = this.#inputAfterLastSend
+    this.#inputAfterLastSend = undefined
+    listeners.sendStarted(send)
+    op.done.then(
+      (result: TerminalSendResult) => {
+        this.#inputAfterLastSend = result.input
+        listeners.sendSettled(send, result)
+      },
+      () => listeners.sendSettled(send, undefined),
+    )
   }
 
   /**
@@ -136,6 +166,7 @@ export class SessionRecord implements SessionIdentity {
     }
     // The backend's tap normally ends its views first; any left hear it here.
     this.human.endAll(`the session closed: ${reason}`)
+    this.listeners?.ended(reason)
     this.onClosed(this)
   }
 }

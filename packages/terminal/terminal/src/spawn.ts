@@ -1,6 +1,7 @@
 import type { TerminalBackend, TerminalBackendSession } from './backend'
 import { TerminalBackendCleanupError } from './errors'
 import type { PendingSpawn } from './pending-spawn'
+import type { SessionListeners } from './session-observers'
 import type { TerminalBackendSpawnSpec, TerminalSpawnRequest, TerminalSpawnResult } from './types'
 
 /** Reason recorded on the backend session when an unpublished spawn is undone. */
@@ -14,7 +15,7 @@ export interface SpawnRegistry {
   /** Why this spawn may not be published now (lifecycle, disposal, owner), or undefined. */
   refusal(pending: PendingSpawn): { error: unknown } | undefined
   /** Publish synchronously; returns the owner-visible result. */
-  publish(pending: PendingSpawn, type: string, session: TerminalBackendSession): TerminalSpawnResult
+  publish(pending: PendingSpawn, type: string, session: TerminalBackendSession, listeners: SessionListeners | undefined): TerminalSpawnResult
   /** Keep a cleanup failure as the owner's activity until disposal reports it. */
   retain(pending: PendingSpawn, failure: unknown): void
 }
@@ -22,6 +23,7 @@ export interface SpawnRegistry {
 /**
  * Run backend setup for a reserved spawn, then publish or roll back. Precedence of the rejection:
  * the caller's exact abort reason, then the lifecycle (reservation) reason, then the original error.
+ * Session observers (`listeners`) get the raw output from the first byte, and hear a failed spawn end.
  */
 export async function runSpawn(
   registry: SpawnRegistry,
@@ -29,12 +31,30 @@ export async function runSpawn(
   pending: PendingSpawn,
   request: TerminalSpawnRequest,
   callerSignal: AbortSignal | undefined,
+  listeners?: SessionListeners,
+): Promise<TerminalSpawnResult> {
+  try {
+    return await spawnAndPublish(registry, backend, pending, request, callerSignal, listeners)
+  } catch (error) {
+    listeners?.ended('the spawn failed')
+    throw error
+  }
+}
+
+async function spawnAndPublish(
+  registry: SpawnRegistry,
+  backend: TerminalBackend,
+  pending: PendingSpawn,
+  request: TerminalSpawnRequest,
+  callerSignal: AbortSignal | undefined,
+  listeners: SessionListeners | undefined,
 ): Promise<TerminalSpawnResult> {
   const signal = callerSignal ? AbortSignal.any([callerSignal, pending.signal]) : pending.signal
   const spec: TerminalBackendSpawnSpec = { type: request.type, sessionId: pending.id, owner: pending.owner, signal }
   if (request.name !== undefined) spec.name = request.name
   if (request.cwd !== undefined) spec.cwd = request.cwd
   if (request.size !== undefined) spec.size = { rows: request.size.rows, cols: request.size.cols }
+  if (listeners?.wantsOutput) spec.onOutput = (bytes) => listeners.output(bytes)
 
   let session: TerminalBackendSession
   try {
@@ -45,7 +65,7 @@ export async function runSpawn(
   }
 
   const refusal = callerSignal?.aborted ? { error: callerSignal.reason } : registry.refusal(pending)
-  if (!refusal) return registry.publish(pending, request.type, session)
+  if (!refusal) return registry.publish(pending, request.type, session, listeners)
 
   let rollback: { error: unknown } | undefined
   try {

@@ -65,6 +65,11 @@ export interface TerminalBackendSpawnSpec extends TerminalSpawnRequest {
   owner: Agent
   /** Aborted by the caller or by owner/service disposal; the backend must clean up and reject. */
   signal: AbortSignal
+  /**
+   * Set when a session observer (e.g. a recorder) takes raw output: the backend hands it every chunk
+   * the terminal prints, from the first byte on, in order, synchronously as it arrives.
+   */
+  onOutput?: (bytes: Uint8Array) => void
 }
 
 /** One write to a session: `text` as UTF-8, plus Enter when `submit` is true. */
@@ -73,6 +78,8 @@ export interface TerminalSendRequest {
   text: string
   /** Whether to write the platform Enter sequence after `text`. */
   submit: boolean
+  /** The id of the tool call that asked for this send, for observers (recordings name it); no effect on the send. */
+  callId?: string
   /** Cancels the send: the backend delivers a real SIGINT to the foreground group. */
   signal?: AbortSignal
   /**

@@ -26,6 +26,8 @@ export interface BackgroundSendOptions {
   outputLimitBytes: number
   /** Told which job holds the session until its send ends, so a refused send can name it. */
   holders: BackgroundHolders
+  /** The tool call that asked for it, named to session observers (recordings). */
+  callId?: string
 }
 
 /**
@@ -52,6 +54,7 @@ export function startBackgroundSend(options: BackgroundSendOptions): string {
         ...(request.idleMs === undefined ? { settleOnSilence: false } : { idleMs: request.idleMs }),
         timeoutMs: options.timeoutMs,
         ...(request.waitFor === undefined ? {} : { waitFor: request.waitFor }),
+        ...(options.callId === undefined ? {} : { callId: options.callId }),
       })
       settled = send.released
       return sendAsJob(send, job, sessionId)

@@ -27,7 +27,7 @@ describe('background sends through ctx.jobs', () => {
       status: 'running',
     })
     const send = h.backend.session('pty-1').sends[0]!
-    expect(send.request).toEqual({ text: 'make test', submit: true, settleOnSilence: false, timeoutMs: 600_000 })
+    expect(send.request).toEqual({ text: 'make test', submit: true, settleOnSilence: false, timeoutMs: 600_000, callId: 'call-2' })
   })
 
   it('a background send never settles on silence and runs for backgroundTimeoutMs', async () => {
@@ -40,7 +40,7 @@ describe('background sends through ctx.jobs', () => {
     const fg = await setup()
     await fg.call('terminal_open', { type: 'shell' })
     await fg.call('terminal_send', { sessionId: 'pty-1', text: 'ls' })
-    expect(fg.backend.session('pty-1').sends[0]!.request).toEqual({ text: 'ls', submit: true, signal: expect.any(AbortSignal) })
+    expect(fg.backend.session('pty-1').sends[0]!.request).toEqual({ text: 'ls', submit: true, signal: expect.any(AbortSignal), callId: 'call-2' })
   })
 
   it('job_output shows incremental output, then the final facts as the status detail', async () => {

@@ -65,17 +65,25 @@ export class ShellSession implements TerminalBackendSession {
   #closeStarted = false
   #closing: Promise<void> | undefined
   #unsubscribe: (() => void) | undefined
+  /** A session observer's tap on the raw output (the registry's `spec.onOutput`), from the first byte. */
+  readonly #observe: ((bytes: Uint8Array) => void) | undefined
+  /** The `TERM` the shell was started with. */
+  readonly term: string | undefined
 
   /**
    * Wraps a freshly spawned handle of `size` (default: the configured one); call
-   * {@link ShellSession.startup} before handing it out.
+   * {@link ShellSession.startup} before handing it out. `launched.observe` receives every raw chunk,
+   * in order; `launched.term` is the `TERM` the shell got.
    */
   constructor(
     handle: SubprocessTerminalHandle,
     config: ShellBackendConfig,
     nonces: { nonce: number; replNonce?: number | undefined },
     size: TerminalSize = { rows: config.rows, cols: config.cols },
+    launched: { observe?: ((bytes: Uint8Array) => void) | undefined; term?: string | undefined } = {},
   ) {
+    this.#observe = launched.observe
+    this.term = launched.term
     this.pid = handle.pid
     this.#handle = handle
     this.#config = config
@@ -146,10 +154,19 @@ export class ShellSession implements TerminalBackendSession {
     signal.throwIfAborted()
     const operation = this.#begin(undefined, true)
     // Subscribing replays what arrived before, synchronously, into the startup send.
-    this.#unsubscribe = this.#handle.onOutput((chunk) => {
-      this.#stream.write(chunk)
-      this.#taps.deliver(chunk)
-    })
+    const observe = this.#observe
+    this.#unsubscribe = this.#handle.onOutput(
+      observe
+        ? (chunk) => {
+            this.#stream.write(chunk)
+            this.#taps.deliver(chunk)
+            observe(chunk)
+          }
+        : (chunk) => {
+            this.#stream.write(chunk)
+            this.#taps.deliver(chunk)
+          },
+    )
     const result = await raceAbort(operation.done, signal)
     switch (result.waitReason) {
       case 'stdin_read':

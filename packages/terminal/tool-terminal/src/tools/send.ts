@@ -246,8 +246,8 @@ export function sendTool(deps: ToolDeps) {
       const args = rawArgs as SendArgs
       const sessionId = toSessionId(args.sessionId)
       const wait = waitOptions(args)
-      if (args.run_in_background === true) return sendInBackground(deps, call.agent, sessionId, args, wait)
-      return sendInForeground(deps, call.agent, sessionId, args, wait, call.signal)
+      if (args.run_in_background === true) return sendInBackground(deps, call.agent, sessionId, args, wait, call.callId)
+      return sendInForeground(deps, call.agent, sessionId, args, wait, call.signal, call.callId)
     },
     present: (rawArgs) => {
       const args = rawArgs as SendArgs
@@ -265,6 +265,7 @@ function sendInBackground(
   sessionId: TerminalSessionId,
   args: SendArgs,
   wait: WaitOptions,
+  callId: string,
 ): ToolOutput {
   // Optional service, read at call time: the plugin never requires dsh-jobs to be mounted.
   const jobs = ctx.get('jobs') as JobStarter | undefined
@@ -277,6 +278,7 @@ function sendInBackground(
       sessionId,
       // The schema admits only text here: keys and sizes are foreground-only.
       request: { text: args.text ?? '', submit: args.submit ?? true, ...wait },
+      callId,
       timeoutMs: args.timeoutMs ?? config.backgroundTimeoutMs,
       outputLimitBytes: config.maxResultBytes,
       holders,
@@ -292,8 +294,9 @@ async function sendInForeground(
   args: SendArgs,
   wait: WaitOptions,
   signal: AbortSignal,
+  callId: string,
 ): Promise<ToolOutput> {
-  const request: TerminalSendRequest = { ...inputOf(args), signal, ...wait }
+  const request: TerminalSendRequest = { ...inputOf(args), signal, ...wait, callId }
   const handle = explainBusy(holders, sessionId, () => terminals.startSend(owner, sessionId, request))
   const result = await settleOrCancel(handle, signal, sessionId)
   const meta: Record<string, unknown> = {

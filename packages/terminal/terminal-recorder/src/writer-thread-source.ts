@@ -1,0 +1,179 @@
+/**
+ * The program of the recorder's writer thread (plain JavaScript, run with `new Worker(…, {eval: true})`
+ * so it needs no file of its own in sources, `dist` or a bundle). Everything that costs per byte
+ * happens here, on another core than the sessions: UTF-8 decoding, JSON escaping, the byte budget of
+ * `maxBytesPerSession`, and the writes, in order, with one file descriptor per recording.
+ *
+ * Messages in: `open {id, path, header, maxBytes, reserve}`, `events {id, items, bytes}` (items are
+ * `[seconds, code, text]`, or `[seconds, 'o', start, end]` for output bytes in `bytes`), `close {id, reason}`.
+ * Messages out: `written {id, bytes}` (queued bytes it took off the main thread's hands), `stopped {id}`,
+ * `error {id, message}`, `closed {id}`.
+ */
+/** The writer thread's nice value (0 is normal, 19 the lowest priority). */
+export const WRITER_NICE = 19
+
+export const WRITER_THREAD_SOURCE = `
+'use strict';
+const { parentPort } = require('node:worker_threads');
+const fs = require('node:fs');
+const { isUtf8 } = require('node:buffer');
+const FLAGS = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW;
+const files = new Map();
+// Linux keeps a nice value per thread, and this call (pid 0) sets the calling thread's: the writer
+// takes the CPU the sessions leave, and falls behind (bounded) rather than slow them down.
+try { require('node:os').setPriority(${WRITER_NICE}); } catch (ignored) {}
+
+/** A text event as one line. */
+function line(seconds, code, data) {
+  return Buffer.from('[' + seconds.toFixed(6) + ', "' + code + '", ' + JSON.stringify(data) + ']\\n', 'utf8');
+}
+
+/**
+ * An output event straight from valid UTF-8 bytes, never decoded: read as Latin-1 (one character
+ * per byte), JSON-escaped natively (only controls, quote and backslash change; bytes from 0x80 up
+ * stay as they are) and written back as Latin-1, so the UTF-8 sequences come out byte for byte.
+ */
+function outputLine(seconds, bytes) {
+  return Buffer.from('[' + seconds.toFixed(6) + ', "o", ' + JSON.stringify(bytes.latin1Slice(0, bytes.length)) + ']\\n', 'latin1');
+}
+
+/** How many bytes at the end of \`bytes\` begin a UTF-8 character the next chunk completes. */
+function incompleteTail(bytes) {
+  for (let back = 1; back <= 3 && back <= bytes.length; back++) {
+    const byte = bytes[bytes.length - back];
+    if (byte < 0x80) return 0;
+    if (byte >= 0xc0) {
+      const length = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : 2;
+      return length > back ? back : 0;
+    }
+  }
+  return 0;
+}
+
+/** Output bytes as events: whole characters now, a split one with the next chunk; bytes that are not UTF-8 become U+FFFD. */
+function output(file, seconds, chunk, out) {
+  let bytes = chunk;
+  if (file.carry) {
+    bytes = Buffer.concat([file.carry, chunk]);
+    file.carry = undefined;
+  }
+  const tail = incompleteTail(bytes);
+  if (tail > 0) {
+    file.carry = Buffer.from(bytes.subarray(bytes.length - tail));
+    bytes = bytes.subarray(0, bytes.length - tail);
+  }
+  if (bytes.length === 0) return;
+  if (isUtf8(bytes)) add(file, outputLine(seconds, bytes), seconds, out);
+  else add(file, line(seconds, 'o', Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8')), seconds, out);
+}
+
+/** Write \`buffers\` in order, all of them (writev, at most 1024 at a time; a short write continues where it stopped). */
+function write(file, buffers) {
+  if (file.fd === undefined || buffers.length === 0) return;
+  for (let first = 0; first < buffers.length; first += 1024) {
+    const batch = buffers.slice(first, first + 1024);
+    let total = 0;
+    for (const buffer of batch) total += buffer.length;
+    let written = fs.writevSync(file.fd, batch);
+    if (written < total) {
+      const all = Buffer.concat(batch);
+      while (written < total) written += fs.writeSync(file.fd, all, written, total - written);
+    }
+  }
+}
+
+function fail(file, error) {
+  file.stopped = true;
+  if (file.fd !== undefined) {
+    try { fs.closeSync(file.fd); } catch (ignored) {}
+    file.fd = undefined;
+  }
+  parentPort.postMessage({ kind: 'error', id: file.id, message: String(error && error.message || error) });
+}
+
+/** Append one line unless it would pass the budget; then the stop marker (within the reserve) ends the file. */
+function add(file, buffer, seconds, out) {
+  if (file.stopped) return;
+  if (file.bytes + buffer.length > file.maxBytes - file.reserve) return stop(file, seconds, 'maxBytesPerSession (' + file.maxBytes + ' bytes) reached', out);
+  file.bytes += buffer.length;
+  out.push(buffer);
+}
+
+function stop(file, seconds, reason, out) {
+  if (file.stopped) return;
+  const buffer = line(seconds, 'm', ('recording stopped: ' + reason).slice(0, file.reserve / 4));
+  file.bytes += buffer.length;
+  out.push(buffer);
+  file.stopped = true;
+  parentPort.postMessage({ kind: 'stopped', id: file.id });
+}
+
+function open(message) {
+  const file = { id: message.id, fd: undefined, bytes: 0, maxBytes: message.maxBytes, reserve: message.reserve, stopped: false, carry: undefined, last: 0 };
+  files.set(message.id, file);
+  try {
+    file.fd = fs.openSync(message.path, FLAGS, 0o600);
+    const header = Buffer.from(message.header, 'utf8');
+    file.bytes = header.length;
+    write(file, [header]);
+  } catch (error) {
+    fail(file, error);
+  }
+}
+
+function events(message) {
+  const file = files.get(message.id);
+  if (!file) return;
+  const bytes = message.bytes ? Buffer.from(message.bytes) : undefined;
+  const out = [];
+  for (const item of message.items) {
+    if (file.stopped) break;
+    file.last = item[0];
+    if (item[1] === 'o' && item.length === 4) output(file, item[0], bytes.subarray(item[2], item[3]), out);
+    else add(file, line(item[0], item[1], item[2]), item[0], out);
+  }
+  try {
+    write(file, out);
+  } catch (error) {
+    fail(file, error);
+  }
+  parentPort.postMessage({ kind: 'written', id: message.id, bytes: message.queued });
+}
+
+function close(message) {
+  const file = files.get(message.id);
+  if (file) {
+    files.delete(message.id);
+    const out = [];
+    if (file.carry && !file.stopped) add(file, line(file.last, 'o', file.carry.toString('utf8')), file.last, out);
+    if (message.reason) stop(file, message.seconds, message.reason, out);
+    try {
+      write(file, out);
+      if (file.fd !== undefined) fs.closeSync(file.fd);
+    } catch (error) {
+      fail(file, error);
+    }
+  }
+  parentPort.postMessage({ kind: 'closed', id: message.id });
+}
+
+/** The main thread gave up on a recording (the disk fell behind): the stop marker, nothing after it. */
+function giveUp(message) {
+  const file = files.get(message.id);
+  if (!file) return;
+  const out = [];
+  stop(file, message.seconds, message.reason, out);
+  try {
+    write(file, out);
+  } catch (error) {
+    fail(file, error);
+  }
+}
+
+parentPort.on('message', (message) => {
+  if (message.kind === 'open') open(message);
+  else if (message.kind === 'events') events(message);
+  else if (message.kind === 'stop') giveUp(message);
+  else if (message.kind === 'close') close(message);
+});
+`
