@@ -165,6 +165,10 @@ describe('the web view', () => {
     const name = file.split('/').at(-1)!
     expect((await fetch(`${url.origin}/recordings`)).status).toBe(401)
     expect((await fetch(`${url.origin}/recordings/${name}`)).status).toBe(401)
+    // The player page too: without the token, or with another, nothing of it is served.
+    expect((await fetch(`${url.origin}/player`)).status).toBe(401)
+    expect((await fetch(`${url.origin}/player?token=${'0'.repeat(token.length)}`)).status).toBe(401)
+    expect((await fetch(`${url.origin}/player?token=${token}`)).status).toBe(200)
     expect(await (await fetch(`${url.origin}/recordings?token=${token}`)).json()).toEqual({ enabled: true, recordings: [name] })
     const served = await fetch(`${url.origin}/recordings/${encodeURIComponent(name)}?token=${token}`)
     expect(served.status).toBe(200)

@@ -22,7 +22,7 @@ describe('terminal_send waitFor, timeoutMs and idleMs', () => {
     expect(request.waitFor?.firstMatch('VITE ready in 312 ms')).toBe('ready in 312 ms')
     // Without them the backend keeps its own bounds: nothing is passed.
     await h.call('terminal_send', { sessionId: 'pty-1', text: 'ls' })
-    expect(Object.keys(h.backend.session('pty-1').sends[1]!.request).sort()).toEqual(['signal', 'submit', 'text'])
+    expect(Object.keys(h.backend.session('pty-1').sends[1]!.request).sort()).toEqual(['callId', 'signal', 'submit', 'text'])
   })
 
   it('renders output_match with the matched line, and puts the match into meta', async () => {
