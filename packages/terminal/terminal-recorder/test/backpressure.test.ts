@@ -1,3 +1,4 @@
+import type { TerminalSessionId } from 'dsh-terminal'
 import { describe, expect, it } from 'vitest'
 import { SessionRecording } from '../src/session-recording'
 import { MAX_PENDING_BYTES, type WriterThread } from '../src/writer-thread'
@@ -33,7 +34,7 @@ describe('a recording whose writer falls behind', () => {
     const channel = new StalledChannel()
     const writer = { open: () => channel } as unknown as WriterThread
     const recording = new SessionRecording(
-      { sessionId: 'pty-1', ownerId: 'agent-1', type: 'shell', startedAt: Date.now() },
+      { sessionId: 'pty-1' as TerminalSessionId, ownerId: 'agent-1', type: 'shell', startedAt: Date.now() },
       { directory: '/nonexistent', maxBytes: 1024 ** 3, secrets: [], hostPid: process.pid, writer, onError: () => {} },
     )
     recording.published({ size: { rows: 24, cols: 80 } } as Parameters<SessionRecording['published']>[0])
@@ -45,7 +46,7 @@ describe('a recording whose writer falls behind', () => {
     // Held at most the bound: everything after the stop was dropped, not queued.
     expect(channel.pendingBytes).toBeLessThanOrEqual(MAX_PENDING_BYTES)
     expect(channel.outputs).toBe(Math.floor(MAX_PENDING_BYTES / chunk.length))
-    recording.sendStarted({ sequence: 1, text: 'echo more', submit: true } as Parameters<SessionRecording['sendStarted']>[0])
+    recording.sendStarted({ number: 1, text: 'echo more', submit: true } as unknown as Parameters<SessionRecording['sendStarted']>[0])
     expect(channel.pendingBytes).toBeLessThanOrEqual(MAX_PENDING_BYTES)
     await recording.close()
   })
