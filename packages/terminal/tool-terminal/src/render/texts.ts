@@ -13,7 +13,7 @@ import type {
   TerminalSpawnResult,
 } from 'dsh-terminal'
 import { formatDuration, oneLine, utf8ByteLength } from 'dsh-basics'
-import type { MetaLine, ResultLayout } from './bound'
+import type { MetaLine, ResultLayout } from './result-fit'
 
 // Every model-visible text of the six tools is written here, once, as a pure function of the facts.
 

@@ -1,7 +1,7 @@
 import { defineTool } from 'dsh-tools'
 import { z } from 'zod'
 import { closeText } from '../render/texts'
-import { finalizeWith, fittedOutput, sessionIdParam, toSessionId, type ToolDeps } from './shared'
+import { finalizeWith, fittedOutput, sessionIdParam, toSessionId, type ToolDeps } from './tool-parts'
 
 /** Parameters of terminal_close. */
 export const closeParameters = z.strictObject({ sessionId: sessionIdParam })

@@ -1,7 +1,7 @@
 import { defineTool } from 'dsh-tools'
 import { z } from 'zod'
 import { inputMeta, listLayout } from '../render/texts'
-import { finalizeWith, fittedOutput, inputStateOf, type ToolDeps } from './shared'
+import { finalizeWith, fittedOutput, inputStateOf, type ToolDeps } from './tool-parts'
 
 /** terminal_list takes no arguments (and refuses unknown ones). */
 export const listParameters = z.strictObject({})

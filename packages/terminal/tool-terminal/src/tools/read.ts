@@ -5,7 +5,7 @@ import { z } from 'zod'
 import type { TerminalToolsConfig } from '../config'
 import { noScreen } from '../errors'
 import { inputMeta, readLayout, screenMeta, screenReadLayout } from '../render/texts'
-import { finalizeWith, fittedOutput, inputStateOf, maxBytesParam, sessionIdParam, toSessionId, type ToolDeps } from './shared'
+import { finalizeWith, fittedOutput, inputStateOf, maxBytesParam, sessionIdParam, toSessionId, type ToolDeps } from './tool-parts'
 
 /** Lines returned by terminal_read when `count` is omitted. */
 export const DEFAULT_READ_COUNT = 500
