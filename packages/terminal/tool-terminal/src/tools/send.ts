@@ -86,7 +86,7 @@ export function sendParameters(options: SendParameterOptions) {
           'Not with keys (press "Enter" as a key).',
       ),
     rows: rowsParam(
-      'Resize the terminal to rows x cols (give both) before the text or keys are sent; the program in front redraws. ' +
+      'Window height in rows, with cols: the terminal is resized before the text or keys are sent; the program in front redraws. ' +
         'With neither text nor keys the call only resizes and returns the redrawn screen.',
     ),
     cols: colsParam('Window width in columns, with rows.'),
