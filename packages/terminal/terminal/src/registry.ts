@@ -226,7 +226,7 @@ export class TerminalRegistry {
   }
 
   /** Close an owned session; false when joining a close already in flight. */
-  async kill(owner: Agent, id: TerminalSessionId, reason = 'model request'): Promise<boolean> {
+  async close(owner: Agent, id: TerminalSessionId, reason = 'model request'): Promise<boolean> {
     const record = this.#resolve(owner, id)
     const { promise, joined } = record.close(String(reason))
     await promise

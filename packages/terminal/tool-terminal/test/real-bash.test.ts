@@ -274,7 +274,12 @@ describe('dsh-tool-terminal on a real bash', () => {
       expect(read.split('\n')[11]).toMatch(keysLine)
 
       const resized = text(await call('terminal_send', { sessionId: 'pty-3', rows: 8, cols: 40 }))
-      expect(resized.split('\n').slice(0, 9)).toEqual(['[screen: 40 cols x 8 rows, cursor at row 1, col 6, alternate]', 'hello', ...Array(6).fill('~'), '-- INSERT --'])
+      expect(resized.split('\n').slice(0, 9)).toEqual([
+        '[screen: 40 cols x 8 rows, cursor at row 1, col 6, alternate]',
+        'hello',
+        ...Array(6).fill('~'),
+        '-- INSERT --',
+      ])
 
       const saved = await call('terminal_send', { sessionId: 'pty-3', keys: ['Escape', ':', 'w', 'q', 'Enter'] })
       expect(text(saved)).toBe(`${PROMPT}\n${READY(0)}`)

@@ -84,7 +84,9 @@ describe('terminal_read {view: "screen"}', () => {
       cursor: { row: 7, col: 1 },
       alternateScreen: false,
     })
-    expect(h.text(await h.call('terminal_read', { sessionId: 'pty-1', view: 'screen' }))).toBe('[screen: 10 cols x 7 rows, cursor at row 7, col 1]\nx\n~\n~\n~\n~\n~\ny')
+    expect(h.text(await h.call('terminal_read', { sessionId: 'pty-1', view: 'screen' }))).toBe(
+      '[screen: 10 cols x 7 rows, cursor at row 7, col 1]\nx\n~\n~\n~\n~\n~\ny',
+    )
     session.shownScreen = { lines: [], size: { rows: 24, cols: 80 }, cursor: { row: 1, col: 1 }, alternateScreen: true }
     const blank = await h.call('terminal_read', { sessionId: 'pty-1', view: 'screen' })
     expect(h.text(blank)).toBe('[screen: 80 cols x 24 rows, cursor at row 1, col 1, alternate]\n(blank screen)')

@@ -17,7 +17,7 @@ export function closeTool({ terminals, config }: ToolDeps) {
     parameters: closeParameters,
     async execute(args, call) {
       const sessionId = toSessionId(args.sessionId)
-      const closedNow = await terminals.kill(call.agent, sessionId, 'closed by terminal_close')
+      const closedNow = await terminals.close(call.agent, sessionId, 'closed by terminal_close')
       return fittedOutput({ body: closeText(sessionId, closedNow) }, config.maxResultBytes, { sessionId, closed: closedNow })
     },
     present: (args) => ({ kind: 'delete', title: `close ${args.sessionId}` }),
