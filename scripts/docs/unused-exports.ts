@@ -1,8 +1,8 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import ts from 'typescript'
 import type { PackageApi } from './api-catalog'
-import { compareText, type WorkspacePackage } from './workspace'
+import { typeScriptFiles, type WorkspacePackage } from './workspace'
 
 /** Exports every plugin module has; Cordis reads them, no package imports them by name. */
 const PLUGIN_EXPORTS: ReadonlySet<string> = new Set(['name', 'inject', 'Config', 'apply'])
@@ -85,7 +85,7 @@ export function importedNames(root: string, packages: readonly WorkspacePackage[
     names.add(name)
     imported.set(specifier, names)
   }
-  const files = [...packages.map((pkg) => pkg.dir), ...CONSUMER_DIRS].flatMap((dir) => sourceFiles(root, dir))
+  const files = [...packages.map((pkg) => pkg.dir), ...CONSUMER_DIRS].flatMap((dir) => typeScriptFiles(root, dir))
   for (const file of files) {
     const importer = packages.find((pkg) => file.startsWith(`${pkg.dir}/`))
     const source = ts.createSourceFile(file, readFileSync(join(root, file), 'utf8'), ts.ScriptTarget.Latest, true)
@@ -127,16 +127,4 @@ function leftmost(name: ts.QualifiedName): ts.Identifier {
   let left: ts.EntityName = name
   while (!ts.isIdentifier(left)) left = left.left
   return left
-}
-
-/** Repository-relative TypeScript files under `dir`, sorted; skips node_modules, dist and dot folders. */
-function sourceFiles(root: string, dir: string): string[] {
-  if (!existsSync(join(root, dir))) return []
-  return readdirSync(join(root, dir), { withFileTypes: true })
-    .sort((a, b) => compareText(a.name, b.name))
-    .flatMap((entry) => {
-      const path = `${dir}/${entry.name}`
-      if (entry.isDirectory()) return entry.name === 'node_modules' || entry.name === 'dist' || entry.name.startsWith('.') ? [] : sourceFiles(root, path)
-      return entry.isFile() && /\.[cm]?tsx?$/.test(entry.name) && !entry.name.endsWith('.d.ts') ? [path] : []
-    })
 }
