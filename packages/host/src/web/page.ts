@@ -1,11 +1,5 @@
-import { randomBytes } from 'node:crypto'
+import { type RenderedPage, renderFramedPage } from './page-frame'
 import { PAGE_SCRIPT } from './page-script'
-
-/** The page as served: its HTML and the Content-Security-Policy that lets only its own script run. */
-export interface RenderedPage {
-  readonly html: string
-  readonly csp: string
-}
 
 const STYLE = `
   body { margin: 0; font: 14px/1.4 system-ui, sans-serif; background: #f4f4f4; color: #222; display: flex; height: 100vh; }
@@ -32,30 +26,11 @@ const STYLE = `
  * digits, so it needs no escaping); the script reads it from the page's own URL for API calls.
  */
 export function renderPage(token: string): RenderedPage {
-  if (!/^[0-9a-f]+$/.test(token)) throw new Error('the web view token must be hex')
-  const nonce = randomBytes(16).toString('base64')
-  const csp = [
-    "default-src 'none'",
-    `script-src 'self' 'nonce-${nonce}'`,
-    "style-src 'self' 'unsafe-inline'",
-    "connect-src 'self'",
-    "img-src 'self' data:",
-    "font-src 'self' data:",
-    "frame-ancestors 'none'",
-    "base-uri 'none'",
-    "form-action 'none'",
-  ].join('; ')
-  const html = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>dsh-terminal sessions</title>
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="/assets/xterm.css?token=${token}">
-<style>${STYLE}</style>
-</head>
-<body>
-<nav id="sidebar">
+  return renderFramedPage(token, {
+    title: 'dsh-terminal sessions',
+    style: STYLE,
+    script: PAGE_SCRIPT,
+    body: `<nav id="sidebar">
   <h1>dsh-terminal sessions <a id="player-link" href="/player?token=${token}">recordings</a></h1>
   <ul id="sessions"></ul>
   <div id="empty">No sessions yet. They appear here as the agent opens them.</div>
@@ -68,12 +43,6 @@ export function renderPage(token: string): RenderedPage {
   </div>
   <p id="placeholder">Loading the sessions…</p>
   <div id="terminal" hidden></div>
-</main>
-<script src="/assets/xterm.js?token=${token}"></script>
-<script src="/assets/addon-unicode11.js?token=${token}"></script>
-<script nonce="${nonce}">${PAGE_SCRIPT}</script>
-</body>
-</html>
-`
-  return { html, csp }
+</main>`,
+  })
 }

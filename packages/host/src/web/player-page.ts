@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto'
-import type { RenderedPage } from './page'
+import { type RenderedPage, renderFramedPage } from './page-frame'
 import { PLAYER_SCRIPT } from './player-script'
 
 const STYLE = `
@@ -31,30 +30,11 @@ const STYLE = `
  * every page; it reads recordings and nothing else.
  */
 export function renderPlayerPage(token: string): RenderedPage {
-  if (!/^[0-9a-f]+$/.test(token)) throw new Error('the web view token must be hex')
-  const nonce = randomBytes(16).toString('base64')
-  const csp = [
-    "default-src 'none'",
-    `script-src 'self' 'nonce-${nonce}'`,
-    "style-src 'self' 'unsafe-inline'",
-    "connect-src 'self'",
-    "img-src 'self' data:",
-    "font-src 'self' data:",
-    "frame-ancestors 'none'",
-    "base-uri 'none'",
-    "form-action 'none'",
-  ].join('; ')
-  const html = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>dsh-terminal recordings</title>
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="/assets/xterm.css?token=${token}">
-<style>${STYLE}</style>
-</head>
-<body>
-<nav id="sidebar">
+  return renderFramedPage(token, {
+    title: 'dsh-terminal recordings',
+    style: STYLE,
+    script: PLAYER_SCRIPT,
+    body: `<nav id="sidebar">
   <h1>Recordings <a href="/?token=${token}">live sessions</a></h1>
   <ul id="recordings"></ul>
   <div id="empty">No recordings yet.</div>
@@ -71,12 +51,6 @@ export function renderPlayerPage(token: string): RenderedPage {
   </div>
   <div id="timeline" aria-label="sends"><div id="progress"></div></div>
   <div id="terminal"></div>
-</main>
-<script src="/assets/xterm.js?token=${token}"></script>
-<script src="/assets/addon-unicode11.js?token=${token}"></script>
-<script nonce="${nonce}">${PLAYER_SCRIPT}</script>
-</body>
-</html>
-`
-  return { html, csp }
+</main>`,
+  })
 }

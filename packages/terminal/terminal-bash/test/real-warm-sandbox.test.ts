@@ -141,8 +141,10 @@ describe.skipIf(!canWarm)('warm sandboxes (real bwrap, cgroups and processes, as
       'od -c /proc/$$/environ',
       'pwd; readlink /proc/$$/cwd',
       'stty -a',
-      // What the sandbox's init and the shell hold, and that no process in it holds a PTY master.
-      "echo fds: $(ls /proc/1/fd | sort -n | tr '\\n' ' ') / $(ls /proc/$$/fd | sort -n | tr '\\n' ' ')",
+      // What the sandbox's init and the shell hold, and that no process in it holds a PTY master. Listed by
+      // the shell's own globbing: a command substitution would list the shell while it still holds that
+      // fork's pipes (job control's among them), which a loaded machine catches now and then.
+      'set -- /proc/1/fd/*; init_fds="${*##*/}"; set -- /proc/$$/fd/*; echo "fds: $init_fds / ${*##*/}"; set --',
       'echo masters: $(ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c ptmx)',
       "printf 'END-%s\\n' FACTS",
     ].join('; ')
