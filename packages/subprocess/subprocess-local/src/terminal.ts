@@ -250,6 +250,20 @@ export class LocalTerminal implements SubprocessTerminalHandle {
     return this.#output.subscribe(listener)
   }
 
+  /**
+   * Stop reading the PTY until {@link resumeOutput} (flow control for a reader downstream, such as a
+   * session host whose client fell behind); nothing is dropped, the program blocks on its writes.
+   * Not part of the seam: only this provider's own users call it.
+   */
+  pauseOutput(): void {
+    this.#output.hold()
+  }
+
+  /** Read the PTY again after {@link pauseOutput}. */
+  resumeOutput(): void {
+    this.#output.release()
+  }
+
   async write(data: string | Uint8Array): Promise<void> {
     if (this.#exit || this.#terminated) throw new SubprocessError('TERMINAL_EXITED', `terminal ${this.pid} has exited; input was not written`)
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data.buffer, data.byteOffset, data.byteLength)
