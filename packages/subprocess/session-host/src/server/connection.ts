@@ -1,0 +1,177 @@
+import type { Readable, Writable } from 'node:stream'
+import { errorMessage } from 'dsh-basics'
+import type { SubprocessRuntime } from 'dsh-subprocess'
+import { FrameChannel } from '../protocol/channel'
+import { ProtocolError } from '../protocol/errors'
+import { isPositiveInteger, type RequestMethod, type RequestParams, type WireError } from '../protocol/messages'
+import { HostedTerminal } from './hosted-terminal'
+import { paramsObject, spawnSpecOf, terminalOf, writeDataOf } from './requests'
+
+/** What a {@link ClientConnection} needs from its session host. */
+export interface ClientConnectionOptions {
+  /** Where terminals are spawned: the session host's `ctx.subprocess` (dsh-subprocess-local). */
+  readonly subprocess: SubprocessRuntime
+  /** Unacknowledged bytes per terminal before its PTY is paused. */
+  readonly windowBytes: number
+  /** Diagnostics (stderr in the bin). */
+  readonly log: (message: string) => void
+  /** The connection ended and its terminals are gone. */
+  readonly ended: (connection: ClientConnection) => void
+}
+
+const METHODS: readonly RequestMethod[] = ['spawn', 'write', 'resize', 'inspectForeground', 'signalForeground', 'pinShellGroup', 'terminate']
+
+/**
+ * One client of a session host: its protocol channel, the terminals it spawned (and only those:
+ * numbers are per connection) and its pending spawns. When it ends, its terminals are terminated.
+ */
+export class ClientConnection {
+  readonly #channel: FrameChannel
+  readonly #options: ClientConnectionOptions
+  readonly #terminals = new Map<number, HostedTerminal>()
+  readonly #spawning = new Map<number, AbortController>()
+  #nextTerminal = 1
+  #ended: Promise<void> | undefined
+
+  constructor(input: Readable, output: Writable, options: ClientConnectionOptions) {
+    this.#options = options
+    this.#channel = new FrameChannel(
+      input,
+      output,
+      'session-host',
+      { pid: process.pid, windowBytes: options.windowBytes },
+      {
+        hello: () => {},
+        control: (message) => this.#control(message),
+        output: () => this.#refuse(new ProtocolError('UNEXPECTED_FRAME', 'output frames go from the session host to the client only')),
+        protocolError: (error) => options.log(`client frame refused: ${error.code}: ${error.message}`),
+        peerError: (code, message) => options.log(`client reported ${code}: ${message}`),
+        closed: () => void this.end(),
+      },
+    )
+  }
+
+  /** The terminals this client holds (diagnostics, tests). */
+  get terminals(): readonly HostedTerminal[] {
+    return [...this.#terminals.values()]
+  }
+
+  /** Hang up and terminate every terminal of this client; resolves once they are gone. */
+  end(): Promise<void> {
+    this.#ended ??= (async () => {
+      this.#channel.close()
+      for (const controller of this.#spawning.values()) controller.abort()
+      await Promise.allSettled([...this.#terminals.values()].map((terminal) => terminal.handle.terminate()))
+      this.#terminals.clear()
+      this.#options.ended(this)
+    })()
+    return this.#ended
+  }
+
+  #refuse(error: ProtocolError): void {
+    this.#channel.send({ type: 'error', code: error.code, message: error.message })
+    this.#options.log(`client frame refused: ${error.code}: ${error.message}`)
+  }
+
+  #control(message: { readonly type: string; readonly [field: string]: unknown }): void {
+    switch (message.type) {
+      case 'request':
+        return this.#request(message)
+      case 'ack':
+        return this.#ack(message)
+      case 'cancel':
+        if (isPositiveInteger(message.id)) this.#spawning.get(message.id)?.abort()
+        return
+      case 'reply':
+      case 'exit':
+        return this.#refuse(new ProtocolError('UNEXPECTED_FRAME', `a ${message.type} message goes from the session host to the client only`))
+      default:
+        return this.#refuse(new ProtocolError('UNKNOWN_FRAME', `unknown control message type ${JSON.stringify(message.type)}`))
+    }
+  }
+
+  #ack(message: { readonly [field: string]: unknown }): void {
+    const terminal = isPositiveInteger(message.terminal) ? this.#terminals.get(message.terminal) : undefined
+    if (!terminal) return this.#refuse(new ProtocolError('UNKNOWN_TERMINAL', `ack for terminal ${JSON.stringify(message.terminal)}, which this connection does not hold`))
+    const offset = message.offset
+    if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0 || !terminal.acknowledge(offset)) {
+      this.#refuse(new ProtocolError('INVALID_ACK', `ack of terminal ${terminal.id} at ${JSON.stringify(offset)} is beyond what was sent`))
+    }
+  }
+
+  #request(message: { readonly [field: string]: unknown }): void {
+    const { id, method, params } = message
+    if (!isPositiveInteger(id)) return this.#refuse(new ProtocolError('MALFORMED_FRAME', 'a request needs a positive integer id'))
+    if (typeof method !== 'string' || !(METHODS as readonly string[]).includes(method)) {
+      return this.#fail(id, { code: 'UNKNOWN_METHOD', message: `unknown method ${JSON.stringify(method)}; known: ${METHODS.join(', ')}` })
+    }
+    // Called synchronously in arrival order: writes reach the PTY in the order they were sent.
+    let result: unknown
+    try {
+      result = this.#call(id, method as RequestMethod, params)
+    } catch (error) {
+      return this.#fail(id, wireError(error))
+    }
+    Promise.resolve(result).then(
+      (value) => this.#channel.send({ type: 'reply', id, ok: true, result: value ?? null }),
+      (error: unknown) => this.#fail(id, wireError(error)),
+    )
+  }
+
+  #fail(id: number, error: WireError): void {
+    this.#channel.send({ type: 'reply', id, ok: false, error })
+  }
+
+  #call(id: number, method: RequestMethod, params: unknown): unknown {
+    if (method === 'spawn') return this.#spawn(id, params)
+    const terminal = this.#terminal(params)
+    const { handle } = terminal
+    const args = paramsObject(params)
+    switch (method) {
+      case 'write':
+        return handle.write(writeDataOf(args as unknown as RequestParams['write']))
+      case 'resize':
+        return handle.resize(args.rows as number, args.cols as number)
+      case 'inspectForeground':
+        return handle.inspectForeground((args.options as RequestParams['inspectForeground']['options']) ?? {})
+      case 'signalForeground':
+        return handle.signalForeground(args.signal as NodeJS.Signals)
+      case 'pinShellGroup':
+        return handle.pinShellGroup(args.processGroupId as number)
+      case 'terminate':
+        return handle.terminate().then(() => void this.#terminals.delete(terminal.id))
+    }
+  }
+
+  #terminal(params: unknown): HostedTerminal {
+    const number = terminalOf(params)
+    const terminal = this.#terminals.get(number)
+    if (!terminal) throw new ProtocolError('UNKNOWN_TERMINAL', `terminal ${number} is not one this connection spawned (or it was terminated)`)
+    return terminal
+  }
+
+  async #spawn(id: number, params: unknown) {
+    const controller = new AbortController()
+    this.#spawning.set(id, controller)
+    try {
+      const handle = await this.#options.subprocess.spawnTerminal(spawnSpecOf(params, controller.signal))
+      if (this.#ended) {
+        await handle.terminate()
+        throw new ProtocolError('UNKNOWN_TERMINAL', 'the connection ended before the spawn completed')
+      }
+      const terminal = new HostedTerminal(this.#nextTerminal++, handle, this.#channel, this.#options.windowBytes)
+      this.#terminals.set(terminal.id, terminal)
+      return { terminal: terminal.id, pid: handle.pid, limits: handle.limits }
+    } finally {
+      this.#spawning.delete(id)
+    }
+  }
+}
+
+/** A thrown value as a reply's error: its stable code when it has one. */
+function wireError(error: unknown): WireError {
+  const candidate = error as { code?: unknown; survivors?: unknown }
+  const code = typeof candidate?.code === 'string' ? candidate.code : 'SESSION_HOST_ERROR'
+  const survivors = Array.isArray(candidate?.survivors) ? { survivors: candidate.survivors as number[] } : {}
+  return { code, message: errorMessage(error), ...survivors }
+}

@@ -1,0 +1,87 @@
+import type { SubprocessTerminalHandle, TerminalExit } from 'dsh-subprocess'
+import type { FrameChannel } from '../protocol/channel'
+import { OutputRing } from './output-ring'
+
+/** A provider's handle that can stop reading its PTY (dsh-subprocess-local's `LocalTerminal`). */
+interface PausableHandle extends SubprocessTerminalHandle {
+  pauseOutput(): void
+  resumeOutput(): void
+}
+
+function isPausable(handle: SubprocessTerminalHandle): handle is PausableHandle {
+  const candidate = handle as Partial<PausableHandle>
+  return typeof candidate.pauseOutput === 'function' && typeof candidate.resumeOutput === 'function'
+}
+
+/**
+ * One terminal a connection spawned: forwards its output with absolute offsets, keeps what was not
+ * acknowledged in an {@link OutputRing}, pauses the PTY when that reaches the window and resumes it
+ * on acks, and reports the exit after the last output frame.
+ */
+export class HostedTerminal {
+  readonly #ring = new OutputRing()
+  readonly #channel: FrameChannel
+  readonly #windowBytes: number
+  #paused = false
+  #pauses = 0
+  #exit: TerminalExit | undefined
+
+  constructor(
+    /** The connection's number for it. */
+    readonly id: number,
+    /** The provider's handle. */
+    readonly handle: SubprocessTerminalHandle,
+    channel: FrameChannel,
+    windowBytes: number,
+  ) {
+    this.#channel = channel
+    this.#windowBytes = windowBytes
+    handle.onOutput((chunk) => this.#output(chunk))
+    // `done` resolves after every chunk reached the listener above, so the exit follows the last frame.
+    void handle.done.then((exit) => {
+      this.#exit = exit
+      channel.send({ type: 'exit', terminal: id, exit, offset: this.#ring.end })
+    })
+  }
+
+  /** Bytes sent and not acknowledged. */
+  get unacknowledged(): number {
+    return this.#ring.size
+  }
+
+  /** How often the PTY was paused because the window was full (diagnostics, tests). */
+  get pauses(): number {
+    return this.#pauses
+  }
+
+  /** True while the PTY is paused for want of acks. */
+  get paused(): boolean {
+    return this.#paused
+  }
+
+  /** The exit, once the top-level process ended. */
+  get exit(): TerminalExit | undefined {
+    return this.#exit
+  }
+
+  /** The client delivered everything before `offset`; false for an offset beyond what was sent. */
+  acknowledge(offset: number): boolean {
+    if (!this.#ring.acknowledge(offset)) return false
+    if (this.#paused && this.#ring.size < this.#windowBytes) {
+      this.#paused = false
+      if (isPausable(this.handle)) this.handle.resumeOutput()
+    }
+    return true
+  }
+
+  #output(chunk: Buffer): void {
+    const offset = this.#ring.end
+    this.#ring.append(chunk)
+    this.#channel.sendOutput(this.id, offset, chunk)
+    if (!this.#paused && this.#ring.size >= this.#windowBytes && isPausable(this.handle)) {
+      this.#paused = true
+      this.#pauses += 1
+      this.handle.pauseOutput()
+    }
+  }
+}
