@@ -1,6 +1,16 @@
 export { FrameChannel, type FrameChannelHandlers } from './protocol/channel'
 export { FATAL_CODES, ProtocolError, type ProtocolErrorCode } from './protocol/errors'
-export { CONTROL_FRAME, encodeControl, encodeOutput, type Frame, FrameDecoder, MAX_FRAME_BYTES, MAX_OUTPUT_PER_FRAME, OUTPUT_FRAME, PROTOCOL_VERSION } from './protocol/frames'
+export {
+  CONTROL_FRAME,
+  encodeControl,
+  encodeOutput,
+  type Frame,
+  FrameDecoder,
+  MAX_FRAME_BYTES,
+  MAX_OUTPUT_PER_FRAME,
+  OUTPUT_FRAME,
+  PROTOCOL_VERSION,
+} from './protocol/frames'
 export {
   type AckMessage,
   type CancelMessage,

@@ -42,7 +42,11 @@ describe('FrameChannel: hello first, versions, and bad frames', () => {
     const { toChannel, seen, controls, flush, channel } = harness()
     toChannel.write(encodeControl({ type: 'hello', version: 2, role: 'client', features: ['binary-output', 'credit'] } as never))
     await flush()
-    expect(controls()[1]).toEqual({ type: 'error', code: 'PROTOCOL_VERSION', message: 'this session host speaks protocol version 1, the client sent version 2' })
+    expect(controls()[1]).toEqual({
+      type: 'error',
+      code: 'PROTOCOL_VERSION',
+      message: 'this session host speaks protocol version 1, the client sent version 2',
+    })
     expect(channel.closed).toBe(true)
     expect(seen.closed).toBe(1)
   })

@@ -16,7 +16,9 @@ afterAll(() => host?.stop())
 
 /** The session host's resident memory in bytes (from /proc). */
 function rss(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((entry) => entry.startsWith('VmRSS:'))!
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((entry) => entry.startsWith('VmRSS:'))!
   return Number(line.replace(/\D+/g, '')) * 1024
 }
 
@@ -37,7 +39,9 @@ describe('flow control: a client that does not acknowledge pauses only its termi
     await eventually(() => (seen()?.bytes ?? 0) >= WINDOW, 'a window of output')
     const before = rss(host.pid)
     // Meanwhile another client's terminal is served as usual.
-    const other = (await busy.ok('spawn', { argv: ['sh', '-c', 'echo served; sleep 300'], cwd: '/', env: testEnv(), rows: 24, cols: 80, graceMs: 500 })) as { terminal: number }
+    const other = (await busy.ok('spawn', { argv: ['sh', '-c', 'echo served; sleep 300'], cwd: '/', env: testEnv(), rows: 24, cols: 80, graceMs: 500 })) as {
+      terminal: number
+    }
     await eventually(() => busy.terminals.get(other.terminal)?.text().includes('served'), 'the other client’s output')
     // Held at the window (plus what the PTY had read when the pause took effect), of 40 MiB waiting.
     expect(seen()!.bytes).toBeLessThan(WINDOW + 256 * 1024)

@@ -22,7 +22,11 @@ function rawFrame(type: number, body: Buffer): Buffer {
 
 describe('frame codec', () => {
   it('decodes frames split at every byte and frames merged into one chunk', () => {
-    const stream = Buffer.concat([encodeControl({ type: 'ack', terminal: 1, offset: 5 } as never), ...encodeOutput(3, 1234, Buffer.from('héllo')), encodeControl({ type: 'cancel', id: 2 } as never)])
+    const stream = Buffer.concat([
+      encodeControl({ type: 'ack', terminal: 1, offset: 5 } as never),
+      ...encodeOutput(3, 1234, Buffer.from('héllo')),
+      encodeControl({ type: 'cancel', id: 2 } as never),
+    ])
     const split = recorder()
     for (const byte of stream) split.decoder.push(Buffer.from([byte]))
     const merged = recorder()

@@ -13,7 +13,11 @@ describe('session host over --stdio (one client on stdin/stdout)', () => {
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
     const client = wireClient(child.stdout, child.stdin)
-    const hello = await eventually(() => Promise.race([client.hello, new Promise<false>((resolve) => setTimeout(() => resolve(false), 50))]), 'the hello', START_TIMEOUT_MS)
+    const hello = await eventually(
+      () => Promise.race([client.hello, new Promise<false>((resolve) => setTimeout(() => resolve(false), 50))]),
+      'the hello',
+      START_TIMEOUT_MS,
+    )
     expect(hello).toMatchObject({ version: 1, role: 'session-host', pid: child.pid })
     const { terminal, pid } = (await client.ok('spawn', bashSpawn())) as { terminal: number; pid: number }
     await client.ok('write', { terminal, data: Buffer.from('echo over-$((6*7))\r').toString('base64') })

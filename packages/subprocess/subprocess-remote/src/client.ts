@@ -44,22 +44,28 @@ export class SessionHostClient {
     this.ready.catch(() => {})
     this.closed = new Promise((resolve) => (closed = resolve))
     let peerError: string | undefined
-    this.#channel = new FrameChannel(input, output, 'client', {}, {
-      hello: (hello) => ready(hello),
-      control: (message) => this.#control(message),
-      output: (terminal, offset, bytes) => this.#output(terminal, offset, bytes),
-      protocolError: (error) => report(`session host frame refused: ${error.code}: ${error.message}`),
-      peerError: (code, message) => {
-        peerError = `${code}: ${message}`
-        report(`session host reported ${peerError}`)
+    this.#channel = new FrameChannel(
+      input,
+      output,
+      'client',
+      {},
+      {
+        hello: (hello) => ready(hello),
+        control: (message) => this.#control(message),
+        output: (terminal, offset, bytes) => this.#output(terminal, offset, bytes),
+        protocolError: (error) => report(`session host frame refused: ${error.code}: ${error.message}`),
+        peerError: (code, message) => {
+          peerError = `${code}: ${message}`
+          report(`session host reported ${peerError}`)
+        },
+        closed: () => {
+          this.#lose(peerError ? `it refused the connection: ${peerError}` : 'the connection ended')
+          failed(this.#lost!)
+          onClosed()
+          closed()
+        },
       },
-      closed: () => {
-        this.#lose(peerError ? `it refused the connection: ${peerError}` : 'the connection ended')
-        failed(this.#lost!)
-        onClosed()
-        closed()
-      },
-    })
+    )
   }
 
   /** The loss, once the connection ended. */

@@ -34,5 +34,8 @@ export function errorFromWire(error: WireError): Error {
 
 /** The connection to the session host ended: `why` says how, for a model that reads the message. */
 export function sessionHostLost(why: string): SubprocessError {
-  return new SubprocessError('SESSION_HOST_LOST', `the session host is gone (${why}); its terminals ended with it. Open a new terminal: a fresh session host starts.`)
+  return new SubprocessError(
+    'SESSION_HOST_LOST',
+    `the session host is gone (${why}); its terminals ended with it. Open a new terminal: a fresh session host starts.`,
+  )
 }

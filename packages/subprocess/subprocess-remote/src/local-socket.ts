@@ -35,7 +35,8 @@ export async function connectLocalSessionHost(options: LocalSocketOptions): Prom
       const socket = await tryConnect(options.socketPath)
       if (socket) return socket
       if (started.exited !== undefined) throw startFailed(`it exited with ${started.exited} before listening; see ${join(dir, 'session-host.log')}`)
-      if (performance.now() > deadline) throw startFailed(`it did not listen on ${options.socketPath} within ${options.startTimeoutMs} ms; see ${join(dir, 'session-host.log')}`)
+      if (performance.now() > deadline)
+        throw startFailed(`it did not listen on ${options.socketPath} within ${options.startTimeoutMs} ms; see ${join(dir, 'session-host.log')}`)
       await sleep(delay)
     }
   } finally {

@@ -83,13 +83,16 @@ export class RemoteSubprocessRuntime extends SubprocessRuntime {
     return terminal
   }
 
-  /** The shared connection, made on first use and again after a loss. */
+  /** The shared connection, made on first use and again after a failed start or a loss. */
   private client(): Promise<SessionHostClient> {
-    this.connection ??= this.connect().catch((error: unknown) => {
-      this.connection = undefined
-      throw error
-    })
-    return this.connection
+    if (this.connection) return this.connection
+    const connection = this.connect()
+    this.connection = connection
+    const forget = () => {
+      if (this.connection === connection) this.connection = undefined
+    }
+    connection.then((client) => client.closed.then(forget), forget)
+    return connection
   }
 
   private async connect(): Promise<SessionHostClient> {
@@ -111,9 +114,6 @@ export class RemoteSubprocessRuntime extends SubprocessRuntime {
       })
       client = new SessionHostClient(socket, socket, report)
     }
-    void client.closed.then(() => {
-      if (this.connection) void this.connection.then((current) => current === client && (this.connection = undefined))
-    })
     await client.ready
     return client
   }

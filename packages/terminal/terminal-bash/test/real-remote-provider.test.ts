@@ -61,7 +61,7 @@ describe('the shell backend over dsh-subprocess-remote', () => {
   })
 
   it('close leaves no process behind', async () => {
-    await stack.run(id, "bash -c 'trap \"\" TERM; exec sleep 1000' & echo started")
+    await stack.run(id, 'bash -c \'trap "" TERM; exec sleep 1000\' & echo started')
     const tree: ProcessIdentity[] = [identify(pid)!, ...descendants(pid)]
     expect(tree.length).toBeGreaterThanOrEqual(2)
     expect(await stack.terminals.kill(stack.agent, id)).toBe(true)

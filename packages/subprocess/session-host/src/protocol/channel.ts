@@ -33,7 +33,13 @@ export class FrameChannel {
   #peer: HelloMessage | undefined
   #closed = false
 
-  constructor(input: Readable, output: Writable, role: PeerRole, hello: Omit<HelloMessage, 'type' | 'version' | 'role' | 'features'>, handlers: FrameChannelHandlers) {
+  constructor(
+    input: Readable,
+    output: Writable,
+    role: PeerRole,
+    hello: Omit<HelloMessage, 'type' | 'version' | 'role' | 'features'>,
+    handlers: FrameChannelHandlers,
+  ) {
     this.#input = input
     this.#outputStream = output
     this.#handlers = handlers
@@ -101,11 +107,14 @@ export class FrameChannel {
       this.#handlers.peerError(String(message.code), String(message.message))
       return this.close()
     }
-    if (message?.type !== 'hello') return this.#refuse(new ProtocolError('HELLO_REQUIRED', `expected a hello first, got ${message ? `a ${message.type} message` : 'an output frame'}`))
+    if (message?.type !== 'hello')
+      return this.#refuse(new ProtocolError('HELLO_REQUIRED', `expected a hello first, got ${message ? `a ${message.type} message` : 'an output frame'}`))
     if (message.version !== PROTOCOL_VERSION) {
       const me = this.#role === 'client' ? 'this client' : 'this session host'
       const them = this.#role === 'client' ? 'the session host' : 'the client'
-      return this.#refuse(new ProtocolError('PROTOCOL_VERSION', `${me} speaks protocol version ${PROTOCOL_VERSION}, ${them} sent version ${JSON.stringify(message.version)}`))
+      return this.#refuse(
+        new ProtocolError('PROTOCOL_VERSION', `${me} speaks protocol version ${PROTOCOL_VERSION}, ${them} sent version ${JSON.stringify(message.version)}`),
+      )
     }
     const features = Array.isArray(message.features) ? message.features : []
     const missing = FEATURES.filter((feature) => !features.includes(feature))

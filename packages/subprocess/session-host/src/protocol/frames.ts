@@ -73,7 +73,8 @@ export class FrameDecoder {
     while (!this.#stopped && this.#pendingBytes >= 4) {
       const head = this.#take(4, false)
       const length = head.readUInt32BE(0)
-      if (length > MAX_FRAME_BYTES) return this.#fatal(new ProtocolError('FRAME_TOO_LARGE', `a frame of ${length} bytes exceeds the bound of ${MAX_FRAME_BYTES}`))
+      if (length > MAX_FRAME_BYTES)
+        return this.#fatal(new ProtocolError('FRAME_TOO_LARGE', `a frame of ${length} bytes exceeds the bound of ${MAX_FRAME_BYTES}`))
       if (length === 0) return this.#fatal(new ProtocolError('MALFORMED_FRAME', 'a frame of length 0 has no type byte', true))
       if (this.#pendingBytes < 4 + length) return
       this.#take(4, true)
@@ -110,14 +111,16 @@ export class FrameDecoder {
   #decode(frame: Buffer): void {
     const type = frame[0]
     if (type === OUTPUT_FRAME) {
-      if (frame.length < 1 + OUTPUT_HEADER_BYTES) return this.#onError(new ProtocolError('MALFORMED_FRAME', `an output frame of ${frame.length} bytes is shorter than its header`))
+      if (frame.length < 1 + OUTPUT_HEADER_BYTES)
+        return this.#onError(new ProtocolError('MALFORMED_FRAME', `an output frame of ${frame.length} bytes is shorter than its header`))
       const offset = frame.readBigUInt64BE(5)
       if (offset > BigInt(Number.MAX_SAFE_INTEGER)) return this.#onError(new ProtocolError('MALFORMED_FRAME', 'an output offset is beyond 2^53'))
       // Copied: the frame's memory is a slice of a read buffer that later frames share.
       this.#onFrame({ kind: 'output', terminal: frame.readUInt32BE(1), offset: Number(offset), bytes: Buffer.from(frame.subarray(13)) })
       return
     }
-    if (type !== CONTROL_FRAME) return this.#onError(new ProtocolError('UNKNOWN_FRAME', `unknown frame type byte 0x${(type ?? 0).toString(16).padStart(2, '0')}`))
+    if (type !== CONTROL_FRAME)
+      return this.#onError(new ProtocolError('UNKNOWN_FRAME', `unknown frame type byte 0x${(type ?? 0).toString(16).padStart(2, '0')}`))
     let message: unknown
     try {
       message = JSON.parse(frame.subarray(1).toString('utf8'))

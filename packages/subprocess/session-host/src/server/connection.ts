@@ -92,7 +92,8 @@ export class ClientConnection {
 
   #ack(message: { readonly [field: string]: unknown }): void {
     const terminal = isPositiveInteger(message.terminal) ? this.#terminals.get(message.terminal) : undefined
-    if (!terminal) return this.#refuse(new ProtocolError('UNKNOWN_TERMINAL', `ack for terminal ${JSON.stringify(message.terminal)}, which this connection does not hold`))
+    if (!terminal)
+      return this.#refuse(new ProtocolError('UNKNOWN_TERMINAL', `ack for terminal ${JSON.stringify(message.terminal)}, which this connection does not hold`))
     const offset = message.offset
     if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0 || !terminal.acknowledge(offset)) {
       this.#refuse(new ProtocolError('INVALID_ACK', `ack of terminal ${terminal.id} at ${JSON.stringify(offset)} is beyond what was sent`))

@@ -37,7 +37,9 @@ export async function startHostProcess(args: string[] = [], socketPath = freshSo
   let stdout = ''
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  )
   await eventually(() => stderr.includes('listening on') || child.exitCode !== null, 'the session host to listen', START_TIMEOUT_MS)
   if (!stderr.includes('listening on')) throw new Error(`the session host did not start: ${stderr}`)
   return {

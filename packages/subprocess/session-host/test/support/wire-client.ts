@@ -47,26 +47,32 @@ export function wireClient(input: Readable, output: Writable, options: { autoAck
     }
     return terminal
   }
-  const channel: FrameChannel = new FrameChannel(input, output, 'client', {}, {
-    hello: (message) => helloResolve(message),
-    control: (message) => {
-      if (message.type === 'reply') {
-        const reply = message as unknown as ReplyMessage
-        pending.get(reply.id)?.(reply)
-        pending.delete(reply.id)
-      } else if (message.type === 'exit') seen(message.terminal as number).exit = message.exit as SeenTerminal['exit']
+  const channel: FrameChannel = new FrameChannel(
+    input,
+    output,
+    'client',
+    {},
+    {
+      hello: (message) => helloResolve(message),
+      control: (message) => {
+        if (message.type === 'reply') {
+          const reply = message as unknown as ReplyMessage
+          pending.get(reply.id)?.(reply)
+          pending.delete(reply.id)
+        } else if (message.type === 'exit') seen(message.terminal as number).exit = message.exit as SeenTerminal['exit']
+      },
+      output: (terminal, offset, bytes) => {
+        const target = seen(terminal)
+        if (offset !== target.bytes) target.gaps += 1
+        target.chunks.push(bytes)
+        target.bytes += bytes.length
+        if (autoAck) channel.send({ type: 'ack', terminal, offset: target.bytes })
+      },
+      protocolError: (error) => errors.push({ code: error.code, message: error.message }),
+      peerError: (code, message) => errors.push({ code, message }),
+      closed: () => closedResolve(),
     },
-    output: (terminal, offset, bytes) => {
-      const target = seen(terminal)
-      if (offset !== target.bytes) target.gaps += 1
-      target.chunks.push(bytes)
-      target.bytes += bytes.length
-      if (autoAck) channel.send({ type: 'ack', terminal, offset: target.bytes })
-    },
-    protocolError: (error) => errors.push({ code: error.code, message: error.message }),
-    peerError: (code, message) => errors.push({ code, message }),
-    closed: () => closedResolve(),
-  })
+  )
   const call = <M extends RequestMethod>(method: M, params: RequestParams[M]) =>
     new Promise<ReplyMessage>((resolve) => {
       const id = nextId++
