@@ -34,16 +34,23 @@ describe('dsh-subprocess-remote: the handle contract through a session host', ()
     await handle.terminate()
   })
 
-  it('first-listener replay, writes in order, done after all output, then TERMINAL_EXITED', async () => {
-    const handle = await remote.runtime.spawnTerminal({ ...bashSpec(), argv: ['sh', '-c', 'printf early; read a; read b; echo "got:$a:$b"; exit 3'] })
+  it('first-listener replay: output that came before anyone listened reaches the first listener, synchronously', async () => {
+    const handle = await remote.runtime.spawnTerminal({ ...bashSpec(), argv: ['sh', '-c', 'printf early'] })
+    // `done` resolves after every chunk was held for the first listener.
+    expect(await handle.done).toEqual({ exitCode: 0, signal: null })
+    const first = collect(handle)
+    const second = collect(handle)
+    expect(first()).toBe('early')
+    expect(second()).toBe('')
+    await handle.terminate()
+  })
+
+  it('writes in call order, done after all output, then TERMINAL_EXITED', async () => {
+    const handle = await remote.runtime.spawnTerminal({ ...bashSpec(), argv: ['sh', '-c', 'read a; read b; echo "got:$a:$b"; exit 3'] })
     expect(handle.pid).toBeGreaterThan(0)
     expect(handle.limits).toEqual({})
-    await eventually(async () => (await handle.inspectForeground())?.stdinWaitProof === 'proven', 'the first read')
-    // Subscribed late: the first listener still gets what came before it, synchronously.
     const text = collect(handle)
-    expect(text()).toBe('early')
-    const writes = [handle.write('one\r'), handle.write('two\r')]
-    await Promise.all(writes)
+    await Promise.all([handle.write('one\r'), handle.write('two\r')])
     const exit = await handle.done
     expect(exit).toEqual({ exitCode: 3, signal: null })
     expect(handle.exit).toEqual(exit)
