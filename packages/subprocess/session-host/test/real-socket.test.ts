@@ -138,3 +138,16 @@ describe('session host over its socket: the handle contract', () => {
     await client.ok('terminate', { terminal })
   })
 })
+
+describe('cancel', () => {
+  it('a cancel right behind a spawn aborts it: SPAWN_ABORTED and no process left', async () => {
+    const bashes = () => descendants(host.pid).filter((child) => processName(child.pid) === 'bash').length
+    const before = bashes()
+    const id = 9001
+    client.channel.send({ type: 'request', id, method: 'spawn', params: bashSpawn() })
+    client.channel.send({ type: 'cancel', id })
+    const reply = await eventually(() => client.replies.find((entry) => entry.id === id), 'the spawn reply')
+    expect(reply).toMatchObject({ ok: false, error: { code: 'SPAWN_ABORTED' } })
+    expect(bashes()).toBe(before)
+  })
+})

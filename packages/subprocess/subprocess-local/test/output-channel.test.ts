@@ -71,4 +71,3 @@ describe('OutputChannel hold/release (a reader downstream fell behind)', () => {
     expect(calls).toEqual(['pause', 'resume'])
   })
 })
-

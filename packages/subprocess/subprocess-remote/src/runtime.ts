@@ -55,6 +55,8 @@ export class RemoteSubprocessRuntime extends SubprocessRuntime {
     const argv = spec.wrapper ? await wrappedArgv(spec.wrapper, spec.argv) : spec.argv
     throwIfAborted(spec.signal)
     const client = await this.client()
+    // Checked again after the wait: an abort meanwhile fired no listener of ours.
+    throwIfAborted(spec.signal)
     let requestId: number | undefined
     const cancel = () => requestId !== undefined && client.cancel(requestId)
     spec.signal?.addEventListener('abort', cancel, { once: true })

@@ -17,6 +17,8 @@ export interface WireClient {
   readonly hello: Promise<HelloMessage>
   readonly errors: { code: string; message: string }[]
   readonly terminals: Map<number, SeenTerminal>
+  /** Every reply received, also to requests sent by hand through `channel`. */
+  readonly replies: ReplyMessage[]
   readonly closed: Promise<void>
   /** Send a request and resolve its reply (ok or not). */
   call<M extends RequestMethod>(method: M, params: RequestParams[M]): Promise<ReplyMessage>
@@ -33,6 +35,7 @@ export function wireClient(input: Readable, output: Writable, options: { autoAck
   const pending = new Map<number, (reply: ReplyMessage) => void>()
   const errors: { code: string; message: string }[] = []
   const terminals = new Map<number, SeenTerminal>()
+  const replies: ReplyMessage[] = []
   let nextId = 1
   let helloResolve!: (hello: HelloMessage) => void
   const hello = new Promise<HelloMessage>((resolve) => (helloResolve = resolve))
@@ -57,6 +60,7 @@ export function wireClient(input: Readable, output: Writable, options: { autoAck
       control: (message) => {
         if (message.type === 'reply') {
           const reply = message as unknown as ReplyMessage
+          replies.push(reply)
           pending.get(reply.id)?.(reply)
           pending.delete(reply.id)
         } else if (message.type === 'exit') seen(message.terminal as number).exit = message.exit as SeenTerminal['exit']
@@ -84,6 +88,7 @@ export function wireClient(input: Readable, output: Writable, options: { autoAck
     hello,
     errors,
     terminals,
+    replies,
     closed,
     call,
     ok: async (method, params) => {
