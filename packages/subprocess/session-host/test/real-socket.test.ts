@@ -1,6 +1,7 @@
 import { connect } from 'node:net'
 import { descendants, eventually, isAlive, processName } from 'dsh-testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Frame, FrameDecoder } from '../src/index'
 import { encodeControl, type ForegroundFactsLike } from './support/facts'
 import { type HostProcess, startHostProcess } from './support/host-process'
 import { bashSpawn, socketClient, testEnv, type WireClient } from './support/wire-client'
@@ -143,11 +144,24 @@ describe('cancel', () => {
   it('a cancel right behind a spawn aborts it: SPAWN_ABORTED and no process left', async () => {
     const bashes = () => descendants(host.pid).filter((child) => processName(child.pid) === 'bash').length
     const before = bashes()
-    const id = 9001
-    client.channel.send({ type: 'request', id, method: 'spawn', params: bashSpawn() })
-    client.channel.send({ type: 'cancel', id })
-    const reply = await eventually(() => client.replies.find((entry) => entry.id === id), 'the spawn reply')
-    expect(reply).toMatchObject({ ok: false, error: { code: 'SPAWN_ABORTED' } })
+    const raw = connect(host.socketPath)
+    const frames: Frame[] = []
+    const decoder = new FrameDecoder(
+      (frame) => frames.push(frame),
+      () => {},
+    )
+    raw.on('data', (chunk: Buffer) => decoder.push(chunk))
+    // In one write, so the session host reads the cancel before the spawn could finish.
+    raw.write(
+      Buffer.concat([
+        encodeControl({ type: 'hello', version: 1, role: 'client', features: ['binary-output', 'credit'] }),
+        encodeControl({ type: 'request', id: 1, method: 'spawn', params: bashSpawn() }),
+        encodeControl({ type: 'cancel', id: 1 }),
+      ]),
+    )
+    const reply = await eventually(() => frames.find((frame) => frame.kind === 'control' && frame.message.type === 'reply'), 'the spawn reply')
+    expect(reply).toMatchObject({ message: { ok: false, error: { code: 'SPAWN_ABORTED' } } })
     expect(bashes()).toBe(before)
+    raw.destroy()
   })
 })

@@ -76,7 +76,7 @@ describe('SessionHostClient', () => {
     toClient.write(
       encodeControl({ type: 'error', code: 'PROTOCOL_VERSION', message: 'this session host speaks protocol version 2, the client sent version 1' } as never),
     )
-    const error = await client.ready.catch((caught: unknown) => caught as Error)
+    const error = (await client.ready.catch((caught: unknown) => caught)) as Error
     expect(isSubprocessError(error, 'SESSION_HOST_LOST')).toBe(true)
     expect(error.message).toContain('PROTOCOL_VERSION: this session host speaks protocol version 2, the client sent version 1')
   })
