@@ -1,34 +1,22 @@
 export { FrameChannel, type FrameChannelHandlers } from './protocol/channel'
-export { FATAL_CODES, ProtocolError, type ProtocolErrorCode } from './protocol/errors'
-export {
-  CONTROL_FRAME,
-  encodeControl,
-  encodeOutput,
-  type Frame,
-  FrameDecoder,
-  MAX_FRAME_BYTES,
-  MAX_OUTPUT_PER_FRAME,
-  OUTPUT_FRAME,
-  PROTOCOL_VERSION,
-} from './protocol/frames'
-export {
-  type AckMessage,
-  type CancelMessage,
-  type ControlMessage,
-  type ErrorMessage,
-  type ExitMessage,
-  FEATURES,
-  type HelloMessage,
-  isPositiveInteger,
-  type PeerRole,
-  type ReplyMessage,
-  type RequestMessage,
-  type RequestMethod,
-  type RequestParams,
-  type SpawnParams,
-  type SpawnResult,
-  type WireError,
+export { ProtocolError, type ProtocolErrorCode } from './protocol/errors'
+export { encodeControl, encodeOutput, type Frame, FrameDecoder, MAX_FRAME_BYTES, PROTOCOL_VERSION } from './protocol/frames'
+export type {
+  AckMessage,
+  CancelMessage,
+  ControlMessage,
+  ErrorMessage,
+  ExitMessage,
+  HelloMessage,
+  PeerRole,
+  ReplyMessage,
+  RequestMessage,
+  RequestMethod,
+  RequestParams,
+  SpawnParams,
+  SpawnResult,
+  WireError,
 } from './protocol/messages'
+export { isPositiveInteger } from './protocol/messages'
 export { sessionHostCommand } from './command'
-export { DEFAULT_IDLE_EXIT_MS, DEFAULT_WINDOW_BYTES } from './defaults'
-export { assertOwnSocket, assertPrivateDir, defaultSocketPath, ensureSocketDir, SessionHostDirError } from './runtime-dir'
+export { assertOwnSocket, defaultSocketPath, ensureSocketDir, SessionHostDirError } from './runtime-dir'

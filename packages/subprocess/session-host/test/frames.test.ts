@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { encodeControl, encodeOutput, type Frame, FrameDecoder, MAX_FRAME_BYTES, MAX_OUTPUT_PER_FRAME, type ProtocolError } from '../src/index'
+import { encodeControl, encodeOutput, type Frame, FrameDecoder, MAX_FRAME_BYTES, type ProtocolError } from '../src/index'
+import { MAX_OUTPUT_PER_FRAME } from '../src/internal'
 
 /** A decoder that records what it decoded and refused, as plain values. */
 function recorder() {
