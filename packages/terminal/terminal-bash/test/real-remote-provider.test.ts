@@ -68,3 +68,32 @@ describe('the shell backend over dsh-subprocess-remote', () => {
     expect(tree.filter((identity) => stillRunning(identity))).toEqual([])
   })
 })
+
+describe('the session host SIGKILLed under a send', () => {
+  it('the send settles as session_exit, close resolves, nothing of the session survives, and a new session starts a fresh session host', async () => {
+    const path = join(hostRuntimeDir(process.getuid?.() ?? -1), `test-bash-kill-${randomBytes(6).toString('hex')}`, 'session-host.sock')
+    const doomed = await startStack(undefined, { provider: { plugin: remotePlugin, config: { socketPath: path, idleExitMs: 1000 } } })
+    try {
+      const opened = await doomed.open()
+      const shell = opened.pid as number
+      const runtime = doomed.root.subprocess as remotePlugin.RemoteSubprocessRuntime
+      const first = (await runtime.sessionHostPid())!
+      const send = doomed.send(opened.sessionId, 'sleep 100')
+      await eventually(() => commandLine(foregroundGroup(shell) ?? 0)?.[0]?.endsWith('sleep') === true, 'sleep to take the foreground')
+      const tree: ProcessIdentity[] = [identify(shell)!, ...descendants(shell)]
+      process.kill(first, 'SIGKILL')
+      expect(await send.done).toMatchObject({ waitReason: 'session_exit' })
+      await doomed.terminals.kill(doomed.agent, opened.sessionId)
+      await eventually(() => tree.every((identity) => !stillRunning(identity)), 'every process of the session to be gone')
+      const next = await doomed.open()
+      const second = (await runtime.sessionHostPid())!
+      expect(second).not.toBe(first)
+      expect(await doomed.run(next.sessionId, 'echo again-$((5*5))')).toMatchObject({ viewport: expect.stringContaining('again-25'), waitReason: 'stdin_read' })
+      await doomed.dispose()
+      await eventually(() => !isAlive(second), 'the fresh session host to exit when idle')
+    } finally {
+      await doomed.dispose().catch(() => undefined)
+      rmSync(join(path, '..'), { recursive: true, force: true })
+    }
+  })
+})
