@@ -31,7 +31,10 @@ describe('a session host fed garbage', () => {
     const attacks: Buffer[] = [
       randomBytes(64 * 1024),
       Buffer.concat([hello, randomBytes(64 * 1024)]),
-      Buffer.concat([hello, encodeControl({ type: 'request', id: 1, method: 'spawn', params: { argv: 'not-an-array', env: JSON.parse('{"__proto__": "x"}') } })]),
+      Buffer.concat([
+        hello,
+        encodeControl({ type: 'request', id: 1, method: 'spawn', params: { argv: 'not-an-array', env: JSON.parse('{"__proto__": "x"}') } }),
+      ]),
       Buffer.concat([hello, encodeControl({ type: 'ack', terminal: 1, offset: 1e18 }), encodeControl({ type: 'request', id: -5, method: 'write' })]),
       Buffer.concat([hello, encodeControl({ type: 'request', id: 2, method: 'signalForeground', params: { terminal: 1, signal: 'toString' } })]),
       Buffer.concat([hello, hello.subarray(0, 7)]),
