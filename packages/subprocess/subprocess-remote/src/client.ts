@@ -27,7 +27,9 @@ export class SessionHostClient {
   readonly #pending = new Map<number, Pending>()
   readonly #terminals = new Map<number, ClientTerminal>()
   readonly #report: (message: string) => void
+  /** The session host's hello; rejects with `SESSION_HOST_LOST` (naming its refusal, if any) when the connection ends first. */
   readonly ready: Promise<HelloMessage>
+  /** Resolves once the connection ended, after the pending calls were rejected. */
   readonly closed: Promise<void>
   #nextId = 1
   #lost: Error | undefined

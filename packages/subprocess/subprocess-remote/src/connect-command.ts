@@ -4,7 +4,9 @@ import { SubprocessError } from 'dsh-subprocess'
 
 /** A running connect command: the streams that reach `dsh-session-host --stdio`, and how to end it. */
 export interface CommandConnection {
+  /** The command's stdout: frames from the session host. */
   readonly input: Readable
+  /** The command's stdin: frames to the session host. */
   readonly output: Writable
   /** End the command (after the client hung up, it exits by itself; this makes sure). */
   readonly stop: () => void

@@ -8,9 +8,11 @@ import { SubprocessError } from 'dsh-subprocess'
 
 /** How the local session host is reached and, when it is not running, started. */
 export interface LocalSocketOptions {
+  /** Where the session host listens (its directory must be this uid's, 0700). */
   readonly socketPath: string
   /** The argv that runs `dsh-session-host` (the socket and idle options are appended). */
   readonly command: readonly string[]
+  /** Passed as `--idle-exit-ms` to a session host started here. */
   readonly idleExitMs: number
   /** Deadline for the lock, the start and the first connection. */
   readonly startTimeoutMs: number

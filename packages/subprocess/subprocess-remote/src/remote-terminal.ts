@@ -20,9 +20,13 @@ const LOST_EXIT: TerminalExit = { exitCode: null, signal: 'SIGKILL' }
 
 /** How a {@link RemoteTerminal} is built: its number on the connection, and what the spawn answered. */
 export interface RemoteTerminalOptions {
+  /** The connection the terminal lives on. */
   readonly client: SessionHostClient
+  /** The session host's number for it on that connection. */
   readonly number: number
+  /** The top-level process's pid (in the session host's pid namespace: the same machine). */
   readonly pid: number
+  /** The caps in force, as the session host's provider set them. */
   readonly limits: AppliedTerminalLimits
   /** Delivered bytes after which an ack goes at once. */
   readonly ackEveryBytes: number

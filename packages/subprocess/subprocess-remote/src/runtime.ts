@@ -19,8 +19,11 @@ import type { AppliedTerminalLimits } from 'dsh-subprocess'
 
 /** What a spawn answers over the wire. */
 interface SpawnReply {
+  /** The connection's number for the terminal. */
   readonly terminal: number
+  /** Its top-level process. */
   readonly pid: number
+  /** The caps in force. */
   readonly limits: AppliedTerminalLimits
 }
 
