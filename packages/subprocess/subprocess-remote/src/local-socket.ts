@@ -4,7 +4,7 @@ import { connect, type Socket } from 'node:net'
 import { dirname, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { assertOwnSocket, ensureSocketDir } from 'dsh-session-host'
-import { SubprocessError } from 'dsh-subprocess'
+import { SubprocessError, scrubEnvironment } from 'dsh-subprocess'
 
 /** How the local session host is reached and, when it is not running, started. */
 export interface LocalSocketOptions {
@@ -80,6 +80,9 @@ function startDetached(options: LocalSocketOptions, logPath: string): { exited: 
       detached: true,
       stdio: ['ignore', log, log],
       cwd: dirname(options.socketPath),
+      // It outlives this process and serves later clients: it keeps none of this one's credentials
+      // (terminals never see its environment anyway: each spawn sends the complete one).
+      env: scrubEnvironment(process.env),
     })
     child.once('error', (error) => (state.exited = error.message))
     child.once('exit', (code, signal) => (state.exited = code ?? signal ?? 'unknown'))

@@ -24,9 +24,16 @@ afterAll(async () => {
 })
 
 describe('dsh-subprocess-remote: the handle contract through a session host', () => {
-  it('starts the session host on first use, detached (its own session), with its log beside the socket', async () => {
-    const handle = await remote.runtime.spawnTerminal(bashSpec())
+  it('starts the session host on first use, detached (its own session), with its log beside the socket and no credentials', async () => {
+    process.env.SESSION_HOST_TEST_TOKEN = 'must-not-reach-the-session-host'
+    let handle: Awaited<ReturnType<typeof remote.runtime.spawnTerminal>>
+    try {
+      handle = await remote.runtime.spawnTerminal(bashSpec())
+    } finally {
+      delete process.env.SESSION_HOST_TEST_TOKEN
+    }
     hostPid = (await remote.runtime.sessionHostPid())!
+    expect(readFileSync(`/proc/${hostPid}/environ`, 'utf8')).not.toContain('SESSION_HOST_TEST_TOKEN')
     expect(hostPid).not.toBe(process.pid)
     // Field 4 of stat (after state) is the session id: a session of its own, not the test's.
     expect(Number(statFields(hostPid)![3])).toBe(hostPid)
