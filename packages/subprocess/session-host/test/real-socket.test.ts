@@ -64,12 +64,29 @@ describe('session host over its socket: the handle contract', () => {
     }, 'the sleep in front')
     expect(await client.ok('signalForeground', { terminal, signal: 'SIGINT' })).toBe(pgid)
     await eventually(() => !isAlive(sleeper.pid), 'the sleep to end')
+    // Once bash reaped it and took the terminal back, a SIGKILL for the group in front is refused.
+    await eventually(async () => ((await client.ok('inspectForeground', { terminal })) as ForegroundFactsLike | null)?.isShellGroup, 'the shell back in front')
     const refused = await client.call('signalForeground', { terminal, signal: 'SIGKILL' })
     expect(refused).toMatchObject({ ok: false, error: { code: 'REFUSED_SHELL_KILL' } })
     await client.ok('terminate', { terminal })
     expect(isAlive(pid)).toBe(false)
     expect(seen.exit).toBeDefined()
     expect(await client.call('write', { terminal, data: '' })).toMatchObject({ ok: false, error: { code: 'UNKNOWN_TERMINAL' } })
+  })
+
+  it('a spawn is answered before its first output frame, and the exit comes after the last one', async () => {
+    // Printing at once: what the PTY held when the session host subscribed goes out after the reply.
+    const spawns = await Promise.all(Array.from({ length: 10 }, () => client.call('spawn', { ...bashSpawn(), argv: ['sh', '-c', 'printf early-bytes'] })))
+    for (const reply of spawns) {
+      expect(reply.ok).toBe(true)
+      const { terminal } = (reply as { result: { terminal: number } }).result
+      await eventually(() => client.terminals.get(terminal)?.exit, 'the exit')
+      const mine = client.events.filter((event) => [`reply:${reply.id}`, `output:${terminal}`, `exit:${terminal}`].includes(event))
+      expect(mine[0]).toBe(`reply:${reply.id}`)
+      expect(mine.at(-1)).toBe(`exit:${terminal}`)
+      expect(client.terminals.get(terminal)!.text()).toBe('early-bytes')
+      await client.ok('terminate', { terminal })
+    }
   })
 
   it('the environment is exactly the one sent: nothing of the session host own', async () => {

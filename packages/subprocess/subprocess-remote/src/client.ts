@@ -15,6 +15,8 @@ export interface ClientTerminal {
 interface Pending {
   readonly resolve: (value: unknown) => void
   readonly reject: (error: Error) => void
+  /** Runs synchronously when the reply is read, before any later frame of the same read. */
+  readonly onResult?: ((result: unknown) => void) | undefined
 }
 
 /**
@@ -32,6 +34,7 @@ export class SessionHostClient {
   /** Resolves once the connection ended, after the pending calls were rejected. */
   readonly closed: Promise<void>
   #nextId = 1
+  #windowBytes = 1
   #lost: Error | undefined
 
   constructor(input: Readable, output: Writable, report: (message: string) => void, onClosed: () => void = () => {}) {
@@ -52,7 +55,10 @@ export class SessionHostClient {
       'client',
       {},
       {
-        hello: (hello) => ready(hello),
+        hello: (hello) => {
+          this.#windowBytes = hello.windowBytes ?? 1
+          ready(hello)
+        },
         control: (message) => this.#control(message),
         output: (terminal, offset, bytes) => this.#output(terminal, offset, bytes),
         protocolError: (error) => report(`session host frame refused: ${error.code}: ${error.message}`),
@@ -70,6 +76,11 @@ export class SessionHostClient {
     )
   }
 
+  /** Unacknowledged output per terminal before the session host pauses its PTY (from its hello; 1 before it). */
+  get windowBytes(): number {
+    return this.#windowBytes
+  }
+
   /** The loss, once the connection ended. */
   get lostError(): Error | undefined {
     return this.#lost
@@ -85,13 +96,17 @@ export class SessionHostClient {
     this.#terminals.delete(number)
   }
 
-  /** Call `method`; `onId` learns the request id (to cancel it). Rejects with `SESSION_HOST_LOST` when the connection ends first. */
-  request<M extends RequestMethod>(method: M, params: RequestParams[M], onId?: (id: number) => void): Promise<unknown> {
+  /**
+   * Call `method`; `onId` learns the request id (to cancel it), `onResult` sees a successful result
+   * synchronously (a spawn attaches its terminal there, before the frames that follow the reply).
+   * Rejects with `SESSION_HOST_LOST` when the connection ends first.
+   */
+  request<M extends RequestMethod>(method: M, params: RequestParams[M], onId?: (id: number) => void, onResult?: (result: unknown) => void): Promise<unknown> {
     if (this.#lost) return Promise.reject(this.#lost)
     const id = this.#nextId++
     onId?.(id)
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject })
+      this.#pending.set(id, { resolve, reject, onResult })
       this.#channel.send({ type: 'request', id, method, params })
     })
   }
@@ -130,8 +145,10 @@ export class SessionHostClient {
       return this.#report(`UNEXPECTED_FRAME: reply to request ${JSON.stringify(reply.id)}, which is not pending`)
     }
     this.#pending.delete(reply.id)
-    if (reply.ok) pending.resolve(reply.result)
-    else pending.reject(errorFromWire(reply.error ?? ({ code: 'SESSION_HOST_ERROR', message: 'a failed reply without an error' } as WireError)))
+    if (reply.ok) {
+      pending.onResult?.(reply.result)
+      pending.resolve(reply.result)
+    } else pending.reject(errorFromWire(reply.error ?? ({ code: 'SESSION_HOST_ERROR', message: 'a failed reply without an error' } as WireError)))
   }
 
   #output(number: number, offset: number, bytes: Buffer): void {

@@ -63,24 +63,29 @@ export class RemoteSubprocessRuntime extends SubprocessRuntime {
     let requestId: number | undefined
     const cancel = () => requestId !== undefined && client.cancel(requestId)
     spec.signal?.addEventListener('abort', cancel, { once: true })
-    let reply: SpawnReply
+    let terminal: RemoteTerminal | undefined
+    // Attached the moment the reply is read: the terminal's output frames follow it at once.
+    const attach = (result: unknown) => {
+      const reply = result as SpawnReply
+      terminal = new RemoteTerminal({
+        client,
+        number: reply.terminal,
+        pid: reply.pid,
+        limits: reply.limits,
+        ackEveryBytes: Math.max(1, Math.floor(client.windowBytes / 2)),
+        report: (error) => this.ctx.logger('subprocess').warn('terminal output listener threw: %s', errorMessage(error)),
+        forget: (gone) => this.terminals.delete(gone),
+      })
+      client.attach(reply.terminal, terminal)
+      this.terminals.add(terminal)
+    }
     try {
       const params = { argv, cwd: spec.cwd, env, rows: spec.rows, cols: spec.cols, graceMs: spec.graceMs, ...(spec.limits ? { limits: spec.limits } : {}) }
-      reply = (await client.request('spawn', params, (id) => (requestId = id))) as SpawnReply
+      await client.request('spawn', params, (id) => (requestId = id), attach)
     } finally {
       spec.signal?.removeEventListener('abort', cancel)
     }
-    const terminal = new RemoteTerminal({
-      client,
-      number: reply.terminal,
-      pid: reply.pid,
-      limits: reply.limits,
-      ackEveryBytes: Math.max(1, Math.floor(((await client.ready).windowBytes ?? 1) / 2)),
-      report: (error) => this.ctx.logger('subprocess').warn('terminal output listener threw: %s', errorMessage(error)),
-      forget: (gone) => this.terminals.delete(gone),
-    })
-    client.attach(reply.terminal, terminal)
-    this.terminals.add(terminal)
+    if (!terminal) throw new SubprocessError('SPAWN_FAILED', 'the session host answered the spawn without a terminal')
     if (spec.signal?.aborted) {
       await terminal.terminate()
       throwIfAborted(spec.signal)

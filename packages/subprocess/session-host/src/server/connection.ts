@@ -106,10 +106,11 @@ export class ClientConnection {
     if (typeof method !== 'string' || !(METHODS as readonly string[]).includes(method)) {
       return this.#fail(id, { code: 'UNKNOWN_METHOD', message: `unknown method ${JSON.stringify(method)}; known: ${METHODS.join(', ')}` })
     }
+    if (method === 'spawn') return this.#spawnRequest(id, params)
     // Called synchronously in arrival order: writes reach the PTY in the order they were sent.
     let result: unknown
     try {
-      result = this.#call(id, method as RequestMethod, params)
+      result = this.#call(method as Exclude<RequestMethod, 'spawn'>, params)
     } catch (error) {
       return this.#fail(id, wireError(error))
     }
@@ -123,8 +124,19 @@ export class ClientConnection {
     this.#channel.send({ type: 'reply', id, ok: false, error })
   }
 
-  #call(id: number, method: RequestMethod, params: unknown): unknown {
-    if (method === 'spawn') return this.#spawn(id, params)
+  /** A spawn: its reply goes out before the terminal's first output frame. */
+  #spawnRequest(id: number, params: unknown): void {
+    this.#spawn(id, params).then(
+      (terminal) => {
+        const { handle } = terminal
+        this.#channel.send({ type: 'reply', id, ok: true, result: { terminal: terminal.id, pid: handle.pid, limits: handle.limits } })
+        terminal.start()
+      },
+      (error: unknown) => this.#fail(id, wireError(error)),
+    )
+  }
+
+  #call(method: Exclude<RequestMethod, 'spawn'>, params: unknown): unknown {
     const terminal = this.#terminal(params)
     const { handle } = terminal
     const args = paramsObject(params)
@@ -151,7 +163,7 @@ export class ClientConnection {
     return terminal
   }
 
-  async #spawn(id: number, params: unknown) {
+  async #spawn(id: number, params: unknown): Promise<HostedTerminal> {
     const controller = new AbortController()
     this.#spawning.set(id, controller)
     try {
@@ -162,7 +174,7 @@ export class ClientConnection {
       }
       const terminal = new HostedTerminal(this.#nextTerminal++, handle, this.#channel, this.#options.windowBytes)
       this.#terminals.set(terminal.id, terminal)
-      return { terminal: terminal.id, pid: handle.pid, limits: handle.limits }
+      return terminal
     } finally {
       this.#spawning.delete(id)
     }

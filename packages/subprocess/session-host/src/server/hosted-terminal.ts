@@ -36,11 +36,18 @@ export class HostedTerminal {
   ) {
     this.#channel = channel
     this.#windowBytes = windowBytes
-    handle.onOutput((chunk) => this.#output(chunk))
+  }
+
+  /**
+   * Start forwarding: called once the spawn's reply went out, so the client knows the terminal's
+   * number before its first output frame (what the PTY printed so far goes out now, from offset 0).
+   */
+  start(): void {
+    this.handle.onOutput((chunk) => this.#output(chunk))
     // `done` resolves after every chunk reached the listener above, so the exit follows the last frame.
-    void handle.done.then((exit) => {
+    void this.handle.done.then((exit) => {
       this.#exit = exit
-      channel.send({ type: 'exit', terminal: id, exit, offset: this.#ring.end })
+      this.#channel.send({ type: 'exit', terminal: this.id, exit, offset: this.#ring.end })
     })
   }
 

@@ -19,6 +19,8 @@ export interface WireClient {
   readonly terminals: Map<number, SeenTerminal>
   /** Every reply received, also to requests sent by hand through `channel`. */
   readonly replies: ReplyMessage[]
+  /** What arrived, in order: `reply:<id>`, `output:<terminal>`, `exit:<terminal>`. */
+  readonly events: string[]
   readonly closed: Promise<void>
   /** Send a request and resolve its reply (ok or not). */
   call<M extends RequestMethod>(method: M, params: RequestParams[M]): Promise<ReplyMessage>
@@ -36,6 +38,7 @@ export function wireClient(input: Readable, output: Writable, options: { autoAck
   const errors: { code: string; message: string }[] = []
   const terminals = new Map<number, SeenTerminal>()
   const replies: ReplyMessage[] = []
+  const events: string[] = []
   let nextId = 1
   let helloResolve!: (hello: HelloMessage) => void
   const hello = new Promise<HelloMessage>((resolve) => (helloResolve = resolve))
@@ -61,9 +64,13 @@ export function wireClient(input: Readable, output: Writable, options: { autoAck
         if (message.type === 'reply') {
           const reply = message as unknown as ReplyMessage
           replies.push(reply)
+          events.push(`reply:${reply.id}`)
           pending.get(reply.id)?.(reply)
           pending.delete(reply.id)
-        } else if (message.type === 'exit') seen(message.terminal as number).exit = message.exit as SeenTerminal['exit']
+        } else if (message.type === 'exit') {
+          events.push(`exit:${message.terminal}`)
+          seen(message.terminal as number).exit = message.exit as SeenTerminal['exit']
+        }
       },
       output: (terminal, offset, bytes) => {
         const target = seen(terminal)
@@ -89,6 +96,7 @@ export function wireClient(input: Readable, output: Writable, options: { autoAck
     errors,
     terminals,
     replies,
+    events,
     closed,
     call,
     ok: async (method, params) => {
