@@ -47,3 +47,26 @@ describe('a session host fed garbage', () => {
     client.close()
   })
 })
+
+describe('a client that keeps asking and never reads', () => {
+  it('is hung up on with NOT_READING once its unread replies pass the bound (so they cannot grow without end); the session host keeps serving', async () => {
+    const raw = connect(host.socketPath)
+    raw.pause()
+    const closed = new Promise<void>((resolve) => raw.on('close', () => resolve()))
+    raw.on('error', () => {})
+    const hello = encodeControl({ type: 'hello', version: 1, role: 'client', features: ['binary-output', 'credit'] })
+    // Each asks about a terminal it does not hold: every reply is an error frame of ~130 bytes.
+    const asks = Array.from({ length: 300_000 }, (_, index) =>
+      encodeControl({ type: 'request', id: index + 1, method: 'resize', params: { terminal: 7, rows: 1, cols: 1 } }),
+    )
+    raw.write(Buffer.concat([hello, ...asks]))
+    await eventually(() => host.stderr().includes('NOT_READING'), 'the hang-up', 60_000)
+    raw.destroy()
+    await closed
+    expect(isAlive(host.pid)).toBe(true)
+    const client = await socketClient(host.socketPath)
+    const { terminal } = (await client.ok('spawn', bashSpawn())) as { terminal: number }
+    await client.ok('terminate', { terminal })
+    client.close()
+  }, 90_000)
+})

@@ -12,9 +12,10 @@ export type ProtocolErrorCode =
   | 'UNKNOWN_METHOD'
   | 'UNKNOWN_TERMINAL'
   | 'INVALID_ACK'
+  | 'NOT_READING'
 
 /** Codes after which the connection is closed: the stream cannot be trusted to continue. */
-export const FATAL_CODES: ReadonlySet<ProtocolErrorCode> = new Set(['PROTOCOL_VERSION', 'HELLO_REQUIRED', 'FRAME_TOO_LARGE'])
+export const FATAL_CODES: ReadonlySet<ProtocolErrorCode> = new Set(['PROTOCOL_VERSION', 'HELLO_REQUIRED', 'FRAME_TOO_LARGE', 'NOT_READING'])
 
 /** A frame or message that breaks the protocol; `code` is stable, `fatal` says the connection must close. */
 export class ProtocolError extends Error {

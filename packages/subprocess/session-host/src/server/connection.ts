@@ -19,6 +19,12 @@ export interface ClientConnectionOptions {
   readonly ended: (connection: ClientConnection) => void
 }
 
+/**
+ * Replies and errors a client may leave unread beyond its terminals' windows (output is bounded by
+ * them): past it the client keeps asking without reading, and its connection is closed.
+ */
+const UNREAD_REPLY_BYTES = 16 * 1024 * 1024
+
 const METHODS: readonly RequestMethod[] = ['spawn', 'write', 'resize', 'inspectForeground', 'signalForeground', 'pinShellGroup', 'terminate']
 
 /**
@@ -74,6 +80,13 @@ export class ClientConnection {
   }
 
   #control(message: { readonly type: string; readonly [field: string]: unknown }): void {
+    const unreadBound = this.#options.windowBytes * (this.#terminals.size + 1) + UNREAD_REPLY_BYTES
+    if (this.#channel.bufferedBytes > unreadBound) {
+      this.#refuse(
+        new ProtocolError('NOT_READING', `the client left ${this.#channel.bufferedBytes} bytes unread while it kept sending; closing its connection`),
+      )
+      return void this.end()
+    }
     switch (message.type) {
       case 'request':
         return this.#request(message)
