@@ -81,11 +81,6 @@ export class SessionHostClient {
     return this.#windowBytes
   }
 
-  /** The loss, once the connection ended. */
-  get lostError(): Error | undefined {
-    return this.#lost
-  }
-
   /** Route a terminal's events to `terminal`. */
   attach(number: number, terminal: ClientTerminal): void {
     this.#terminals.set(number, terminal)

@@ -30,11 +30,6 @@ export class OutputDelivery {
     this.#options = options
   }
 
-  /** Offset one past the last byte received. */
-  get received(): number {
-    return this.#received
-  }
-
   /** Take the bytes at `offset`; false when they do not continue the stream (a protocol fault). */
   push(offset: number, chunk: Buffer): boolean {
     if (offset !== this.#received) return false

@@ -57,11 +57,6 @@ export class ClientConnection {
     )
   }
 
-  /** The terminals this client holds (diagnostics, tests). */
-  get terminals(): readonly HostedTerminal[] {
-    return [...this.#terminals.values()]
-  }
-
   /** Hang up and terminate every terminal of this client; resolves once they are gone. */
   end(): Promise<void> {
     this.#ended ??= (async () => {

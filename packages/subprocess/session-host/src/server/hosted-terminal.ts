@@ -1,4 +1,4 @@
-import type { SubprocessTerminalHandle, TerminalExit } from 'dsh-subprocess'
+import type { SubprocessTerminalHandle } from 'dsh-subprocess'
 import type { FrameChannel } from '../protocol/channel'
 import { OutputRing } from './output-ring'
 
@@ -23,8 +23,6 @@ export class HostedTerminal {
   readonly #channel: FrameChannel
   readonly #windowBytes: number
   #paused = false
-  #pauses = 0
-  #exit: TerminalExit | undefined
 
   constructor(
     /** The connection's number for it. */
@@ -46,29 +44,8 @@ export class HostedTerminal {
     this.handle.onOutput((chunk) => this.#output(chunk))
     // `done` resolves after every chunk reached the listener above, so the exit follows the last frame.
     void this.handle.done.then((exit) => {
-      this.#exit = exit
       this.#channel.send({ type: 'exit', terminal: this.id, exit, offset: this.#ring.end })
     })
-  }
-
-  /** Bytes sent and not acknowledged. */
-  get unacknowledged(): number {
-    return this.#ring.size
-  }
-
-  /** How often the PTY was paused because the window was full (diagnostics, tests). */
-  get pauses(): number {
-    return this.#pauses
-  }
-
-  /** True while the PTY is paused for want of acks. */
-  get paused(): boolean {
-    return this.#paused
-  }
-
-  /** The exit, once the top-level process ended. */
-  get exit(): TerminalExit | undefined {
-    return this.#exit
   }
 
   /** The client delivered everything before `offset`; false for an offset beyond what was sent. */
@@ -87,7 +64,6 @@ export class HostedTerminal {
     this.#channel.sendOutput(this.id, offset, chunk)
     if (!this.#paused && this.#ring.size >= this.#windowBytes && isPausable(this.handle)) {
       this.#paused = true
-      this.#pauses += 1
       this.handle.pauseOutput()
     }
   }

@@ -70,11 +70,6 @@ export class SessionHost {
     return new SessionHost(root, provider, options)
   }
 
-  /** The connected clients (diagnostics, tests). */
-  get connections(): readonly ClientConnection[] {
-    return [...this.#connections]
-  }
-
   /** Serve one client over a pair of streams (the socket twice, or stdin and stdout). */
   serve(input: Readable, output: Writable): ClientConnection {
     this.#disarmIdle()
