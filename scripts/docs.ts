@@ -2,7 +2,8 @@
  * Docs that stay true. `pnpm docs:gen` regenerates every generated section of docs/**\/*.md;
  * `pnpm docs:check` regenerates them in memory and fails (exit 1) when a page is stale, when a
  * package README's config table misses a field of the package's zod `Config`, or when a package
- * breaks the rules of the house (layers, declared imports of src and of tests).
+ * breaks the rules of the house (layers, declared imports of src and of tests, an export nothing
+ * outside its package imports).
  *
  *   tsx --conditions=dsh-source scripts/docs.ts gen|check
  *
@@ -19,7 +20,9 @@ import { readmeTemplateProblems } from './docs/readme-template'
 import { describeDiff } from './docs/diff'
 import { checkDeclaredImports } from './docs/imports'
 import { checkLayers } from './docs/layers'
+import { PUBLIC_API } from './docs/public-api'
 import { checkTestImports } from './docs/test-imports'
+import { checkUnusedExports } from './docs/unused-exports'
 import { findBlocks, spliceBlocks } from './docs/markers'
 import { renderApiBlock, renderDepsBlock } from './docs/render'
 import { compareText, loadWorkspace, repositoryRoot, type WorkspacePackage } from './docs/workspace'
@@ -65,6 +68,7 @@ export async function runDocs(root: string): Promise<DocsRun> {
   failures.push(...checkDeclaredImports(program, root, packages))
   failures.push(...checkTestImports(root, packages))
   const apis = new Map<string, PackageApi>(packages.map((pkg) => [pkg.name, packageApi(program, root, pkg)]))
+  failures.push(...checkUnusedExports(root, packages, apis, PUBLIC_API))
 
   const pages = docPages(root).map((path) => ({ path, actual: readFileSync(join(root, path), 'utf8') }))
   // The subsystem page of a package is the page whose api section names it (the first, in path order).

@@ -66,7 +66,7 @@ export async function mount(mode: 'danger-full-access' | 'workspace-write' = 'da
       return result
     },
     inputState: (id: TerminalSessionId) => terminals.inputState(agent, id),
-    close: (id: TerminalSessionId) => terminals.kill(agent, id),
+    close: (id: TerminalSessionId) => terminals.close(agent, id),
     dispose: async () => {
       await agent.dispose()
       for (const fiber of fibers.reverse()) await fiber.dispose()

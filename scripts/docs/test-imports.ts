@@ -1,15 +1,12 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { builtinModules } from 'node:module'
 import { join, posix } from 'node:path'
 import ts from 'typescript'
 import { moduleImports, packageName } from './imports'
-import { compareText, type WorkspacePackage } from './workspace'
+import { typeScriptFiles, type WorkspacePackage } from './workspace'
 
 /** package.json fields whose names a test may import (src may not use devDependencies). */
 const DECLARING_FIELDS = ['dependencies', 'devDependencies', 'peerDependencies', 'optionalDependencies'] as const
-
-/** Test sources: TypeScript files under a package's `test/`. */
-const TEST_SOURCE = /\.[cm]?tsx?$/
 
 /**
  * Imports in a package's `test/` that bypass its package.json, so the layer check cannot see them.
@@ -24,7 +21,7 @@ export function checkTestImports(root: string, packages: readonly WorkspacePacka
   const failures: string[] = []
   for (const pkg of packages) {
     const declared = declaredNames(join(root, pkg.dir, 'package.json'))
-    for (const file of testFiles(root, `${pkg.dir}/test`)) {
+    for (const file of typeScriptFiles(root, `${pkg.dir}/test`)) {
       const source = ts.createSourceFile(file, readFileSync(join(root, file), 'utf8'), ts.ScriptTarget.Latest, true)
       for (const { specifier, line } of moduleImports(source)) {
         const problem = importProblem(pkg, specifier, file, { declared, rootDeclared, workspaceNames })
@@ -65,21 +62,4 @@ function declaredNames(manifestPath: string): Set<string> {
     if (entries && typeof entries === 'object') for (const name of Object.keys(entries)) names.add(name)
   }
   return names
-}
-
-/**
- * Repository-relative TypeScript files under `dir`, sorted; skips node_modules and any folder with
- * its own package.json (a fixture package answers to its own manifest).
- */
-function testFiles(root: string, dir: string): string[] {
-  if (!existsSync(join(root, dir))) return []
-  return readdirSync(join(root, dir), { withFileTypes: true })
-    .sort((a, b) => compareText(a.name, b.name))
-    .flatMap((entry) => {
-      const path = `${dir}/${entry.name}`
-      if (entry.isDirectory()) {
-        return entry.name === 'node_modules' || existsSync(join(root, path, 'package.json')) ? [] : testFiles(root, path)
-      }
-      return entry.isFile() && TEST_SOURCE.test(entry.name) && !entry.name.endsWith('.d.ts') ? [path] : []
-    })
 }

@@ -111,3 +111,22 @@ function expand(root: string, segments: string[], prefix = ''): string[] {
 function readJson(path: string): Record<string, unknown> {
   return JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>
 }
+
+/**
+ * Repository-relative TypeScript sources under `dir` (`.ts`, `.tsx`, `.mts`, `.cts`, not `.d.ts`),
+ * sorted; skips node_modules, dist and dot folders, and any folder with a package.json of its own
+ * (a fixture package answers to its own manifest).
+ */
+export function typeScriptFiles(root: string, dir: string): string[] {
+  if (!existsSync(join(root, dir))) return []
+  return readdirSync(join(root, dir), { withFileTypes: true })
+    .sort((a, b) => compareText(a.name, b.name))
+    .flatMap((entry) => {
+      const path = `${dir}/${entry.name}`
+      if (entry.isDirectory()) {
+        const skipped = entry.name === 'node_modules' || entry.name === 'dist' || entry.name.startsWith('.')
+        return skipped || existsSync(join(root, path, 'package.json')) ? [] : typeScriptFiles(root, path)
+      }
+      return entry.isFile() && /\.[cm]?tsx?$/.test(entry.name) && !entry.name.endsWith('.d.ts') ? [path] : []
+    })
+}

@@ -1,6 +1,6 @@
 export { Deferred } from './deferred'
-export { eventually, type Probe } from './eventually'
-export { type FarHost, type FarServer, startFarHost } from './far-host'
+export { eventually } from './eventually'
+export { type FarHost, startFarHost } from './far-host'
 export { installed } from './programs'
 export {
   children,

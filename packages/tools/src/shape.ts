@@ -20,7 +20,7 @@ export interface OutputShapeOptions {
   /**
    * The oldest line the read call can still return (lines before it were dropped by the source's
    * bound): an elision names the call only for the left-out lines from here on, and says how many
-   * are gone. Used only with firstLine and readCall.
+   * are gone. Used only with firstLine and readCall; without it, no line of the text is gone.
    */
   oldestLine?: number
   /**
@@ -177,7 +177,7 @@ export class FoldedOutput {
     const layout =
       (firstLine !== undefined &&
         options.readCall &&
-        fitElision(folded, measured, maxBytes, describeWithCall(firstLine, options.readCall, options.oldestLine ?? 1), split)) ||
+        fitElision(folded, measured, maxBytes, describeWithCall(firstLine, options.readCall, options.oldestLine ?? firstLine), split)) ||
       fitElision(folded, measured, maxBytes, describePlain, split)
     return layout ? elidedShape(measured, folded, layout, firstLine) : tailShape(measured, maxBytes, firstLine)
   }

@@ -177,6 +177,10 @@ describe('shapeOutput head and tail', () => {
     expect(shapeOutput(text, { maxBytes: 240, firstLine: 1, readCall: terminalRead, oldestLine: 1 })).toEqual(
       shapeOutput(text, { maxBytes: 240, firstLine: 1, readCall: terminalRead }),
     )
+    // Without oldestLine no line is gone, whatever number the text starts at (a property-test counterexample: 0).
+    const lines = Array.from({ length: 300 }, (_, index) => `line ${index + 1}`).join('\n')
+    const fromZero = shapeOutput(lines, { maxBytes: 120, firstLine: 0, readCall: terminalRead })
+    expect(fromZero.text).toBe('[… 299 lines (2.5 KiB) left out; terminal_read {"sessionId":"pty-1","fromLine":0,"count":299} returns them]\nline 300')
   })
 
   it('passes the absolute range to readCall and says "it" for one line', () => {

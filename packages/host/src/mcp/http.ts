@@ -5,6 +5,7 @@ import type { Composition } from '../compose/load-config'
 import { METRICS_PATH, sendMetrics } from '../metrics/endpoint'
 import { HostMetrics } from '../metrics/host-metrics'
 import { holdsWork } from './agent-work'
+import { LIVE_PATH, READY_PATH, ReadinessProbe, sendProbe } from './probes'
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_QUIET_IDLE_TIMEOUT_MS, endpointUrl, type ListenAddress, MCP_PATH } from './http-address'
 import { checkBearer, originAllowed, TOKEN_ENV } from './http-auth'
 import { sendHttpError } from './http-errors'
@@ -56,14 +57,16 @@ export class McpHttpServer {
   readonly #token: string
   readonly #metrics: HostMetrics | undefined
   readonly #metricsOpen: boolean
+  readonly #readiness: ReadinessProbe
   #closing: Promise<void> | undefined
 
-  private constructor(http: Server, sessions: HttpSessions, token: string, metrics: HostMetrics | undefined, metricsOpen: boolean) {
+  private constructor(http: Server, sessions: HttpSessions, token: string, metrics: HostMetrics | undefined, metricsOpen: boolean, readiness: ReadinessProbe) {
     this.#http = http
     this.#sessions = sessions
     this.#token = token
     this.#metrics = metrics
     this.#metricsOpen = metricsOpen
+    this.#readiness = readiness
   }
 
   /** Listen on `options.address` and serve; rejects with an actionable message if it cannot listen. */
@@ -81,7 +84,8 @@ export class McpHttpServer {
     const http = createServer((req, res) => void server.#handle(req, res))
     const mode = options.metrics ?? 'token'
     const metrics = mode === 'off' ? undefined : HostMetrics.attach(composition)
-    server = new McpHttpServer(http, sessions, options.token, metrics, mode === 'open')
+    const readiness = new ReadinessProbe(composition, { shuttingDown: () => sessions.shuttingDown, full: () => sessions.full })
+    server = new McpHttpServer(http, sessions, options.token, metrics, mode === 'open', readiness)
     try {
       await new Promise<void>((resolve, reject) => {
         http.once('error', (error: NodeJS.ErrnoException) => {
@@ -148,6 +152,9 @@ export class McpHttpServer {
       )
     }
     const path = new URL(req.url ?? '/', 'http://localhost').pathname
+    // Orchestrators' probes carry no token; they learn only a verdict and a stable code.
+    if (path === LIVE_PATH) return sendProbe(req, res, this.#sessions.shuttingDown ? { ready: false, reason: 'SHUTTING_DOWN' } : { ready: true }, 'ok')
+    if (path === READY_PATH) return sendProbe(req, res, await this.#readiness.check(), 'ready')
     const metrics = path === METRICS_PATH ? this.#metrics : undefined
     if (metrics && this.#metricsOpen) return sendMetrics(metrics, req, res)
     const auth = checkBearer(req.headers, this.#token)

@@ -1,19 +1,9 @@
-export {
-  CREDENTIAL_NAME_PATTERN,
-  CREDENTIAL_VALUE_PATTERNS,
-  envAllowProblem,
-  HARNESS_NAME_PATTERN,
-  isCredentialValue,
-  isScrubbed,
-  isScrubbedName,
-  type ScrubOptions,
-  scrubEnvironment,
-} from './env'
+export { envAllowProblem, isScrubbed, scrubEnvironment } from './env'
 export { isSubprocessError, SubprocessError, type SubprocessErrorCode, TerminalCleanupError } from './errors'
 export { isNewWait } from './new-wait'
 export { SubprocessRuntime } from './service'
 export { canProveStdinWait, isStdinWaitProven, isStdinWaitProvenOrUnprovable, isStdinWaitUnproven } from './stdin-wait-proof'
-export { MAX_TERMINAL_SIZE, validateSpawnSpec, validateTerminalSize } from './spec'
+export { validateSpawnSpec, validateTerminalSize } from './spec'
 export type {
   AppliedTerminalLimits,
   ForegroundFacts,

@@ -19,7 +19,7 @@ describe('PromptTracker', () => {
     expect(tracker.exitStatus).toBeUndefined()
     expect(tracker.update(sanitizer.write(raw(`false\r\n${MARK(1)}dsh> `)))).toBe(true)
     expect(tracker.exitStatus).toBe(1)
-    expect(tracker.marker).toEqual({ line: 1, column: 0, status: 1 })
+    expect(tracker.marker).toEqual({ line: 1, column: 0, kind: 'prompt', status: 1 })
   })
 
   it('carries the tail across chunks: marker and prompt may arrive separately', () => {

@@ -56,7 +56,7 @@ describe.skipIf(!canRun)('a shell under the allowlist network (real bwrap, a far
         ? await eventually(
             async () => {
               if (runtime.warmWrappedPids().length > 0) return runtime.warmWrappedPids()
-              await stack!.terminals.kill(stack!.agent, (await stack!.open()).sessionId)
+              await stack!.terminals.close(stack!.agent, (await stack!.open()).sessionId)
               return false
             },
             'a warm sandbox',

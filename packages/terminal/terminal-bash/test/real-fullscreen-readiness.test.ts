@@ -22,7 +22,7 @@ beforeAll(async () => {
   stack = await startStack()
 })
 afterEach(async () => {
-  if (id) await stack.terminals.kill(stack.agent, id).catch(() => undefined)
+  if (id) await stack.terminals.close(stack.agent, id).catch(() => undefined)
   id = undefined
 })
 afterAll(async () => {

@@ -120,6 +120,6 @@ describe('a person attached to a real session', () => {
     await stack.terminals.observeAsHuman(stack.agent, other, late.observer).catch(() => undefined)
     await eventually(() => late.ended.length > 0, 'the late view to end')
     expect(late.ended).toEqual(['the shell exited with status 3'])
-    await stack.terminals.kill(stack.agent, other)
+    await stack.terminals.close(stack.agent, other)
   })
 })

@@ -94,7 +94,7 @@ describe('teardown', () => {
     const text = stack.terminals.read(stack.agent, sessionId, { count: 20 }).text
     const { ignorer, disowned } = labelledNumbers(text)
     expect(ignorer && isAlive(ignorer) && disowned && isAlive(disowned)).toBeTruthy()
-    expect(await stack.terminals.kill(stack.agent, sessionId)).toBe(true)
+    expect(await stack.terminals.close(stack.agent, sessionId)).toBe(true)
     expect([isAlive(pid as number), isAlive(ignorer as number), isAlive(disowned as number)]).toEqual([false, false, false])
   })
 
@@ -184,7 +184,7 @@ describe('many sessions', () => {
     const results = await Promise.all(opened.map((session, index) => stack!.run(session.sessionId, `echo token-${index}`)))
     expect(results.map((result) => result.waitReason)).toEqual(results.map(() => 'stdin_read'))
     expect(results.map((result) => result.viewport)).toEqual(results.map((_, index) => `echo token-${index}\ntoken-${index}\ndsh> `))
-    await Promise.all(opened.map((session) => stack!.terminals.kill(stack!.agent, session.sessionId)))
+    await Promise.all(opened.map((session) => stack!.terminals.close(stack!.agent, session.sessionId)))
     expect(opened.filter((session) => isAlive(session.pid as number))).toEqual([])
   })
 })

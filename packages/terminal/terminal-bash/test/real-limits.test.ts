@@ -46,7 +46,7 @@ describe.skipIf(!canLimit)('configured caps on a real shell', () => {
     expect(result).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 })
     expect(result.viewport).toMatch(/refused after \d+ Resource temporarily unavailable/)
     expect(Number(/refused after (\d+)/.exec(result.viewport)?.[1])).toBeLessThan(48)
-    expect(await stack.terminals.kill(stack.agent, sessionId)).toBe(true)
+    expect(await stack.terminals.close(stack.agent, sessionId)).toBe(true)
     await eventually(() => !existsSync(cgroup), 'the session cgroup to be removed (after the close resolved)')
   })
 

@@ -188,7 +188,7 @@ describe.skipIf(bwrapUnavailable !== undefined)('a shell in the owner sandbox (r
     await eventually(() => descendants(pid).filter((member) => processName(member.pid) === 'sleep').length === 2, 'both sleepers')
     const members = [identify(pid) as ProcessIdentity, ...descendants(pid)]
     expect(members.map((member) => processName(member.pid))).toEqual(expect.arrayContaining(['bwrap', 'bash', 'sleep']))
-    expect(await stack!.terminals.kill(stack!.agent, sessionId)).toBe(true)
+    expect(await stack!.terminals.close(stack!.agent, sessionId)).toBe(true)
     expect(members.filter(stillRunning)).toEqual([])
   })
 
@@ -196,7 +196,7 @@ describe.skipIf(bwrapUnavailable !== undefined)('a shell in the owner sandbox (r
     const { sessionId, pid } = await open('workspace-write')
     const members = descendants(pid)
     expect(await stack!.run(sessionId, 'exit 3')).toMatchObject({ waitReason: 'session_exit', sessionStatus: { kind: 'exited', exitCode: 3, signal: null } })
-    await stack!.terminals.kill(stack!.agent, sessionId)
+    await stack!.terminals.close(stack!.agent, sessionId)
     expect(members.filter(stillRunning)).toEqual([])
   })
 
@@ -243,7 +243,7 @@ describe.skipIf(bwrapUnavailable !== undefined)('a shell in the owner sandbox (r
     const policy = stack!.root.sandboxPolicy
     expect(() => policy.setSessionMode(stack!.agent, 'danger-full-access')).toThrow(expect.objectContaining({ code: 'MODE_CHANGE_VETOED' }))
     expect(policy.setSessionMode(stack!.agent, 'workspace-write')).toBe('workspace-write')
-    await stack!.terminals.kill(stack!.agent, sessionId)
+    await stack!.terminals.close(stack!.agent, sessionId)
     expect(policy.setSessionMode(stack!.agent, 'danger-full-access')).toBe('danger-full-access')
   })
 })

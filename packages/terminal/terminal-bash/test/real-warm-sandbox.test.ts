@@ -79,7 +79,7 @@ async function warmPids(stack: Stack, runtime: LocalSubprocessRuntime): Promise<
       const waiting = runtime.warmWrappedPids()
       if (waiting.length > 0) return waiting
       const opened = await stack.open()
-      await stack.terminals.kill(stack.agent, opened.sessionId)
+      await stack.terminals.close(stack.agent, opened.sessionId)
       return false
     },
     'a warm sandbox',

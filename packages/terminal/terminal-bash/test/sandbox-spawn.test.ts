@@ -71,7 +71,7 @@ describe('the owner policy decides how the shell starts', () => {
     stack.root.sandboxPolicy.setSessionMode(stack.agent, 'read-only')
     const confined = await stack.terminals.spawn(stack.agent, { type: 'shell' })
     expect(stack.runtime.specs[0]?.argv.slice(0, 2)).toEqual(['fake-jail', 'read-only'])
-    await stack.terminals.kill(stack.agent, confined.sessionId)
+    await stack.terminals.close(stack.agent, confined.sessionId)
     stack.root.sandboxPolicy.setSessionMode(stack.agent, 'danger-full-access')
     await stack.terminals.spawn(stack.agent, { type: 'shell' })
     expect(stack.runtime.specs[1]?.argv).toEqual(BASH)
@@ -129,7 +129,7 @@ describe('the mode fence', () => {
     expect(modeWrite(stack, 'read-only')).toBe(VETOED)
     expect(modeWrite(stack, 'workspace-write')).toBe('committed workspace-write')
     expect(modeWrite(stack, undefined)).toBe('committed workspace-write')
-    await stack.terminals.kill(stack.agent, sessionId)
+    await stack.terminals.close(stack.agent, sessionId)
     expect(modeWrite(stack, 'read-only')).toBe('committed read-only')
     expect(modeWrite(stack, 'danger-full-access')).toBe('committed danger-full-access')
   })
@@ -158,7 +158,7 @@ describe('the mode fence', () => {
     target.runtime.terminals[0]!.emit(`${marker(0, nonceOf(target.runtime.specs[0]!))}dsh> `)
     const opened = await first
     expect(modeWrite(target, 'read-only')).toBe(VETOED)
-    await target.terminals.kill(target.agent, opened.sessionId)
+    await target.terminals.close(target.agent, opened.sessionId)
     expect(modeWrite(target, 'read-only')).toBe('committed read-only')
   })
 
@@ -185,7 +185,7 @@ describe('the mode fence', () => {
     await stack.backendFiber.dispose()
     expect(stack.terminals.listBackends()).toEqual([])
     expect(modeWrite(stack, 'danger-full-access')).toBe(VETOED)
-    await stack.terminals.kill(stack.agent, sessionId)
+    await stack.terminals.close(stack.agent, sessionId)
     expect(modeWrite(stack, 'danger-full-access')).toBe('committed danger-full-access')
   })
 
@@ -197,7 +197,7 @@ describe('the mode fence', () => {
     try {
       expect(stack.terminals.listBackends()).toEqual(['shell'])
       expect(modeWrite(stack, 'read-only')).toBe(VETOED)
-      await stack.terminals.kill(stack.agent, sessionId)
+      await stack.terminals.close(stack.agent, sessionId)
       expect(modeWrite(stack, 'read-only')).toBe('committed read-only')
     } finally {
       await reloaded.dispose()

@@ -11,7 +11,7 @@ import {
   STATE_MASK,
   State,
   TRANSITIONS,
-} from '../src/output/transitions'
+} from '../src/output/sanitizer-table'
 
 const states = Object.values(State)
 const actions = Object.values(Action)

@@ -165,7 +165,7 @@ describe('TerminalSanitizer: control sequences', () => {
   it('lets ESC inside a string abort it and start the next sequence', () => {
     const out = render(['\x1b]0;never ended\x1b]133;D;7\x07dsh> '])
     expect(out.text).toBe('dsh> ')
-    expect(out.markers).toEqual([{ line: 0, column: 0, status: 7 }])
+    expect(out.markers).toEqual([{ line: 0, column: 0, kind: 'prompt', status: 7 }])
     expect(clean('\x1b]0;t\x1b[31mred')).toBe('red')
   })
 
@@ -228,20 +228,24 @@ describe('TerminalSanitizer: prompt markers', () => {
     const out = render(['out\n\x1b]133;D;0\x07dsh> ', 'false\r\n\x1b]133;D;1\x07dsh> '])
     expect(out.text).toBe('out\ndsh> false\ndsh> ')
     expect(out.markers).toEqual([
-      { line: 1, column: 0, status: 0 },
-      { line: 2, column: 0, status: 1 },
+      { line: 1, column: 0, kind: 'prompt', status: 0 },
+      { line: 2, column: 0, kind: 'prompt', status: 1 },
     ])
   })
 
   it('locates a marker after output that lacks a trailing newline', () => {
-    expect(render(['abc\x1b]133;D;0\x07dsh> ']).markers).toEqual([{ line: 0, column: 3, status: 0 }])
+    expect(render(['abc\x1b]133;D;0\x07dsh> ']).markers).toEqual([{ line: 0, column: 3, kind: 'prompt', status: 0 }])
   })
 
   it('accepts ST, a missing status and extra fields; rejects look-alikes', () => {
-    expect(render(['\x1b]133;D;255\x1b\\']).markers[0]?.status).toBe(255)
-    expect(render(['\x1b]133;D\x07']).markers[0]?.status).toBeNull()
-    expect(render(['\x1b]133;D;x\x07']).markers[0]?.status).toBeNull()
-    expect(render(['\x1b]133;D;2;aid=9\x07']).markers[0]?.status).toBe(2)
+    const status = (chunks: string[]) => {
+      const [marker] = render(chunks).markers
+      return marker?.kind === 'prompt' ? marker.status : undefined
+    }
+    expect(status(['\x1b]133;D;255\x1b\\'])).toBe(255)
+    expect(status(['\x1b]133;D\x07'])).toBeNull()
+    expect(status(['\x1b]133;D;x\x07'])).toBeNull()
+    expect(status(['\x1b]133;D;2;aid=9\x07'])).toBe(2)
     expect(render(['\x1b]133;A\x07\x1b]133;DD\x07\x1b]1133;D;0\x07\x1b]133;D;0']).markers).toEqual([])
     expect(render(['\x1b]133;D;0\x18']).markers).toEqual([])
   })
@@ -249,7 +253,7 @@ describe('TerminalSanitizer: prompt markers', () => {
   it('finds a marker split at every byte', () => {
     const bytes = raw('x\x1b]133;D;42\x07dsh> ')
     for (let cut = 0; cut <= bytes.length; cut++) {
-      expect(render([bytes.subarray(0, cut), bytes.subarray(cut)]).markers).toEqual([{ line: 0, column: 1, status: 42 }])
+      expect(render([bytes.subarray(0, cut), bytes.subarray(cut)]).markers).toEqual([{ line: 0, column: 1, kind: 'prompt', status: 42 }])
     }
   })
 })
@@ -323,9 +327,9 @@ describe('continuation markers and the alternate screen', () => {
   it("reports PS2's marker (133;A;k=c;<nonce>) as a continuation marker, with its number", () => {
     const sanitizer = new TerminalSanitizer()
     const chunk = sanitizer.write(Buffer.from('echo "a\r\n\x1b]133;A;k=c;424242\x07> '))
-    expect(chunk.markers).toEqual([{ line: 1, column: 0, status: 424242, continuation: true }])
+    expect(chunk.markers).toEqual([{ line: 1, column: 0, kind: 'continuation', nonce: 424242 }])
     expect(chunk.line.text()).toBe('> ')
-    expect(sanitizer.write(Buffer.from('\x1b]133;A;k=c;\x07')).markers).toEqual([{ line: 1, column: 2, status: null, continuation: true }])
+    expect(sanitizer.write(Buffer.from('\x1b]133;A;k=c;\x07')).markers).toEqual([{ line: 1, column: 2, kind: 'continuation', nonce: null }])
     // Other semantic-prompt payloads are not markers.
     expect(sanitizer.write(Buffer.from('\x1b]133;A\x07\x1b]133;A;k=s;1\x07')).markers).toEqual([])
   })
@@ -354,7 +358,7 @@ describe('REPL prompt markers', () => {
   it('reads nonce, pid, prompt length and name from 133;A;k=r, and nothing malformed', () => {
     const sanitizer = new TerminalSanitizer()
     const chunk = sanitizer.write(Buffer.from('\x1b]133;A;k=r;515151;4711;4;python3\x07>>> '))
-    expect(chunk.markers).toEqual([{ line: 0, column: 0, status: 515151, repl: { pid: 4711, promptLength: 4, name: 'python3' } }])
+    expect(chunk.markers).toEqual([{ line: 0, column: 0, kind: 'repl', nonce: 515151, repl: { pid: 4711, promptLength: 4, name: 'python3' } }])
     for (const payload of ['133;A;k=r;515151;4711;4', '133;A;k=r;x;4711;4;python3', '133;A;k=r;1;2;3;bad name', '133;A;k=r;1;2;3;a\x01b']) {
       expect(sanitizer.write(Buffer.from(`\x1b]${payload}\x07`)).markers).toEqual([])
     }

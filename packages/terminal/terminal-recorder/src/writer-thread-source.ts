@@ -6,11 +6,10 @@
  *
  * Messages in: `open {id, path, header, maxBytes, reserve}`, `events {id, items, bytes}` (items are
  * `[seconds, code, text]`, or `[seconds, 'o', start, end]` for output bytes in `bytes`), `close {id, reason}`.
- * Messages out: `written {id, bytes}` (queued bytes it took off the main thread's hands), `stopped {id}`,
- * `error {id, message}`, `closed {id}`.
+ * Messages out: `thread {tid}` first (its kernel thread id, for {@link WriterPace}), `written {id, bytes}`
+ * (queued bytes it took off the main thread's hands), `stopped {id}`, `error {id, message}`, `closed {id}`.
  */
-/** The writer thread's nice value (0 is normal, 19 the lowest priority). */
-export const WRITER_NICE = 19
+import { WRITER_NICE } from './writer-pace'
 
 export const WRITER_THREAD_SOURCE = `
 'use strict';
@@ -22,6 +21,10 @@ const files = new Map();
 // Linux keeps a nice value per thread, and this call (pid 0) sets the calling thread's: the writer
 // takes the CPU the sessions leave, and falls behind (bounded) rather than slow them down.
 try { require('node:os').setPriority(${WRITER_NICE}); } catch (ignored) {}
+// Its kernel thread id, so the main thread can raise its priority while a recording falls behind.
+let tid;
+try { tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop()); } catch (ignored) {}
+parentPort.postMessage({ kind: 'thread', tid: Number.isSafeInteger(tid) ? tid : undefined });
 
 /** A text event as one line. */
 function line(seconds, code, data) {

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads'
 import { errorMessage } from 'dsh-basics'
 import type { EventCode } from './asciicast'
+import { WriterPace } from './writer-pace'
 import { WRITER_THREAD_SOURCE } from './writer-thread-source'
 
 /** Bytes of one recording that may wait on the main thread for the writer thread; past it the recording stops. */
@@ -40,6 +41,7 @@ export interface ChannelOpen {
 
 /** Messages the writer thread sends back. */
 type Reply =
+  | { kind: 'thread'; tid: number | undefined }
   | { kind: 'written'; id: number; bytes: number }
   | { kind: 'stopped'; id: number }
   | { kind: 'error'; id: number; message: string }
@@ -54,12 +56,14 @@ export class WriterThread {
   #worker: Worker | undefined
   readonly #channels = new Map<number, RecordingChannel>()
   #next = 0
+  /** The thread's priority: low while it keeps up, normal while a recording falls behind. */
+  readonly pace = new WriterPace()
 
   /** Open a recording's file (created exclusively, 0600) and return the channel that feeds it. */
   open(options: ChannelOpen, events: ChannelEvents): RecordingChannel {
     const worker = this.#start()
     const id = ++this.#next
-    const channel = new RecordingChannel(id, worker, events, () => {
+    const channel = new RecordingChannel(id, worker, events, this.pace, () => {
       this.#channels.delete(id)
       if (this.#channels.size === 0) this.#worker?.unref()
     })
@@ -82,7 +86,12 @@ export class WriterThread {
     if (this.#worker) return this.#worker
     const worker = new Worker(WRITER_THREAD_SOURCE, { eval: true })
     worker.unref()
-    worker.on('message', (reply: Reply) => this.#channels.get(reply.id)?.reply(reply))
+    worker.on('message', (reply: Reply) => {
+      if (reply.kind === 'thread') return this.pace.started(reply.tid)
+      this.#channels.get(reply.id)?.reply(reply)
+      if (reply.kind === 'written' && this.pace.hurrying)
+        this.pace.caughtUp(Math.max(0, ...[...this.#channels.values()].map((channel) => channel.pendingBytes)))
+    })
     worker.on('error', (error) => {
       if (this.#worker === worker) this.#worker = undefined
       for (const channel of this.#channels.values()) channel.lost(`the writer thread failed: ${errorMessage(error)}`)
@@ -115,6 +124,7 @@ export class RecordingChannel {
     private readonly id: number,
     private readonly worker: Worker,
     private readonly events: ChannelEvents,
+    private readonly pace: WriterPace,
     private readonly forget: () => void,
   ) {}
 
@@ -172,7 +182,7 @@ export class RecordingChannel {
   }
 
   /** A reply of the writer thread about this recording. */
-  reply(reply: Reply): void {
+  reply(reply: Exclude<Reply, { kind: 'thread' }>): void {
     if (reply.kind === 'written') this.#pending -= reply.bytes
     else if (reply.kind === 'stopped') {
       this.#stopped = true
@@ -199,6 +209,7 @@ export class RecordingChannel {
   #count(bytes: number): void {
     this.#queued += bytes
     this.#pending += bytes
+    this.pace.behind(this.#pending)
     if (this.#queued >= BATCH_BYTES) return this.#flush()
     if (this.#timer !== undefined) return
     this.#timer = setTimeout(() => this.#flush(), BATCH_MS)

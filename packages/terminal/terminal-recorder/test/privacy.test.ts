@@ -4,7 +4,9 @@ import { join } from 'node:path'
 import type { TerminalHumanView } from 'dsh-terminal'
 import { eventually } from 'dsh-testkit'
 import { afterEach, describe, expect, it } from 'vitest'
-import { PERSON_INPUT_PLACEHOLDER, parseAsciicast, REDACTED, SECRET_INPUT_PLACEHOLDER } from '../src/index'
+import { parseAsciicast } from '../src/index'
+import { REDACTED } from '../src/redaction'
+import { PERSON_INPUT_PLACEHOLDER, SECRET_INPUT_PLACEHOLDER } from '../src/session-recording'
 import { onlyRecording, scratchDir, startRecorderStack } from './stack'
 
 const cleanups: (() => Promise<void>)[] = []

@@ -77,7 +77,7 @@ export async function startRecorderStack(options: RecorderOptions & { dir: strin
     },
     run: (id, text, extra = {}) => terminals.startSend(agent, id, { text, submit: true, callId: `test-${++calls}`, ...extra }).done,
     async close(id) {
-      await terminals.kill(agent, id)
+      await terminals.close(agent, id)
       // The file is complete once the recorder let go of it.
       await recorder.settled()
     },

@@ -3,8 +3,6 @@ import type {} from 'dsh-terminal'
 import { z } from 'zod'
 import { snapshotBackend } from './backend'
 
-export { SNAPSHOT_PGID, SNAPSHOT_TYPE, SnapshotSession, snapshotBackend } from './backend'
-
 /** Plugin name used in a cordis.yml (the snapshot overlay, `examples/snapshot.yml`). */
 export const name = 'dsh-terminal-snapshot'
 

@@ -2,6 +2,7 @@ import { Context } from '@deepseek-ai/cordis'
 import * as agentPlugin from 'dsh-agent'
 import * as terminalPlugin from 'dsh-terminal'
 import { describe, expect, it } from 'vitest'
+import { SNAPSHOT_PGID, SNAPSHOT_TYPE } from '../src/backend'
 import * as snapshotPlugin from '../src/index'
 
 async function mount() {
@@ -10,7 +11,7 @@ async function mount() {
   await root.plugin(terminalPlugin)
   await root.plugin(snapshotPlugin)
   const agent = await root.agents.create()
-  const { sessionId, motd } = await root.terminals.spawn(agent, { type: snapshotPlugin.SNAPSHOT_TYPE })
+  const { sessionId, motd } = await root.terminals.spawn(agent, { type: SNAPSHOT_TYPE })
   const run = async (text: string, submit = true) => await root.terminals.startSend(agent, sessionId, { text, submit }).done
   return { root, agent, sessionId, motd, run }
 }
@@ -36,7 +37,7 @@ describe('the snapshot terminal', () => {
   it('keeps a sleep running until a signal ends it with ^C', async () => {
     const { root, agent, sessionId } = await mount()
     const handle = root.terminals.startSend(agent, sessionId, { text: 'sleep', submit: true })
-    expect(await root.terminals.signal(agent, sessionId, 'SIGINT')).toEqual({ delivered: true, targetPgid: snapshotPlugin.SNAPSHOT_PGID })
+    expect(await root.terminals.signal(agent, sessionId, 'SIGINT')).toEqual({ delivered: true, targetPgid: SNAPSHOT_PGID })
     expect(await handle.done).toMatchObject({ viewport: 'sleep\n^C', waitReason: 'stdin_read', exitCode: 130 })
     expect(root.terminals.read(agent, sessionId, { fromLine: 1, count: 10 })).toMatchObject({ text: 'sleep\n^C', lineBegin: 1, lineEnd: 2, totalLines: 2 })
   })

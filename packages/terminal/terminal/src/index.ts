@@ -30,18 +30,8 @@ export {
   type TerminalOutputMatch,
   type TerminalProgram,
 } from './input-state'
-export {
-  keyNameProblem,
-  MAX_TERMINAL_COLS,
-  MAX_TERMINAL_KEYS,
-  MAX_TERMINAL_ROWS,
-  TERMINAL_KEY_NAMES,
-  TERMINAL_READ_VIEWS,
-  type TerminalKeyName,
-  type TerminalReadView,
-  type TerminalScreen,
-  type TerminalSize,
-} from './screen'
+export { keyNameProblem, MAX_TERMINAL_KEYS, TERMINAL_KEY_NAMES, type TerminalKeyName } from './keys'
+export { MAX_TERMINAL_COLS, MAX_TERMINAL_ROWS, TERMINAL_READ_VIEWS, type TerminalReadView, type TerminalScreen, type TerminalSize } from './screen'
 export { ROLLBACK_FAILED_MESSAGE, ROLLBACK_REASON } from './spawn'
 export type { TerminalSendStart, TerminalSessionListener, TerminalSessionObserver, TerminalSessionPublished, TerminalSessionStart } from './session-observers'
 export { OWNER_DISPOSED_REASON, SERVICE_DISPOSED_REASON } from './registry'

@@ -14,7 +14,8 @@ import {
 } from './human'
 import { combineFailures, refuse } from './errors'
 import { sessionNameProblem } from './names'
-import { keyNameProblem, MAX_TERMINAL_COLS, MAX_TERMINAL_KEYS, MAX_TERMINAL_ROWS, type TerminalScreen, type TerminalSize } from './screen'
+import { keyNameProblem, MAX_TERMINAL_KEYS } from './keys'
+import { MAX_TERMINAL_COLS, MAX_TERMINAL_ROWS, type TerminalScreen, type TerminalSize } from './screen'
 import { OwnerState } from './owner-state'
 import { PendingSpawn } from './pending-spawn'
 import { SessionRecord } from './session-record'
@@ -225,7 +226,7 @@ export class TerminalRegistry {
   }
 
   /** Close an owned session; false when joining a close already in flight. */
-  async kill(owner: Agent, id: TerminalSessionId, reason = 'model request'): Promise<boolean> {
+  async close(owner: Agent, id: TerminalSessionId, reason = 'model request'): Promise<boolean> {
     const record = this.#resolve(owner, id)
     const { promise, joined } = record.close(String(reason))
     await promise

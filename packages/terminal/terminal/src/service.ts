@@ -148,8 +148,8 @@ export class TerminalSessionService extends Service {
    * Close a session and forget it once the backend reports quiescence. Resolves false when it joined a
    * close already in flight; rejects (and stays retriable) when the close failed.
    */
-  kill(owner: Agent, id: TerminalSessionId, reason = 'model request'): Promise<boolean> {
-    return this.registry.kill(owner, id, reason)
+  close(owner: Agent, id: TerminalSessionId, reason = 'model request'): Promise<boolean> {
+    return this.registry.close(owner, id, reason)
   }
 
   /** Snapshots of the owner's sessions in publication order. */

@@ -121,7 +121,7 @@ describe('sessions outlive their backend plugin', () => {
     await h.mountBackend(reloaded)
     const second = await h.terminals.spawn(alice, { type: 'shell', name: 'other' })
     expect(h.terminals.list(alice).map((s) => s.sessionId)).toEqual([opened.sessionId, second.sessionId])
-    expect(await h.terminals.kill(alice, opened.sessionId)).toBe(true)
+    expect(await h.terminals.close(alice, opened.sessionId)).toBe(true)
     expect(backend.sessions[0]!.closes).toEqual(['model request'])
     expect(h.terminals.list(alice).map((s) => s.sessionId)).toEqual([second.sessionId])
   })

@@ -40,7 +40,7 @@ describe('owner disposal', () => {
   it('joins a kill already in flight instead of closing twice', async () => {
     const { h, alice, ids, sessions } = await twoOwners()
     sessions[0].closeGate = []
-    const killing = h.terminals.kill(alice, ids[0]!)
+    const killing = h.terminals.close(alice, ids[0]!)
     const disposing = alice.dispose()
     await flush()
     expect(sessions[0].closes).toEqual(['model request'])

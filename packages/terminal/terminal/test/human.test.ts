@@ -153,7 +153,7 @@ describe('a person watching a session', () => {
     const { seen, observer } = recorder()
     const view = await h.terminals.observeAsHuman(alice, sessionId, observer)
     view.takeWrite()
-    await h.terminals.kill(alice, sessionId)
+    await h.terminals.close(alice, sessionId)
     expect(seen.ended).toEqual(['the session closed: model request'])
     expect(view.writing).toBe(false)
     expect(await failure(view.write('late'))).toMatchObject({
@@ -264,7 +264,7 @@ describe('a person watching a session', () => {
     const opening = h.terminals.observeAsHuman(alice, sessionId, observer)
     await flush()
     expect(h.terminals.list(alice)[0]?.human).toBe('watching')
-    await h.terminals.kill(alice, sessionId)
+    await h.terminals.close(alice, sessionId)
     expect(seen.ended).toEqual([])
     session.replay.resolve('')
     const view = await opening

@@ -89,14 +89,14 @@ describe('sessions per agent', () => {
     const { sessionId } = await h.terminals.spawn(alice, { type: 'shell' })
     const session = backend.sessions[0]!
     session.closeGate = []
-    const closing = h.terminals.kill(alice, sessionId)
+    const closing = h.terminals.close(alice, sessionId)
     await flush()
     expect(await failure(h.terminals.spawn(alice, { type: 'shell' }))).toMatchObject({ code: 'SESSION_LIMIT' })
     session.closeGate[0]!.reject(new Error('survivors: 4242'))
     expect(await failure(closing)).toEqual({ name: 'Error', message: 'survivors: 4242' })
     expect(await failure(h.terminals.spawn(alice, { type: 'shell' }))).toMatchObject({ code: 'SESSION_LIMIT' })
     session.closeGate = undefined
-    expect(await h.terminals.kill(alice, sessionId)).toBe(true)
+    expect(await h.terminals.close(alice, sessionId)).toBe(true)
     // kill resolved: the slot is free at once
     expect((await h.terminals.spawn(alice, { type: 'shell' })).sessionId).toBe('pty-2')
   })
@@ -106,7 +106,7 @@ describe('sessions per agent', () => {
     const { sessionId } = await h.terminals.spawn(alice, { type: 'shell' })
     backend.sessions[0]!.state = { kind: 'exited', exitCode: 0, signal: null }
     expect(await failure(h.terminals.spawn(alice, { type: 'shell' }))).toMatchObject({ code: 'SESSION_LIMIT' })
-    await h.terminals.kill(alice, sessionId)
+    await h.terminals.close(alice, sessionId)
     expect((await h.terminals.spawn(alice, { type: 'shell' })).status).toEqual({ kind: 'running' })
   })
 })

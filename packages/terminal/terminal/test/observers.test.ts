@@ -49,7 +49,7 @@ describe('session observers (ctx.terminals.observeSessions)', () => {
     const second = h.terminals.startSend(agent, sessionId, { text: 'hunter2', submit: true })
     backend.sessions[0]!.sends[1]!.finish()
     await second.done
-    await h.terminals.kill(agent, sessionId, 'done here')
+    await h.terminals.close(agent, sessionId, 'done here')
     await flush()
     expect(lines).toEqual([
       `${sessionId} output motd\r\n`,
@@ -104,7 +104,7 @@ describe('session observers (ctx.terminals.observeSessions)', () => {
     await third
     // Unloaded: the third session is not watched; the second still is, to its end.
     expect(backend.calls[2]!.spec.onOutput).toBeUndefined()
-    await h.terminals.kill(agent, sessionId)
+    await h.terminals.close(agent, sessionId)
     expect(lines).toEqual([`${sessionId} ended model request`])
     await h.terminalFiber.dispose()
   })

@@ -118,7 +118,7 @@ describe('send reservation', () => {
   it('refuses while the session is closing', async () => {
     const { h, alice, sessionId, session } = await opened()
     session.closeGate = []
-    const killing = h.terminals.kill(alice, sessionId)
+    const killing = h.terminals.close(alice, sessionId)
     expect(thrown(() => h.terminals.startSend(alice, sessionId, { text: 'x', submit: true }))).toEqual({
       name: 'TerminalError',
       code: 'NO_SESSION',
@@ -170,7 +170,7 @@ describe('ownership of every session operation', () => {
     expect(thrown(() => h.terminals.startSend(bob, sessionId, { text: 'x', submit: true }))).toEqual(foreign)
     expect(thrown(() => h.terminals.read(bob, sessionId))).toEqual(foreign)
     expect(summary(((await outcome(h.terminals.signal(bob, sessionId, 'SIGINT'))) as { error: unknown }).error)).toEqual(foreign)
-    expect(summary(((await outcome(h.terminals.kill(bob, sessionId))) as { error: unknown }).error)).toEqual(foreign)
+    expect(summary(((await outcome(h.terminals.close(bob, sessionId))) as { error: unknown }).error)).toEqual(foreign)
     expect(h.terminals.list(bob)).toEqual([])
     expect([session.sends.length, session.reads.length, session.signals.length, session.closes.length]).toEqual([0, 0, 0, 0])
 

@@ -114,7 +114,7 @@ describe('spawn', () => {
       }
     })
     expect(refusals).toEqual(['OWNER_NOT_LIVE', 'OWNER_NOT_LIVE', 'OWNER_NOT_LIVE'])
-    expect(await failure(h.terminals.kill(lookAlike, opened.sessionId))).toMatchObject({ code: 'OWNER_NOT_LIVE' })
+    expect(await failure(h.terminals.close(lookAlike, opened.sessionId))).toMatchObject({ code: 'OWNER_NOT_LIVE' })
     expect(await failure(h.terminals.signal(lookAlike, opened.sessionId, 'SIGINT'))).toMatchObject({ code: 'OWNER_NOT_LIVE' })
     expect(h.terminals.list(real).map((s) => s.sessionId)).toEqual([opened.sessionId])
   })
@@ -146,7 +146,7 @@ describe('spawn', () => {
     h.terminals.registerBackend(new StubBackend())
     const alice = await h.agent()
     const opened = await h.terminals.spawn(alice, { type: 'shell', name: 'main' })
-    await h.terminals.kill(alice, opened.sessionId)
+    await h.terminals.close(alice, opened.sessionId)
     expect((await h.terminals.spawn(alice, { type: 'shell', name: 'main' })).name).toBe('main')
   })
 
@@ -174,7 +174,7 @@ describe('spawn', () => {
     const { sessionId } = await spawning
     sampling = false
     await sampler
-    const killing = h.terminals.kill(alice, sessionId)
+    const killing = h.terminals.close(alice, sessionId)
     await flush()
     seen.push(h.terminals.hasOwnerActivity(alice))
     session.closeGate[0]!.resolve()

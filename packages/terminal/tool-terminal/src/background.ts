@@ -1,8 +1,8 @@
 import type { Agent } from 'dsh-agent'
 import type { JobContext, JobHandle, JobOutcome, StartJobOptions } from 'dsh-jobs'
 import type { TerminalSendHandle, TerminalSendRequest, TerminalSessionId, TerminalSessionService } from 'dsh-terminal'
-import type { BackgroundHolders } from './busy-sessions'
-import { EARLIER_MARKER } from './render/bound'
+import type { BackgroundHolders } from './background-holders'
+import { EARLIER_MARKER } from './render/result-fit'
 import { backgroundDetail } from './render/texts'
 
 /** Job kind of a background send: its ids read `pty-send-<n>`. */

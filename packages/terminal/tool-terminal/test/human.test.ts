@@ -31,8 +31,8 @@ describe('the human line: a person attached to the session', () => {
     expect(tiny.endsWith(`x\n[wait: stdin_read]\n[session: running]\n${TRUNCATION_MARKER}`)).toBe(true)
     expect(tiny.length).toBe(64)
     const snapshot = { sessionId: asTerminalSessionId('pty-1'), type: 'shell', status: { kind: 'running' }, pid: 7, size: { rows: 40, cols: 160 } } as const
-    expect(listLine(snapshot)).toBe('pty-1 [shell] running pid=7 size=40x160')
-    expect(listLine({ ...snapshot, human: 'watching' }, { kind: 'prompt' })).toBe('pty-1 [shell] running pid=7 size=40x160 human=watching [input: prompt]')
+    expect(listLine(snapshot)).toBe('pty-1 [shell] running pid=7 size=160x40')
+    expect(listLine({ ...snapshot, human: 'watching' }, { kind: 'prompt' })).toBe('pty-1 [shell] running pid=7 size=160x40 human=watching [input: prompt]')
     expect(backgroundDetail({ ...settled, human: 'watching' }, false)).toBe('wait: stdin_read, exit: 0, session: running, human: watching')
   })
 

@@ -98,7 +98,7 @@ describe('window sizes', () => {
     await h.call('terminal_open', { type: 'shell' })
     expect(h.backend.session('pty-2').spec.size).toBeUndefined()
     const listed = await h.call('terminal_list')
-    expect(h.text(listed)).toBe('pty-1 (wide) [shell] running pid=4001 size=40x160\npty-2 [shell] running pid=4002')
+    expect(h.text(listed)).toBe('pty-1 (wide) [shell] running pid=4001 size=160x40\npty-2 [shell] running pid=4002')
     expect(((listed.meta?.sessions ?? []) as { size?: unknown }[]).map((session) => session.size)).toEqual([{ rows: 40, cols: 160 }, undefined])
   })
 
@@ -120,7 +120,7 @@ describe('window sizes', () => {
     const screen = { lines: ['redrawn'], size: { rows: 30, cols: 100 }, cursor: { row: 1, col: 8 }, alternateScreen: true }
     session.replies.push({ viewport: '', waitReason: 'stdin_read', exitCode: undefined, screen })
     const result = await h.call('terminal_send', { sessionId: 'pty-1', rows: 30, cols: 100 })
-    expect(h.text(result)).toBe('[screen: 30x100, cursor 1,8, alternate]\nredrawn\n[wait: stdin_read]\n[session: running]')
+    expect(h.text(result)).toBe('[screen: 100 cols x 30 rows, cursor at row 1, col 8, alternate]\nredrawn\n[wait: stdin_read]\n[session: running]')
     const request = session.sends[0]!.request
     expect({ text: request.text, submit: request.submit, keys: request.keys, size: request.size }).toEqual({
       text: '',
@@ -128,8 +128,8 @@ describe('window sizes', () => {
       keys: undefined,
       size: { rows: 30, cols: 100 },
     })
-    expect(result.presentation.title).toBe('pty-1: resize to 30x100')
-    expect(h.text(await h.call('terminal_list'))).toBe('pty-1 [shell] running pid=4001 size=30x100')
+    expect(result.presentation.title).toBe('pty-1: resize to 100x30')
+    expect(h.text(await h.call('terminal_list'))).toBe('pty-1 [shell] running pid=4001 size=100x30')
   })
 
   it('terminal_send resizes before its text or keys; one of rows and cols alone is refused', async () => {

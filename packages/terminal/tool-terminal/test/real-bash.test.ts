@@ -45,7 +45,7 @@ describe('dsh-tool-terminal on a real bash', () => {
     expect(text(opened)).toBe(`started terminal session pty-1 (main) [type: shell]\n${PROMPT}`)
     pid = opened.meta?.pid as number
     const { rows, cols } = (opened.meta?.size ?? {}) as { rows?: number; cols?: number }
-    size = `${rows}x${cols}`
+    size = `${cols}x${rows}`
     expect(isAlive(pid)).toBe(true)
 
     const setState = await call('terminal_send', { sessionId: 'pty-1', text: 'cd /usr && export DSH_TOOL_PROBE=kept' })
@@ -260,12 +260,12 @@ describe('dsh-tool-terminal on a real bash', () => {
       const keysLine = /^\[input: keys \(vim, pid \d+, alternate screen\)\]$/m
       // No vimrc: the screen is vim's own defaults (tildes, the file message, -- INSERT --).
       const started = text(await call('terminal_send', { sessionId: 'pty-3', text: 'vim -u NONE -N notes.txt' }))
-      expect(started.split('\n').slice(0, 3)).toEqual(['[screen: 10x50, cursor 1,1, alternate]', '', '~'])
+      expect(started.split('\n').slice(0, 3)).toEqual(['[screen: 50 cols x 10 rows, cursor at row 1, col 1, alternate]', '', '~'])
       expect(started).toContain('\n"notes.txt" [New]\n[wait: stdin_read]\n')
       expect(started).toMatch(keysLine)
 
       const typed = await call('terminal_send', { sessionId: 'pty-3', keys: ['i', 'h', 'e', 'l', 'l', 'o'] })
-      const insertScreen = ['[screen: 10x50, cursor 1,6, alternate]', 'hello', ...Array(8).fill('~'), '-- INSERT --']
+      const insertScreen = ['[screen: 50 cols x 10 rows, cursor at row 1, col 6, alternate]', 'hello', ...Array(8).fill('~'), '-- INSERT --']
       expect(text(typed).split('\n').slice(0, 11)).toEqual(insertScreen)
       expect(typed.meta?.screen).toEqual({ size: { rows: 10, cols: 50 }, cursor: { row: 1, col: 6 }, alternateScreen: true })
 
@@ -274,14 +274,19 @@ describe('dsh-tool-terminal on a real bash', () => {
       expect(read.split('\n')[11]).toMatch(keysLine)
 
       const resized = text(await call('terminal_send', { sessionId: 'pty-3', rows: 8, cols: 40 }))
-      expect(resized.split('\n').slice(0, 9)).toEqual(['[screen: 8x40, cursor 1,6, alternate]', 'hello', ...Array(6).fill('~'), '-- INSERT --'])
+      expect(resized.split('\n').slice(0, 9)).toEqual([
+        '[screen: 40 cols x 8 rows, cursor at row 1, col 6, alternate]',
+        'hello',
+        ...Array(6).fill('~'),
+        '-- INSERT --',
+      ])
 
       const saved = await call('terminal_send', { sessionId: 'pty-3', keys: ['Escape', ':', 'w', 'q', 'Enter'] })
       expect(text(saved)).toBe(`${PROMPT}\n${READY(0)}`)
       expect(saved.meta?.screen).toBeUndefined()
       expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe('hello\n')
       expect(text(await call('terminal_read', { sessionId: 'pty-3', view: 'screen' }))).toMatch(
-        /^\[screen: 8x40, cursor \d+,6\]\n(?:.*\n)*dsh>\n\[input: prompt\]$/,
+        /^\[screen: 40 cols x 8 rows, cursor at row \d+, col 6\]\n(?:.*\n)*dsh>\n\[input: prompt\]$/,
       )
       expect(text(await call('terminal_close', { sessionId: 'pty-3' }))).toBe('closed terminal session pty-3')
     } finally {

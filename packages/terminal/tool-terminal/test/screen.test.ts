@@ -21,7 +21,7 @@ const vimScreen: TerminalScreen = {
 const vimInput = { kind: 'keys', program: { name: 'vim', pid: 4711 }, alternateScreen: true } as const
 
 const VIM_READ = [
-  '[screen: 5x40, cursor 1,6, alternate]',
+  '[screen: 40 cols x 5 rows, cursor at row 1, col 6, alternate]',
   '[title: notes.txt (~/work) - VIM]',
   'hello',
   '~',
@@ -42,15 +42,15 @@ async function sessionShowing(screen: TerminalScreen | undefined, config: Parame
 
 describe('the screen line', () => {
   it('gives rows x cols, the 1-based cursor, and alternate only on the alternate screen', () => {
-    expect(screenLine(vimScreen)).toBe('[screen: 5x40, cursor 1,6, alternate]')
+    expect(screenLine(vimScreen)).toBe('[screen: 40 cols x 5 rows, cursor at row 1, col 6, alternate]')
     expect(screenLine({ ...vimScreen, size: { rows: 40, cols: 160 }, cursor: { row: 12, col: 5 }, alternateScreen: false })).toBe(
-      '[screen: 40x160, cursor 12,5]',
+      '[screen: 160 cols x 40 rows, cursor at row 12, col 5]',
     )
   })
 
   it('puts a title on its own line, as one bounded line; no title, no line', () => {
-    expect(screenHeader({ ...vimScreen, title: undefined })).toBe('[screen: 5x40, cursor 1,6, alternate]')
-    expect(screenHeader({ ...vimScreen, title: 'a\nb\u001b[31m' })).toBe('[screen: 5x40, cursor 1,6, alternate]\n[title: a b [31m]')
+    expect(screenHeader({ ...vimScreen, title: undefined })).toBe('[screen: 40 cols x 5 rows, cursor at row 1, col 6, alternate]')
+    expect(screenHeader({ ...vimScreen, title: 'a\nb\u001b[31m' })).toBe('[screen: 40 cols x 5 rows, cursor at row 1, col 6, alternate]\n[title: a b [31m]')
     const long = screenHeader({ ...vimScreen, title: 'é'.repeat(300) }).split('\n')[1]!
     expect(long.startsWith('[title: éé')).toBe(true)
     expect(long.endsWith('…]')).toBe(true)
@@ -84,10 +84,12 @@ describe('terminal_read {view: "screen"}', () => {
       cursor: { row: 7, col: 1 },
       alternateScreen: false,
     })
-    expect(h.text(await h.call('terminal_read', { sessionId: 'pty-1', view: 'screen' }))).toBe('[screen: 7x10, cursor 7,1]\nx\n~\n~\n~\n~\n~\ny')
+    expect(h.text(await h.call('terminal_read', { sessionId: 'pty-1', view: 'screen' }))).toBe(
+      '[screen: 10 cols x 7 rows, cursor at row 7, col 1]\nx\n~\n~\n~\n~\n~\ny',
+    )
     session.shownScreen = { lines: [], size: { rows: 24, cols: 80 }, cursor: { row: 1, col: 1 }, alternateScreen: true }
     const blank = await h.call('terminal_read', { sessionId: 'pty-1', view: 'screen' })
-    expect(h.text(blank)).toBe('[screen: 24x80, cursor 1,1, alternate]\n(blank screen)')
+    expect(h.text(blank)).toBe('[screen: 80 cols x 24 rows, cursor at row 1, col 1, alternate]\n(blank screen)')
     expect(blank.meta?.output).toMatchObject({ bytes: 0, lines: 0 })
   })
 
@@ -132,7 +134,7 @@ describe('terminal_read {view: "screen"}', () => {
     const text = h.text(result)
     expect(utf8ByteLength(text)).toBeLessThanOrEqual(1024)
     const shown = text.split('\n')
-    expect(shown[0]).toBe('[screen: 100x80, cursor 100,1, alternate]')
+    expect(shown[0]).toBe('[screen: 80 cols x 100 rows, cursor at row 100, col 1, alternate]')
     expect(shown[1]).toBe(lines[0])
     expect(shown.at(-2)).toBe(lines[99])
     expect(shown.at(-1)).toBe(TRUNCATION_MARKER)
@@ -150,7 +152,7 @@ describe('a send that settles while a full-screen program holds the terminal', (
     const result = await h.call('terminal_send', { sessionId: 'pty-1', text: 'vim notes.txt' })
     expect(h.text(result)).toBe(
       [
-        '[screen: 5x40, cursor 1,6, alternate]',
+        '[screen: 40 cols x 5 rows, cursor at row 1, col 6, alternate]',
         '[title: notes.txt (~/work) - VIM]',
         'hello',
         '~',
@@ -183,7 +185,7 @@ describe('a send that settles while a full-screen program holds the terminal', (
       [
         '[earlier output, printed after the previous result]',
         'late line',
-        '[screen: 5x40, cursor 1,6]',
+        '[screen: 40 cols x 5 rows, cursor at row 1, col 6]',
         'top - 10:00:01 up 1 day',
         'Tasks: 1 total',
         '[wait: stdin_read]',
@@ -225,7 +227,7 @@ describe('a send that settles while a full-screen program holds the terminal', (
         // Once the required lines fit, the screen line, the wait and the session lines are all there.
         if (cap >= 160) {
           const shown = text.split('\n')
-          const screenAt = shown.indexOf('[screen: 60x40, cursor 3,4, alternate]')
+          const screenAt = shown.indexOf('[screen: 40 cols x 60 rows, cursor at row 3, col 4, alternate]')
           expect(screenAt).toBeGreaterThanOrEqual(0)
           expect(shown[screenAt + 1]).toBe('[title: tïtle]')
           // Earlier output, when any of it is shown, comes before the screen, never inside it.
@@ -248,7 +250,7 @@ describe('a program that drew in place on the normal screen', () => {
     const viewport = ['make', ...Array.from({ length: 20 }, (_, index) => `step ${index}`), 'dsh> '].join('\n')
     const text = fitResult(sendLayout({ ...settled, viewport, firstLine: 7 }, back), 4000).text
     expect(text.split('\n').slice(0, 5)).toEqual([
-      '[screen: 3x40, cursor 3,6]',
+      '[screen: 40 cols x 3 rows, cursor at row 3, col 6]',
       '[drawn in place: the screen shows the end of 22 lines of output; terminal_read {"sessionId":"pty-1","fromLine":7,"count":22} returns them]',
       '[x] fetch',
       '[ ] build',
@@ -259,6 +261,6 @@ describe('a program that drew in place on the normal screen', () => {
 
   it('names no read when the screen holds the whole output', () => {
     const text = fitResult(sendLayout({ ...settled, viewport: 'a\nb', firstLine: 7 }, back), 4000).text
-    expect(text.split('\n').slice(0, 4)).toEqual(['[screen: 3x40, cursor 3,6]', '[x] fetch', '[ ] build', 'dsh>'])
+    expect(text.split('\n').slice(0, 4)).toEqual(['[screen: 40 cols x 3 rows, cursor at row 3, col 6]', '[x] fetch', '[ ] build', 'dsh>'])
   })
 })

@@ -1,5 +1,5 @@
 import { parseContinuationMarker, parsePromptMarker, parseReplMarker } from './marker'
-import type { PromptMarker } from './types'
+import type { PromptMarkerPayload } from './types'
 
 /** OSC payload bytes kept: enough for every marker; a longer payload is no marker. */
 const OSC_CAPACITY = 32
@@ -26,13 +26,13 @@ export class OscPayload {
   }
 
   /** The marker the payload carries (the shell's prompt, its continuation, a REPL's prompt), if any. */
-  marker(): Pick<PromptMarker, 'status' | 'continuation' | 'repl'> | undefined {
+  marker(): PromptMarkerPayload | undefined {
     if (this.#overflow) return undefined
     const status = parsePromptMarker(this.#bytes, this.#length)
-    if (status !== undefined) return { status }
-    const continued = parseContinuationMarker(this.#bytes, this.#length)
-    if (continued !== undefined) return { status: continued, continuation: true }
+    if (status !== undefined) return { kind: 'prompt', status }
+    const nonce = parseContinuationMarker(this.#bytes, this.#length)
+    if (nonce !== undefined) return { kind: 'continuation', nonce }
     const repl = parseReplMarker(this.#bytes, this.#length)
-    return repl && { status: repl.nonce, repl: { pid: repl.pid, promptLength: repl.promptLength, name: repl.name } }
+    return repl && { kind: 'repl', nonce: repl.nonce, repl: { pid: repl.pid, promptLength: repl.promptLength, name: repl.name } }
   }
 }

@@ -35,9 +35,9 @@ export class PromptTracker {
     return this.#marker
   }
 
-  /** Exit status of the latest marker (the last command's `$?`); undefined before any marker. */
+  /** The number the latest primary prompt's marker carries (the last command's `$?`, encoded); undefined when the latest marker is none. */
   get exitStatus(): number | null | undefined {
-    return this.#marker?.status
+    return this.#marker?.kind === 'prompt' ? this.#marker.status : undefined
   }
 
   /** Account for one sanitized chunk; returns {@link PromptTracker.ready}. */
@@ -59,8 +59,8 @@ export class PromptTracker {
     if (marker === undefined || marker.line !== line.number) return false
     if (marker.column < line.base || line.cursor !== line.length) return false
     // A REPL's marker says how long its prompt is: exactly that much may follow it.
-    if (marker.repl) return line.length - marker.column === marker.repl.promptLength
-    const prompt = marker.continuation ? this.#continuationPrompt : this.#prompt
+    if (marker.kind === 'repl') return line.length - marker.column === marker.repl.promptLength
+    const prompt = marker.kind === 'continuation' ? this.#continuationPrompt : this.#prompt
     if (line.length - marker.column !== prompt.length) return false
     return line.tail(prompt.length) === prompt.text
   }

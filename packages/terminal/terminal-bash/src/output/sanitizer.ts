@@ -5,7 +5,7 @@ import { TerminalLine } from './line'
 import { OscPayload } from './osc-payload'
 import { DEFAULT_SCREEN, ScreenRows } from './screen-rows'
 import { TextBatch } from './text-batch'
-import * as transitions from './transitions'
+import * as transitions from './sanitizer-table'
 import * as width from './width'
 import type { PartialLine, PromptMarker, SanitizedChunk, TerminalSanitizerOptions } from './types'
 

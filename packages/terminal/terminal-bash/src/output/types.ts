@@ -1,19 +1,50 @@
 /**
- * A prompt marker (`OSC 133;D;<status>`, or PS2's `OSC 133;A;k=c;<nonce>`) found in the byte
- * stream, located in rendered coordinates so a consumer can compare what was printed after it.
+ * A prompt marker (`OSC 133;D;<status>`, PS2's `OSC 133;A;k=c;<nonce>`, or a REPL's) found in the
+ * byte stream, located in rendered coordinates so a consumer can compare what was printed after it.
+ * Each kind names its own number: a primary prompt's `status`, the others' `nonce`.
  */
-export interface PromptMarker {
+export type PromptMarker = ShellPromptMarker | ContinuationPromptMarker | ReplPromptMarker
+
+/** What a marker carries, as read from its OSC payload: one kind, each with its own number. */
+export type PromptMarkerPayload = ShellPromptPayload | ContinuationPromptPayload | ReplPromptPayload
+
+/** Where a marker landed. */
+interface MarkerPlace {
   /** Absolute number of the line the marker landed on (0 = the first line of the session). */
   readonly line: number
   /** Cursor column (a wide character takes two) where the marker landed on that line. */
   readonly column: number
-  /** Exit status carried by the marker (the shell's `$?`), or null when absent or not a number; a continuation marker's nonce. */
-  readonly status: number | null
-  /** Present on the continuation prompt's marker (PS2: the shell needs more of the command). */
-  readonly continuation?: true
-  /** Present on a REPL's prompt marker (Python's `sys.ps1`/`sys.ps2`); `status` is then its nonce. */
-  readonly repl?: { readonly pid: number; readonly promptLength: number; readonly name: string }
 }
+
+/** The shell's primary prompt (PS1): it reads the next command. */
+export interface ShellPromptPayload {
+  readonly kind: 'prompt'
+  /** The number the marker carries (the last command's `$?` encoded with the session's nonce), or null when absent or not a number. */
+  readonly status: number | null
+}
+
+/** The continuation prompt (PS2): the shell needs more of the command. */
+export interface ContinuationPromptPayload {
+  readonly kind: 'continuation'
+  /** The nonce the marker carries (the session's, when it is its own), or null. */
+  readonly nonce: number | null
+}
+
+/** A REPL's prompt (Python's `sys.ps1`/`sys.ps2`) started in the session. */
+export interface ReplPromptPayload {
+  readonly kind: 'repl'
+  /** The nonce the marker carries (the session's REPL nonce, when it is its own). */
+  readonly nonce: number
+  /** The REPL's pid and name, and how many columns its prompt takes after the marker. */
+  readonly repl: { readonly pid: number; readonly promptLength: number; readonly name: string }
+}
+
+/** A marker of the shell's primary prompt, where it landed. */
+export type ShellPromptMarker = MarkerPlace & ShellPromptPayload
+/** A marker of the continuation prompt, where it landed. */
+export type ContinuationPromptMarker = MarkerPlace & ContinuationPromptPayload
+/** A marker of a REPL's prompt, where it landed. */
+export type ReplPromptMarker = MarkerPlace & ReplPromptPayload
 
 /**
  * Read-only view of the line the cursor is on. It is live: it changes as later chunks arrive,

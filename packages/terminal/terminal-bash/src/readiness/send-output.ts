@@ -1,6 +1,7 @@
 import type { LinePattern } from 'dsh-basics'
 import type { TerminalOutputMatch, TerminalSendRead, TerminalSendResult } from 'dsh-terminal'
 import { type PartialLine, type SanitizedChunk, SendOutputBuffer, type SendOutputHead } from '../output/index'
+import { lineNumberOf } from '../output/line-numbers'
 import { OutputMatcher, splitChunk } from './output-matcher'
 
 /** The output part of a send's result, numbered from 1 as reads are. */
@@ -130,7 +131,7 @@ export class SendOutput {
       earlier.append(head)
       const { viewport, truncated, firstLine } = earlier.settle({ currentLine: false })
       if (viewport !== '' || truncated)
-        this.#earlier = firstLine === undefined ? { output: viewport, truncated } : { output: viewport, truncated, firstLine: firstLine + 1 }
+        this.#earlier = firstLine === undefined ? { output: viewport, truncated } : { output: viewport, truncated, firstLine: lineNumberOf(firstLine) }
       this.#buffer = SendOutputBuffer.fromLineStart(chunk.line, this.maxBytes, promptLine)
     }
     if (this.waitFor) this.#matcher = new OutputMatcher(this.waitFor, promptLine + this.#inputLines)
@@ -147,8 +148,7 @@ export class SendOutput {
     const settled = this.#buffer?.settle({ currentLine: this.#afterMatch === undefined })
     if (!settled) return { viewport: '', truncated: false }
     const output: SettledOutput = { viewport: settled.viewport, truncated: settled.truncated }
-    // The output layer numbers lines from 0, results from 1 (as reads do).
-    if (settled.firstLine !== undefined) output.firstLine = settled.firstLine + 1
+    if (settled.firstLine !== undefined) output.firstLine = lineNumberOf(settled.firstLine)
     if (settled.head) output.outputHead = outputHead(settled.head)
     return output
   }
@@ -157,5 +157,5 @@ export class SendOutput {
 /** A result's view of the output layer's head: the same, its line numbered from 1 as reads are. */
 function outputHead(head: SendOutputHead): NonNullable<TerminalSendResult['outputHead']> {
   const { text, firstLine, gapLines, gapBytes } = head
-  return firstLine === undefined ? { text, gapLines, gapBytes } : { text, firstLine: firstLine + 1, gapLines, gapBytes }
+  return firstLine === undefined ? { text, gapLines, gapBytes } : { text, firstLine: lineNumberOf(firstLine), gapLines, gapBytes }
 }

@@ -1,5 +1,6 @@
 import type { TerminalReadRequest, TerminalReadResult } from 'dsh-terminal'
 import type { ScrollbackRing } from '../output/index'
+import { lineIndexOf, lineNumberOf } from '../output/line-numbers'
 
 /** Lines a read returns when the caller gives no `count` (the same default as `terminal_read`). */
 export const DEFAULT_READ_LINES = 500
@@ -17,17 +18,17 @@ export function readScrollbackPage(
   const count = request.count ?? DEFAULT_READ_LINES
   const forward = request.fromLine !== undefined
   const page = forward
-    ? scrollback.readFrom({ fromLine: (request.fromLine as number) - 1, count, maxBytes })
+    ? scrollback.readFrom({ fromLine: lineIndexOf(request.fromLine as number), count, maxBytes })
     : scrollback.read({ offset: request.offset ?? 0, count, maxBytes })
   const empty = page.lineEnd <= page.lineBegin
   const showsNewest = forward ? !empty && page.lineEnd === page.totalLines : (request.offset ?? 0) === 0
   const result = {
     text: page.text,
     totalLines: page.totalLines,
-    // The ring counts from 0 and its end is exclusive: 1-based inclusive numbers are begin + 1 and end.
-    lineBegin: empty ? 0 : page.lineBegin + 1,
-    lineEnd: empty ? 0 : page.lineEnd,
-    oldestLine: scrollback.droppedLines + 1,
+    // The ring's end is exclusive: the page's last line is the one before it.
+    lineBegin: empty ? 0 : lineNumberOf(page.lineBegin),
+    lineEnd: empty ? 0 : lineNumberOf(page.lineEnd - 1),
+    oldestLine: lineNumberOf(scrollback.droppedLines),
     truncated: page.truncated,
   }
   return { result, showsNewest }

@@ -27,6 +27,7 @@ import { ScreenModel } from '../screen/screen-model'
 import { type ScreenSource, showingScreen } from '../screen/screen-send'
 import { HumanTaps } from './human-taps'
 import { readScrollbackPage } from './scrollback-page'
+import { lineNumberOf } from '../output/line-numbers'
 import { TerminalStream } from './terminal-stream'
 
 /**
@@ -319,8 +320,7 @@ export class ShellSession implements TerminalBackendSession {
     if (!earlier) return undefined
     const { viewport, truncated, firstLine } = earlier.settle()
     if (viewport === '' && !truncated) return undefined
-    // The output layer numbers lines from 0, results from 1 (as reads do).
-    return firstLine === undefined ? { output: viewport, truncated } : { output: viewport, truncated, firstLine: firstLine + 1 }
+    return firstLine === undefined ? { output: viewport, truncated } : { output: viewport, truncated, firstLine: lineNumberOf(firstLine) }
   }
 
   /**

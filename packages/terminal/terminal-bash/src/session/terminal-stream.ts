@@ -87,14 +87,15 @@ export class TerminalStream {
   get promptKind(): 'prompt' | 'continuation' | 'repl' | undefined {
     const marker = this.#prompt.marker
     if (!marker || !this.#prompt.ready) return undefined
-    if (marker.continuation) return marker.status === this.#nonce ? 'continuation' : undefined
-    if (marker.repl) return this.#replNonce !== undefined && marker.status === this.#replNonce ? 'repl' : undefined
+    if (marker.kind === 'continuation') return marker.nonce === this.#nonce ? 'continuation' : undefined
+    if (marker.kind === 'repl') return this.#replNonce !== undefined && marker.nonce === this.#replNonce ? 'repl' : undefined
     return this.exitStatus === undefined ? undefined : 'prompt'
   }
 
   /** The REPL whose prompt the cursor sits after (its pid and name), when {@link TerminalStream.promptKind} is `repl`. */
   get replPrompt(): { readonly pid: number; readonly name: string } | undefined {
-    return this.promptKind === 'repl' ? this.#prompt.marker?.repl : undefined
+    const marker = this.#prompt.marker
+    return this.promptKind === 'repl' && marker?.kind === 'repl' ? marker.repl : undefined
   }
 
   /**
@@ -116,8 +117,6 @@ export class TerminalStream {
 
   /** Exit status carried by the latest marker when it is this session's own primary one; else undefined. */
   get exitStatus(): number | undefined {
-    const marker = this.#prompt.marker
-    if (marker?.continuation || marker?.repl) return undefined
     return decodeMarkerStatus(this.#prompt.exitStatus, this.#nonce)
   }
 
@@ -143,7 +142,7 @@ export class TerminalStream {
 
   /** The exit status `marker` carries when it is this session's own primary prompt marker; else undefined. */
   #ownStatus(marker: PromptMarker): number | undefined {
-    return marker.continuation || marker.repl ? undefined : decodeMarkerStatus(marker.status, this.#nonce)
+    return marker.kind === 'prompt' ? decodeMarkerStatus(marker.status, this.#nonce) : undefined
   }
 
   /** A marker of this session's shell arrived since the latest {@link TerminalStream.resetPrompt}. */

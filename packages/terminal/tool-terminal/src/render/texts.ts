@@ -13,7 +13,7 @@ import type {
   TerminalSpawnResult,
 } from 'dsh-terminal'
 import { formatDuration, oneLine, utf8ByteLength } from 'dsh-basics'
-import type { MetaLine, ResultLayout } from './bound'
+import type { MetaLine, ResultLayout } from './result-fit'
 
 // Every model-visible text of the six tools is written here, once, as a pure function of the facts.
 
@@ -124,18 +124,18 @@ export function matchLine(match: TerminalOutputMatch): string {
   return `[match: ${oneLine(match.line, MAX_MATCH_LINE_BYTES)}]`
 }
 
-/** `40x160`: a window size as every text of this package writes it, rows x cols. */
+/** `160x40`: a window size the usual way round, columns x rows (as `80x24`). */
 export function sizeText(size: TerminalSize): string {
-  return `${size.rows}x${size.cols}`
+  return `${size.cols}x${size.rows}`
 }
 
 /**
- * `[screen: 40x160, cursor 12,5, alternate]`: the size as rows x cols, the cursor as 1-based row,col,
- * and `alternate` only while a program uses the alternate screen.
+ * `[screen: 160 cols x 40 rows, cursor at row 12, col 5, alternate]`: every number says what it
+ * counts (the cursor 1-based), and `alternate` only while a program uses the alternate screen.
  */
 export function screenLine(screen: TerminalScreen): string {
   const { size, cursor } = screen
-  return `[screen: ${sizeText(size)}, cursor ${cursor.row},${cursor.col}${screen.alternateScreen ? ', alternate' : ''}]`
+  return `[screen: ${size.cols} cols x ${size.rows} rows, cursor at row ${cursor.row}, col ${cursor.col}${screen.alternateScreen ? ', alternate' : ''}]`
 }
 
 /** The screen line, then `[title: …]` on its own line when a program set a title (one line, at most {@link MAX_TITLE_BYTES}). */

@@ -1,7 +1,7 @@
 import { defineTool } from 'dsh-tools'
 import { z } from 'zod'
 import { closeText } from '../render/texts'
-import { finalizeWith, fittedOutput, sessionIdParam, toSessionId, type ToolDeps } from './shared'
+import { finalizeWith, fittedOutput, sessionIdParam, toSessionId, type ToolDeps } from './tool-parts'
 
 /** Parameters of terminal_close. */
 export const closeParameters = z.strictObject({ sessionId: sessionIdParam })
@@ -17,7 +17,7 @@ export function closeTool({ terminals, config }: ToolDeps) {
     parameters: closeParameters,
     async execute(args, call) {
       const sessionId = toSessionId(args.sessionId)
-      const closedNow = await terminals.kill(call.agent, sessionId, 'closed by terminal_close')
+      const closedNow = await terminals.close(call.agent, sessionId, 'closed by terminal_close')
       return fittedOutput({ body: closeText(sessionId, closedNow) }, config.maxResultBytes, { sessionId, closed: closedNow })
     },
     present: (args) => ({ kind: 'delete', title: `close ${args.sessionId}` }),

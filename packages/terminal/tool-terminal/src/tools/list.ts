@@ -1,7 +1,7 @@
 import { defineTool } from 'dsh-tools'
 import { z } from 'zod'
 import { inputMeta, listLayout } from '../render/texts'
-import { finalizeWith, fittedOutput, inputStateOf, type ToolDeps } from './shared'
+import { finalizeWith, fittedOutput, inputStateOf, type ToolDeps } from './tool-parts'
 
 /** terminal_list takes no arguments (and refuses unknown ones). */
 export const listParameters = z.strictObject({})
@@ -11,7 +11,7 @@ export function listTool({ ctx, terminals, config }: ToolDeps) {
   return defineTool({
     name: 'terminal_list',
     description:
-      'List your open terminal sessions, one per line: id, name, type, status, pid, size (rows x cols), human=watching|typing while a person is attached ' +
+      'List your open terminal sessions, one per line: id, name, type, status, pid, size (cols x rows, as 80x24), human=watching|typing while a person is attached ' +
       '(dsh-terminal attach), and [input: …], what its terminal waits for now. ' +
       'Use it to recover session ids and to find sessions to close.',
     kind: 'read',

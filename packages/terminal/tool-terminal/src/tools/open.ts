@@ -2,7 +2,7 @@ import type { TerminalSpawnRequest } from 'dsh-terminal'
 import { defineTool } from 'dsh-tools'
 import { z } from 'zod'
 import { openLayout } from '../render/texts'
-import { finalizeWith, fittedOutput, type ToolDeps } from './shared'
+import { finalizeWith, fittedOutput, type ToolDeps } from './tool-parts'
 import { checkWindowSize, colsParam, rowsParam, windowSizeOf } from './window-size'
 
 /**

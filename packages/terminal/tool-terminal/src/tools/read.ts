@@ -5,7 +5,7 @@ import { z } from 'zod'
 import type { TerminalToolsConfig } from '../config'
 import { noScreen } from '../errors'
 import { inputMeta, readLayout, screenMeta, screenReadLayout } from '../render/texts'
-import { finalizeWith, fittedOutput, inputStateOf, maxBytesParam, sessionIdParam, toSessionId, type ToolDeps } from './shared'
+import { finalizeWith, fittedOutput, inputStateOf, maxBytesParam, sessionIdParam, toSessionId, type ToolDeps } from './tool-parts'
 
 /** Lines returned by terminal_read when `count` is omitted. */
 export const DEFAULT_READ_COUNT = 500
@@ -27,7 +27,7 @@ export function readParameters(config: Pick<TerminalToolsConfig, 'maxResultBytes
         .optional()
         .describe(
           '"lines" (default): the retained output, a page of lines. "screen": what the terminal shows now, its rows under ' +
-            '[screen: <rows>x<cols>, cursor <row>,<col>, alternate]; use it for full-screen programs (vim, less, top, menus). Not with offset, fromLine or count.',
+            '[screen: <cols> cols x <rows> rows, cursor at row <row>, col <col>, alternate]; use it for full-screen programs (vim, less, top, menus). Not with offset, fromLine or count.',
         ),
       offset: z
         .number()

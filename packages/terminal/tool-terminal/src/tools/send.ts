@@ -4,12 +4,12 @@ import { keepUtf8Head, LinePattern, raceAbort, settledWithin } from 'dsh-basics'
 import { defineTool, regexSourceParam, type ToolOutput } from 'dsh-tools'
 import { z } from 'zod'
 import { startBackgroundSend, type JobStarter } from '../background'
-import { explainBusy } from '../busy-sessions'
+import { explainBusy } from '../background-holders'
 import type { TerminalToolsConfig } from '../config'
 import { jobsUnavailable, sendCancelled } from '../errors'
 import { KEY_NAMES_PHRASE, keysProblem } from '../keys'
 import { backgroundText, inputMeta, screenMeta, sendLayout, sizeText } from '../render/texts'
-import { finalizeWith, fittedOutput, maxBytesParam, sessionIdParam, toSessionId, type ToolDeps } from './shared'
+import { finalizeWith, fittedOutput, maxBytesParam, sessionIdParam, toSessionId, type ToolDeps } from './tool-parts'
 import { checkWindowSize, colsParam, rowsParam, windowSizeOf } from './window-size'
 
 /** How long a cancelled foreground call waits for the backend to settle the interrupted send. */
@@ -86,7 +86,7 @@ export function sendParameters(options: SendParameterOptions) {
           'Not with keys (press "Enter" as a key).',
       ),
     rows: rowsParam(
-      'Resize the terminal to rows x cols (give both) before the text or keys are sent; the program in front redraws. ' +
+      'Window height in rows, with cols: the terminal is resized before the text or keys are sent; the program in front redraws. ' +
         'With neither text nor keys the call only resizes and returns the redrawn screen.',
     ),
     cols: colsParam('Window width in columns, with rows.'),

@@ -2,7 +2,7 @@ import { TERMINAL_SIGNALS } from 'dsh-terminal'
 import { defineTool } from 'dsh-tools'
 import { z } from 'zod'
 import { signalText } from '../render/texts'
-import { finalizeWith, fittedOutput, sessionIdParam, toSessionId, type ToolDeps } from './shared'
+import { finalizeWith, fittedOutput, sessionIdParam, toSessionId, type ToolDeps } from './tool-parts'
 
 /** Parameters of terminal_signal: the signal is one of a closed set. */
 export const signalParameters = z.strictObject({

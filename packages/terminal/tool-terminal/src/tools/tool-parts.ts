@@ -3,9 +3,9 @@ import type { Agent } from 'dsh-agent'
 import { asTerminalSessionId, type TerminalInputState, type TerminalSessionId } from 'dsh-terminal'
 import type { OutputShape, ToolContent, ToolOutput } from 'dsh-tools'
 import { z } from 'zod'
-import type { BackgroundHolders } from '../busy-sessions'
+import type { BackgroundHolders } from '../background-holders'
 import { MIN_RESULT_BYTES, type TerminalToolsConfig } from '../config'
-import { boundContent, fitResult, type ResultLayout, type ShapingOptions } from '../render/bound'
+import { boundContent, fitResult, type ResultLayout, type ShapingOptions } from '../render/result-fit'
 import { withTimeout } from 'dsh-basics'
 
 /** What every tool factory needs: the plugin context, the session service, the config and shared state. */

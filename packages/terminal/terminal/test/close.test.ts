@@ -11,14 +11,14 @@ async function opened() {
   return { h, alice, sessionId, session }
 }
 
-describe('kill', () => {
+describe('close', () => {
   it('closes with the given reason, forgets the session, and is NO_SESSION afterwards', async () => {
     const { h, alice, sessionId, session } = await opened()
-    expect(await h.terminals.kill(alice, sessionId, 'tool request')).toBe(true)
+    expect(await h.terminals.close(alice, sessionId, 'tool request')).toBe(true)
     expect(session.closes).toEqual(['tool request'])
     expect(h.terminals.list(alice)).toEqual([])
     expect(h.terminals.hasOwnerActivity(alice)).toBe(false)
-    const again = await outcome(h.terminals.kill(alice, sessionId))
+    const again = await outcome(h.terminals.close(alice, sessionId))
     expect(again.ok ? 'resolved' : summary(again.error)).toEqual({
       name: 'TerminalError',
       code: 'NO_SESSION',
@@ -30,8 +30,8 @@ describe('kill', () => {
     const { h, alice, sessionId, session } = await opened()
     session.closeGate = []
     const settled: string[] = []
-    const first = h.terminals.kill(alice, sessionId).then((value) => (settled.push(`first:${value}`), value))
-    const second = h.terminals.kill(alice, sessionId).then((value) => (settled.push(`second:${value}`), value))
+    const first = h.terminals.close(alice, sessionId).then((value) => (settled.push(`first:${value}`), value))
+    const second = h.terminals.close(alice, sessionId).then((value) => (settled.push(`second:${value}`), value))
     await flush()
     expect(session.closes).toEqual(['model request'])
     expect(settled).toEqual([])
@@ -44,8 +44,8 @@ describe('kill', () => {
   it('a failed close is reported, keeps the session, and a later kill retries', async () => {
     const { h, alice, sessionId, session } = await opened()
     session.closeGate = []
-    const first = outcome(h.terminals.kill(alice, sessionId))
-    const joined = outcome(h.terminals.kill(alice, sessionId))
+    const first = outcome(h.terminals.close(alice, sessionId))
+    const joined = outcome(h.terminals.close(alice, sessionId))
     await flush()
     session.closeGate[0]!.reject(new Error('terminal cleanup failed; surviving pids: 12'))
     const [a, b] = await Promise.all([first, joined])
@@ -56,7 +56,7 @@ describe('kill', () => {
     expect(h.terminals.list(alice).map((s) => s.sessionId)).toEqual([sessionId])
     expect(h.terminals.hasOwnerActivity(alice)).toBe(true)
 
-    const retry = h.terminals.kill(alice, sessionId)
+    const retry = h.terminals.close(alice, sessionId)
     await flush()
     session.closeGate[1]!.resolve()
     expect(await retry).toBe(true)
@@ -67,14 +67,14 @@ describe('kill', () => {
   it('a newer attempt is never disturbed by an older failure', async () => {
     const { h, alice, sessionId, session } = await opened()
     session.closeGate = []
-    const older = outcome(h.terminals.kill(alice, sessionId, 'older'))
+    const older = outcome(h.terminals.close(alice, sessionId, 'older'))
     await flush()
     session.closeGate[0]!.reject(new Error('older failed'))
     expect((await older).ok).toBe(false)
-    const newer = h.terminals.kill(alice, sessionId, 'newer')
+    const newer = h.terminals.close(alice, sessionId, 'newer')
     await flush()
     // the old failure is fully processed; the newer attempt still owns the fence
-    const joiner = h.terminals.kill(alice, sessionId, 'joiner')
+    const joiner = h.terminals.close(alice, sessionId, 'joiner')
     expect(() => h.terminals.startSend(alice, sessionId, { text: 'x', submit: true })).toThrow(/is closing/)
     session.closeGate[1]!.resolve()
     expect([await newer, await joiner]).toEqual([true, false])
@@ -89,9 +89,9 @@ describe('kill', () => {
       if (fail) throw new Error('sync close failure')
       return original(reason)
     }
-    const first = await outcome(h.terminals.kill(alice, sessionId))
+    const first = await outcome(h.terminals.close(alice, sessionId))
     expect(first.ok ? 'resolved' : summary(first.error).message).toBe('sync close failure')
     fail = false
-    expect(await h.terminals.kill(alice, sessionId)).toBe(true)
+    expect(await h.terminals.close(alice, sessionId)).toBe(true)
   })
 })
