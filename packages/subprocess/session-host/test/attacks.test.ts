@@ -217,13 +217,16 @@ describe('protocol abuse', () => {
     60_000,
   )
 
-  it.fails('a frame before the hello whose error answer would exceed the frame bound does not crash the host', // socket's 'data' handler: an uncaught exception, and the session host exits with every terminal // `encodeControl` throws FRAME_TOO_LARGE inside FrameChannel.send, called synchronously from the // a <type> message"; with a `type` of ~1 MiB the error frame is larger than MAX_FRAME_BYTES, // HOLE: the answer to a bad frame quotes it. `HELLO_REQUIRED` says "expected a hello first, got
+  // HOLE: the answer to a bad frame quotes it. `HELLO_REQUIRED` says "expected a hello first, got
+  // a <type> message"; with a `type` of ~1 MiB the error frame is larger than MAX_FRAME_BYTES,
+  // `encodeControl` throws FRAME_TOO_LARGE inside FrameChannel.send, called synchronously from the
+  // socket's 'data' handler: an uncaught exception, and the session host exits with every terminal
   // of every client. No hello needed. The same holds for UNKNOWN_FRAME (`JSON.stringify(type)`,
   // quotes and control characters grow under escaping), UNKNOWN_METHOD (the method name) and
   // INVALID_ACK / UNKNOWN_TERMINAL (the offending value). Fix: never quote more than a few hundred
   // characters of peer input in a message (a `preview(value)` helper), and make FrameChannel.send
   // catch an encoding failure (log it, close that connection) instead of throwing into the stream.
-  async () => {
+  it.fails('a frame before the hello whose error answer would exceed the frame bound does not crash the host', async () => {
     const victim = await ownHost()
     const client = await socketClient(victim.socketPath)
     const { terminal } = (await client.ok('spawn', bashSpawn())) as { terminal: number }
@@ -238,10 +241,13 @@ describe('protocol abuse', () => {
     client.close()
   }, 60_000)
 
-  it.fails('deeply nested JSON in a field the host quotes back does not crash the host', // host exits with every terminal of every client. Same for `method`, `offset`. Fix: describe a // RangeError (maximum call stack size) in the socket's 'data' handler: uncaught, the session // but `JSON.stringify(message.terminal)` in the UNKNOWN_TERMINAL message recurses and throws // HOLE: an ack whose `terminal` is 200 000 nested arrays parses (V8's JSON.parse is iterative)
+  // HOLE: an ack whose `terminal` is 200 000 nested arrays parses (V8's JSON.parse is iterative)
+  // but `JSON.stringify(message.terminal)` in the UNKNOWN_TERMINAL message recurses and throws
+  // RangeError (maximum call stack size) in the socket's 'data' handler: uncaught, the session
+  // host exits with every terminal of every client. Same for `method`, `offset`. Fix: describe a
   // non-scalar field by its type ("an array") instead of stringifying it, and guard the frame
   // dispatch with a try/catch that answers MALFORMED_FRAME.
-  async () => {
+  it.fails('deeply nested JSON in a field the host quotes back does not crash the host', async () => {
     const victim = await ownHost()
     const client = await socketClient(victim.socketPath)
     const peer = await rawPeer(victim.socketPath)
@@ -255,11 +261,12 @@ describe('protocol abuse', () => {
     peer.socket.destroy()
   }, 60_000)
 
-  it.fails("refused frames cannot grow the host's log without bound", // MESSAGE`), and the message quotes the frame (an unknown `type` of ~1 MiB). The detached host // HOLE: every refused frame is logged with its whole message (`client frame refused: CODE:
+  // HOLE: every refused frame is logged with its whole message (`client frame refused: CODE:
+  // MESSAGE`), and the message quotes the frame (an unknown `type` of ~1 MiB). The detached host
   // appends its stderr to session-host.log in /tmp, which nothing rotates: a client loop of such
   // frames fills the disk (~1 MiB of log per 1 MiB sent). Fix: quote at most a short preview of
   // peer input, and rate-limit or count repeated refusals per connection in the log.
-  async () => {
+  it.fails("refused frames cannot grow the host's log without bound", async () => {
     const peer = await rawPeer(host.socketPath)
     const before = host.stderr().length
     const type = 'u'.repeat(1000 * 1000)
@@ -437,12 +444,15 @@ describe('resource bounds', () => {
     flooder.close()
   }, 60_000)
 
-  it.fails('a client that sends requests and never reads the replies cannot grow the host without bound', // unknown method's name), so each 1 MiB frame pins ~1 MiB more: 300 frames grow the host by // bound), and the host keeps reading requests. A reply can quote ~1 MiB of the request (an // the client does not read, Node buffers every reply in the host (writableLength grows without // HOLE: the host answers every request with `socket.write` and never looks at the result: when
+  // HOLE: the host answers every request with `socket.write` and never looks at the result: when
+  // the client does not read, Node buffers every reply in the host (writableLength grows without
+  // bound), and the host keeps reading requests. A reply can quote ~1 MiB of the request (an
+  // unknown method's name), so each 1 MiB frame pins ~1 MiB more: 300 frames grow the host by
   // ~300 MiB, and a loop runs it out of memory, killing every client's terminals. The output path
   // is bounded by the credit window; the control path is not. Fix: pause reading the connection's
   // input while `channel.bufferedBytes` is above a bound (resume on 'drain'), or close a
   // connection whose unread backlog exceeds it (error frame first), and cap quoted input in messages.
-  async () => {
+  it.fails('a client that sends requests and never reads the replies cannot grow the host without bound', async () => {
     const victim = await ownHost()
     const peer = await rawPeer(victim.socketPath, { read: false })
     const before = rssBytes(victim.pid)
@@ -481,8 +491,11 @@ describe('resource bounds', () => {
     expect(growth).toBeLessThan(bound)
   }, 90_000)
 
-  it.fails('one client asking for 1000 terminals meets a cap with a clear error code', // (per connection and in total) answered with a stable code, e.g. `TOO_MANY_TERMINALS`. // processes or file descriptors, for every client at once. Fix: a `--max-terminals` option // (or in total): every spawn is honoured until the machine runs out of PTYs (kernel.pty.max), // HOLE: neither the session host nor dsh-subprocess-local caps the terminals of a connection
-  async () => {
+  // HOLE: neither the session host nor dsh-subprocess-local caps the terminals of a connection
+  // (or in total): every spawn is honoured until the machine runs out of PTYs (kernel.pty.max),
+  // processes or file descriptors, for every client at once. Fix: a `--max-terminals` option
+  // (per connection and in total) answered with a stable code, e.g. `TOO_MANY_TERMINALS`.
+  it.fails('one client asking for 1000 terminals meets a cap with a clear error code', async () => {
     const client = await socketClient(host.socketPath)
     const opened: number[] = []
     let refused: string | undefined
@@ -598,14 +611,17 @@ describe('lifecycle', () => {
     })
   }
 
-  it.fails('the host killed with SIGKILL while spawns are still settling: no process of theirs survives', // that window (SIGKILL, OOM — see the crash holes above) leaves the terminal unknown to the // waited for the child to become a session leader owning the PTY. A session host that dies in // (`watchSession`, runtime.ts) only after `spawnCold` resolved, i.e. after `terminal.settle()` // HOLE: dsh-subprocess-local registers a terminal with its host-death watchdog
+  // HOLE: dsh-subprocess-local registers a terminal with its host-death watchdog
+  // (`watchSession`, runtime.ts) only after `spawnCold` resolved, i.e. after `terminal.settle()`
+  // waited for the child to become a session leader owning the PTY. A session host that dies in
+  // that window (SIGKILL, OOM — see the crash holes above) leaves the terminal unknown to the
   // watchdog: a background child that ignores SIGHUP (here `(trap '' TERM HUP; exec sleep 501) &`)
   // is reparented to init and runs on, in the session of a terminal nobody holds. Seen with real
   // processes: of 16 spawns in flight, the unanswered ones left their `sleep 501` behind. Fix:
   // `watchSession(pid, start, device)` right after node-pty's spawn returns (the pid is the future
   // session id; the start identity is readable at once), before `settle()`; forget it if the
   // spawn fails.
-  async () => {
+  it.fails('the host killed with SIGKILL while spawns are still settling: no process of theirs survives', async () => {
     const victim = await ownHost()
     const marker = randomBytes(6).toString('hex')
     const peer = await rawPeer(victim.socketPath)
@@ -672,11 +688,14 @@ describe('lifecycle', () => {
     expect(await stillServes(first)).toBe(true)
   })
 
-  it.fails('a live host that is merely busy (its listen backlog full) keeps its socket: a second host does not steal it', // starting one) then removes the live host's socket and listens in its place: the first host's // loop is blocked) refuses new connects with EAGAIN; a second `dsh-session-host` (or a client // `tryConnect`. A live session host whose backlog is full (it is stopped, swapping, or its event // HOLE: `answers(path)` treats every connect error as "nobody listens", and so does the client's
+  // HOLE: `answers(path)` treats every connect error as "nobody listens", and so does the client's
+  // `tryConnect`. A live session host whose backlog is full (it is stopped, swapping, or its event
+  // loop is blocked) refuses new connects with EAGAIN; a second `dsh-session-host` (or a client
+  // starting one) then removes the live host's socket and listens in its place: the first host's
   // clients keep their terminals, but nobody can reach that host again, and two hosts run. Fix:
   // only ECONNREFUSED (and ENOENT) mean a stale socket; EAGAIN means "running", so
   // SESSION_HOST_RUNNING (and the client waits/retries instead of starting another host).
-  async () => {
+  it.fails('a live host that is merely busy (its listen backlog full) keeps its socket: a second host does not steal it', async () => {
     const busy = await ownHost()
     process.kill(busy.pid, 'SIGSTOP')
     const sockets: Socket[] = []
