@@ -688,14 +688,14 @@ describe('lifecycle', () => {
     expect(await stillServes(first)).toBe(true)
   })
 
-  // HOLE: `answers(path)` treats every connect error as "nobody listens", and so does the client's
-  // `tryConnect`. A live session host whose backlog is full (it is stopped, swapping, or its event
-  // loop is blocked) refuses new connects with EAGAIN; a second `dsh-session-host` (or a client
-  // starting one) then removes the live host's socket and listens in its place: the first host's
-  // clients keep their terminals, but nobody can reach that host again, and two hosts run. Fix:
-  // only ECONNREFUSED (and ENOENT) mean a stale socket; EAGAIN means "running", so
-  // SESSION_HOST_RUNNING (and the client waits/retries instead of starting another host).
-  it.fails('a live host that is merely busy (its listen backlog full) keeps its socket: a second host does not steal it', async () => {
+  // Was a hole (fixed with this test): `answers(path)` treated every connect error as "nobody
+  // listens". A live host whose backlog is full (stopped, swapping, its event loop blocked) refuses
+  // connects with EAGAIN, and a second `dsh-session-host` removed its socket and listened in its
+  // place: the first host's clients kept their terminals, but nobody could reach it again and two
+  // hosts ran. EAGAIN now means "running" (SESSION_HOST_RUNNING). The client's `tryConnect` still
+  // reads EAGAIN as "not running" and starts a host, which now exits at once: the spawn fails with
+  // SPAWN_FAILED instead of stealing the socket (waiting and retrying would be kinder).
+  it('a live host that is merely busy (its listen backlog full) keeps its socket: a second host does not steal it', async () => {
     const busy = await ownHost()
     process.kill(busy.pid, 'SIGSTOP')
     const sockets: Socket[] = []
