@@ -322,6 +322,31 @@ describe('protocol abuse', () => {
     client.close()
   })
 
+  it('resize, signal and pin with absurd values get clear error replies, never a crash', async () => {
+    const client = await socketClient(host.socketPath)
+    const { terminal } = (await client.ok('spawn', bashSpawn())) as { terminal: number }
+    const replies = await Promise.all([
+      client.call('resize', { terminal, rows: -1, cols: 80 }),
+      client.call('resize', { terminal, rows: 1e12, cols: 1e12 }),
+      client.call('resize', { terminal, rows: 0, cols: 0 }),
+      client.call('resize', { terminal, rows: 'x' as never, cols: null as never }),
+      client.call('signalForeground', { terminal, signal: 'SIGNOPE' }),
+      client.call('signalForeground', { terminal, signal: '__proto__' }),
+      client.call('pinShellGroup', { terminal, processGroupId: -1 }),
+      client.call('inspectForeground', { terminal, options: 'nope' as never }),
+      client.call('write', { terminal, data: 7 as never }),
+    ])
+    expect(isAlive(host.pid)).toBe(true)
+    // Every one answered; the wrong ones with a code (whatever the seam calls it), none as a crash.
+    expect(replies).toHaveLength(9)
+    for (const reply of replies.slice(0, 2)) expect(reply.ok ? 'ok' : reply.error.code).toBe('INVALID_SPEC')
+    for (const reply of replies) if (!reply.ok) expect(reply.error.code).toMatch(/^[A-Z_]+$/)
+    await client.ok('write', { terminal, data: Buffer.from('echo alive-$((8*8))\r').toString('base64') })
+    await eventually(() => client.terminals.get(terminal)?.text().includes('alive-64'), 'the terminal after the abuse')
+    await client.ok('terminate', { terminal })
+    client.close()
+  })
+
   it('non-UTF-8 and non-JSON bodies are MALFORMED_FRAME, not fatal', async () => {
     const peer = await rawPeer(host.socketPath)
     peer.socket.write(Buffer.concat([HELLO, rawControl(Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0x80])), rawControl('[1,2]'), rawControl('{"type":7}')]))
@@ -678,6 +703,23 @@ describe('lifecycle', () => {
     extraHosts.push(replacement)
     expect(await stillServes(replacement)).toBe(true)
   }, 60_000)
+
+  // HOLE: nothing bounds how long a connection may stay before its hello (or idle after it, with no
+  // terminal): a process that connects and says nothing pins a descriptor and keeps the session
+  // host from its idle exit forever (`--idle-exit-ms` counts connections, not terminals), and 2000
+  // such connections are accepted (see above). Fix: a hello deadline (HELLO_REQUIRED after a few
+  // seconds, fatal), and idle exit counted on terminals and greeted clients only.
+  it.fails('a connection that never says hello does not keep the host from its idle exit', async () => {
+    const idle = await ownHost(['--idle-exit-ms', '300'])
+    const silent = connect(idle.socketPath)
+    silent.on('error', () => {})
+    try {
+      await new Promise<void>((resolve) => silent.once('connect', resolve))
+      await eventually(() => !isAlive(idle.pid) || silent.destroyed, 'the idle exit (or a hello deadline)', 15_000)
+    } finally {
+      silent.destroy()
+    }
+  }, 30_000)
 
   it('a second host on a live socket exits at once with SESSION_HOST_RUNNING and the first keeps serving', async () => {
     const first = await ownHost()
