@@ -124,7 +124,8 @@ async function ownHost(args: string[] = [], env: Record<string, string> = {}): P
 
 let host: HostProcess
 beforeAll(async () => {
-  host = await startHostProcess()
+  // Never idle: the lifecycle tests run their own hosts for longer than the default idle time.
+  host = await startHostProcess(['--idle-exit-ms', '0'])
 })
 afterAll(async () => {
   await Promise.allSettled([host?.stop(), ...extraHosts.map((extra) => extra.stop())])
