@@ -470,6 +470,38 @@ describe('resource bounds', () => {
     flooder.close()
   }, 60_000)
 
+  it('16 flooding terminals of a client that never reads its socket at all: host memory stays within a few windows per terminal', async () => {
+    const peer = await rawPeer(host.socketPath, { read: false })
+    const before = rssBytes(host.pid)
+    const frames = [HELLO]
+    for (let id = 1; id <= 16; id += 1)
+      frames.push(
+        encodeControl({ type: 'request', id, method: 'spawn', params: { ...bashSpawn(), argv: ['bash', '--noprofile', '--norc', '-c', 'exec yes flood'] } }),
+      )
+    peer.socket.write(Buffer.concat(frames))
+    const window = 1024 * 1024
+    const bound = 16 * 3 * window + 64 * 1024 * 1024
+    // Every terminal fills its window, then its PTY is paused: memory settles instead of growing.
+    let highest = 0
+    let steady = 0
+    await eventually(
+      () => {
+        const rss = rssBytes(host.pid) - before
+        if (rss > bound) return true
+        if (rss > highest + 1024 * 1024) {
+          highest = rss
+          steady = 0
+        } else steady += 1
+        return steady > 60
+      },
+      'the host memory to settle or pass the bound',
+      60_000,
+    )
+    expect(rssBytes(host.pid) - before).toBeLessThan(bound)
+    expect(await stillServes(host)).toBe(true)
+    peer.socket.destroy()
+  }, 90_000)
+
   // HOLE: the host answers every request with `socket.write` and never looks at the result: when
   // the client does not read, Node buffers every reply in the host (writableLength grows without
   // bound), and the host keeps reading requests. A reply can quote ~1 MiB of the request (an
