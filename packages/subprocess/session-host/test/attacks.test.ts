@@ -828,11 +828,16 @@ const bwrapUnavailable = await probeBwrap('bwrap').then(
 describe.skipIf(bwrapUnavailable !== undefined)('a sandboxed session spawned by the session host (real bubblewrap)', () => {
   const root = new Context()
   let workspace: string
+  let sandboxFiber: { dispose(): unknown } | undefined
   beforeAll(async () => {
-    await root.plugin(sandboxPlugin, {})
+    sandboxFiber = await root.plugin(sandboxPlugin, {})
     workspace = await mkdtemp(join(tmpdir(), 'dsh-attack-ws-'))
   })
-  afterAll(() => rmSync(workspace, { recursive: true, force: true }))
+  afterAll(async () => {
+    // Unloaded, so the sandbox plugin removes what it made (its fifo directory) as well.
+    await sandboxFiber?.dispose()
+    rmSync(workspace, { recursive: true, force: true })
+  })
 
   /** A node probe that tries every way to the session host it can think of and prints one JSON line. */
   function probe(socketPath: string, hostPid: number, logPath: string): string[] {
