@@ -141,7 +141,10 @@ export class SessionHost {
   }
 }
 
-/** True when something accepts a connection on `path` (a live session host). */
+/**
+ * True when something accepts a connection on `path` (a live session host), or is alive but cannot
+ * take one now: EAGAIN is a live listener whose backlog is full (stopped, busy), not a stale socket.
+ */
 function answers(path: string): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect(path)
@@ -149,6 +152,6 @@ function answers(path: string): Promise<boolean> {
       socket.destroy()
       resolve(true)
     })
-    socket.once('error', () => resolve(false))
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'EAGAIN'))
   })
 }
