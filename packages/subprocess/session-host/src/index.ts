@@ -18,5 +18,6 @@ export type {
   WireError,
 } from './protocol/messages'
 export { isPositiveInteger } from './protocol/messages'
+export { describePeerValue } from './protocol/peer-value'
 export { sessionHostCommand } from './command'
 export { assertOwnSocket, defaultSocketPath, ensureSocketDir, SessionHostDirError } from './runtime-dir'

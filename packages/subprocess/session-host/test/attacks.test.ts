@@ -218,7 +218,7 @@ describe('protocol abuse', () => {
     60_000,
   )
 
-  // HOLE: the answer to a bad frame quotes it. `HELLO_REQUIRED` says "expected a hello first, got
+  // Was a hole (fixed: describePeerValue, guarded frame handling, LOGGED_REFUSALS, HELLO_DEADLINE_MS): the answer to a bad frame quotes it. `HELLO_REQUIRED` says "expected a hello first, got
   // a <type> message"; with a `type` of ~1 MiB the error frame is larger than MAX_FRAME_BYTES,
   // `encodeControl` throws FRAME_TOO_LARGE inside FrameChannel.send, called synchronously from the
   // socket's 'data' handler: an uncaught exception, and the session host exits with every terminal
@@ -227,7 +227,7 @@ describe('protocol abuse', () => {
   // INVALID_ACK / UNKNOWN_TERMINAL (the offending value). Fix: never quote more than a few hundred
   // characters of peer input in a message (a `preview(value)` helper), and make FrameChannel.send
   // catch an encoding failure (log it, close that connection) instead of throwing into the stream.
-  it.fails('a frame before the hello whose error answer would exceed the frame bound does not crash the host', async () => {
+  it('a frame before the hello whose error answer would exceed the frame bound does not crash the host', async () => {
     const victim = await ownHost()
     const client = await socketClient(victim.socketPath)
     const { terminal } = (await client.ok('spawn', bashSpawn())) as { terminal: number }
@@ -242,13 +242,13 @@ describe('protocol abuse', () => {
     client.close()
   }, 60_000)
 
-  // HOLE: an ack whose `terminal` is 200 000 nested arrays parses (V8's JSON.parse is iterative)
+  // Was a hole (fixed: describePeerValue, guarded frame handling, LOGGED_REFUSALS, HELLO_DEADLINE_MS): an ack whose `terminal` is 200 000 nested arrays parses (V8's JSON.parse is iterative)
   // but `JSON.stringify(message.terminal)` in the UNKNOWN_TERMINAL message recurses and throws
   // RangeError (maximum call stack size) in the socket's 'data' handler: uncaught, the session
   // host exits with every terminal of every client. Same for `method`, `offset`. Fix: describe a
   // non-scalar field by its type ("an array") instead of stringifying it, and guard the frame
   // dispatch with a try/catch that answers MALFORMED_FRAME.
-  it.fails('deeply nested JSON in a field the host quotes back does not crash the host', async () => {
+  it('deeply nested JSON in a field the host quotes back does not crash the host', async () => {
     const victim = await ownHost()
     const client = await socketClient(victim.socketPath)
     const peer = await rawPeer(victim.socketPath)
@@ -262,12 +262,12 @@ describe('protocol abuse', () => {
     peer.socket.destroy()
   }, 60_000)
 
-  // HOLE: every refused frame is logged with its whole message (`client frame refused: CODE:
+  // Was a hole (fixed: describePeerValue, guarded frame handling, LOGGED_REFUSALS, HELLO_DEADLINE_MS): every refused frame is logged with its whole message (`client frame refused: CODE:
   // MESSAGE`), and the message quotes the frame (an unknown `type` of ~1 MiB). The detached host
   // appends its stderr to session-host.log in /tmp, which nothing rotates: a client loop of such
   // frames fills the disk (~1 MiB of log per 1 MiB sent). Fix: quote at most a short preview of
   // peer input, and rate-limit or count repeated refusals per connection in the log.
-  it.fails("refused frames cannot grow the host's log without bound", async () => {
+  it("refused frames cannot grow the host's log without bound", async () => {
     const peer = await rawPeer(host.socketPath)
     const before = host.stderr().length
     const type = 'u'.repeat(1000 * 1000)
@@ -737,12 +737,12 @@ describe('lifecycle', () => {
     expect(await stillServes(replacement)).toBe(true)
   }, 60_000)
 
-  // HOLE: nothing bounds how long a connection may stay before its hello (or idle after it, with no
+  // Was a hole (fixed: describePeerValue, guarded frame handling, LOGGED_REFUSALS, HELLO_DEADLINE_MS): nothing bounds how long a connection may stay before its hello (or idle after it, with no
   // terminal): a process that connects and says nothing pins a descriptor and keeps the session
   // host from its idle exit forever (`--idle-exit-ms` counts connections, not terminals), and 2000
   // such connections are accepted (see above). Fix: a hello deadline (HELLO_REQUIRED after a few
   // seconds, fatal), and idle exit counted on terminals and greeted clients only.
-  it.fails('a connection that never says hello does not keep the host from its idle exit', async () => {
+  it('a connection that never says hello does not keep the host from its idle exit', async () => {
     const idle = await ownHost(['--idle-exit-ms', '300'])
     const silent = connect(idle.socketPath)
     silent.on('error', () => {})

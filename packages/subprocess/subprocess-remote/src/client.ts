@@ -1,5 +1,14 @@
 import type { Readable, Writable } from 'node:stream'
-import { FrameChannel, type HelloMessage, isPositiveInteger, type ReplyMessage, type RequestMethod, type RequestParams, type WireError } from 'dsh-session-host'
+import {
+  describePeerValue,
+  FrameChannel,
+  type HelloMessage,
+  isPositiveInteger,
+  type ReplyMessage,
+  type RequestMethod,
+  type RequestParams,
+  type WireError,
+} from 'dsh-session-host'
 import { errorFromWire, sessionHostLost } from './errors'
 
 /** What the client tells the terminals it holds. */
@@ -126,18 +135,18 @@ export class SessionHostClient {
     if (message.type === 'reply') return this.#reply(message as unknown as ReplyMessage)
     if (message.type === 'exit') {
       const terminal = isPositiveInteger(message.terminal) ? this.#terminals.get(message.terminal) : undefined
-      if (!terminal) return this.#report(`exit for unknown terminal ${JSON.stringify(message.terminal)}`)
+      if (!terminal) return this.#report(`exit for unknown terminal ${describePeerValue(message.terminal)}`)
       return terminal.exited(message.exit as { exitCode: number | null; signal: NodeJS.Signals | null })
     }
-    this.#report(`unexpected ${message.type} message from the session host`)
+    this.#report(`unexpected message of type ${describePeerValue(message.type)} from the session host`)
   }
 
   #reply(reply: ReplyMessage): void {
     const pending = isPositiveInteger(reply.id) ? this.#pending.get(reply.id) : undefined
     if (!pending) {
       // Out of order or unknown: reported (UNEXPECTED_FRAME), never taken as another call's answer.
-      this.#channel.send({ type: 'error', code: 'UNEXPECTED_FRAME', message: `a reply to request ${JSON.stringify(reply.id)}, which is not pending` })
-      return this.#report(`UNEXPECTED_FRAME: reply to request ${JSON.stringify(reply.id)}, which is not pending`)
+      this.#channel.send({ type: 'error', code: 'UNEXPECTED_FRAME', message: `a reply to request ${describePeerValue(reply.id)}, which is not pending` })
+      return this.#report(`UNEXPECTED_FRAME: reply to request ${describePeerValue(reply.id)}, which is not pending`)
     }
     this.#pending.delete(reply.id)
     if (reply.ok) {

@@ -1,7 +1,11 @@
 import type { Readable, Writable } from 'node:stream'
 import { ProtocolError } from './errors'
+import { describePeerValue, peerText, QUOTED_CHARACTERS } from './peer-value'
 import { encodeControl, encodeOutput, type Frame, FrameDecoder, PROTOCOL_VERSION } from './frames'
 import { type ControlMessage, FEATURES, type HelloMessage, type PeerRole } from './messages'
+
+/** How long a peer has to send its hello; a connection still silent then is refused (`HELLO_REQUIRED`) and closed. */
+export const HELLO_DEADLINE_MS = 5_000
 
 /** What a {@link FrameChannel} reports to its owner after the hellos were exchanged. */
 export interface FrameChannelHandlers {
@@ -32,6 +36,7 @@ export class FrameChannel {
   readonly #role: PeerRole
   #peer: HelloMessage | undefined
   #closed = false
+  #helloDeadline: NodeJS.Timeout | undefined
 
   constructor(
     input: Readable,
@@ -45,8 +50,8 @@ export class FrameChannel {
     this.#handlers = handlers
     this.#role = role
     this.#decoder = new FrameDecoder(
-      (frame) => this.#frame(frame),
-      (error) => this.#refuse(error),
+      (frame) => this.#guarded(() => this.#frame(frame)),
+      (error) => this.#guarded(() => this.#refuse(error)),
     )
     input.on('data', (chunk: Buffer) => this.#decoder.push(chunk))
     input.on('end', () => this.close())
@@ -54,6 +59,12 @@ export class FrameChannel {
     input.on('close', () => this.close())
     output.on('error', () => this.close())
     this.send({ type: 'hello', version: PROTOCOL_VERSION, role, features: FEATURES, ...hello })
+    // A connection that says nothing must not hold a descriptor (and a session host's idle exit) forever.
+    this.#helloDeadline = setTimeout(
+      () => this.#refuse(new ProtocolError('HELLO_REQUIRED', `no hello within ${HELLO_DEADLINE_MS} ms of connecting`)),
+      HELLO_DEADLINE_MS,
+    )
+    this.#helloDeadline.unref()
   }
 
   /** The peer's hello, once it arrived. */
@@ -66,9 +77,19 @@ export class FrameChannel {
     return this.#closed
   }
 
-  /** Send one control message (dropped once closed). */
+  /**
+   * Send one control message (dropped once closed). A message that cannot be framed (larger than a
+   * frame) is a bug of this side: the connection closes rather than the process.
+   */
   send(message: ControlMessage): void {
-    if (!this.#closed) this.#outputStream.write(encodeControl(message))
+    if (this.#closed) return
+    let frame: Buffer
+    try {
+      frame = encodeControl(message)
+    } catch {
+      return this.close()
+    }
+    this.#outputStream.write(frame)
   }
 
   /** Send a terminal's output from `offset` (as several frames when large). */
@@ -86,6 +107,7 @@ export class FrameChannel {
   close(): void {
     if (this.#closed) return
     this.#closed = true
+    clearTimeout(this.#helloDeadline)
     this.#input.pause()
     if (!this.#outputStream.writableEnded) this.#outputStream.end()
     this.#handlers.closed()
@@ -97,30 +119,48 @@ export class FrameChannel {
     if (frame.kind === 'output') return this.#handlers.output(frame.terminal, frame.offset, frame.bytes)
     const { message } = frame
     if (message.type === 'hello') return this.#refuse(new ProtocolError('UNEXPECTED_FRAME', 'a second hello on one connection'))
-    if (message.type === 'error') return this.#handlers.peerError(String(message.code), String(message.message))
+    if (message.type === 'error') return this.#handlers.peerError(peerText(message.code, QUOTED_CHARACTERS), peerText(message.message))
     this.#handlers.control(message)
   }
 
   #hello(frame: Frame): void {
     const message = frame.kind === 'control' ? frame.message : undefined
     if (message?.type === 'error') {
-      this.#handlers.peerError(String(message.code), String(message.message))
+      this.#handlers.peerError(peerText(message.code, QUOTED_CHARACTERS), peerText(message.message))
       return this.close()
     }
     if (message?.type !== 'hello')
-      return this.#refuse(new ProtocolError('HELLO_REQUIRED', `expected a hello first, got ${message ? `a ${message.type} message` : 'an output frame'}`))
+      return this.#refuse(
+        new ProtocolError(
+          'HELLO_REQUIRED',
+          `expected a hello first, got ${message ? `a message of type ${describePeerValue(message.type)}` : 'an output frame'}`,
+        ),
+      )
     if (message.version !== PROTOCOL_VERSION) {
       const me = this.#role === 'client' ? 'this client' : 'this session host'
       const them = this.#role === 'client' ? 'the session host' : 'the client'
       return this.#refuse(
-        new ProtocolError('PROTOCOL_VERSION', `${me} speaks protocol version ${PROTOCOL_VERSION}, ${them} sent version ${JSON.stringify(message.version)}`),
+        new ProtocolError('PROTOCOL_VERSION', `${me} speaks protocol version ${PROTOCOL_VERSION}, ${them} sent version ${describePeerValue(message.version)}`),
       )
     }
     const features = Array.isArray(message.features) ? message.features : []
     const missing = FEATURES.filter((feature) => !features.includes(feature))
     if (missing.length > 0) return this.#refuse(new ProtocolError('PROTOCOL_VERSION', `the peer lacks required features: ${missing.join(', ')}`, true))
+    clearTimeout(this.#helloDeadline)
     this.#peer = message as unknown as HelloMessage
     this.#handlers.hello(this.#peer)
+  }
+
+  /**
+   * Run the handling of one frame: whatever it throws (a bug, or a peer that found one) closes this
+   * connection alone, never the process that serves the others.
+   */
+  #guarded(handle: () => void): void {
+    try {
+      handle()
+    } catch {
+      this.close()
+    }
   }
 
   /** Answer a bad frame with an error frame; hang up when it is fatal. */

@@ -5,6 +5,7 @@ import { FrameChannel } from '../protocol/channel'
 import { ProtocolError } from '../protocol/errors'
 import { isPositiveInteger, type RequestMethod, type RequestParams, type WireError } from '../protocol/messages'
 import { HostedTerminal } from './hosted-terminal'
+import { describePeerValue } from '../protocol/peer-value'
 import { paramsObject, spawnSpecOf, terminalOf, writeDataOf } from './requests'
 
 /** What a {@link ClientConnection} needs from its session host. */
@@ -27,6 +28,9 @@ const UNREAD_REPLY_BYTES = 16 * 1024 * 1024
 
 const METHODS: readonly RequestMethod[] = ['spawn', 'write', 'resize', 'inspectForeground', 'signalForeground', 'pinShellGroup', 'terminate']
 
+/** Refusals of one client that reach the log; later ones are only answered. */
+export const LOGGED_REFUSALS = 20
+
 /**
  * One client of a session host: its protocol channel, the terminals it spawned (and only those:
  * numbers are per connection) and its pending spawns. When it ends, its terminals are terminated.
@@ -37,6 +41,7 @@ export class ClientConnection {
   readonly #terminals = new Map<number, HostedTerminal>()
   readonly #spawning = new Map<number, AbortController>()
   #nextTerminal = 1
+  #refusals = 0
   #ended: Promise<void> | undefined
 
   constructor(input: Readable, output: Writable, options: ClientConnectionOptions) {
@@ -50,8 +55,8 @@ export class ClientConnection {
         hello: () => {},
         control: (message) => this.#control(message),
         output: () => this.#refuse(new ProtocolError('UNEXPECTED_FRAME', 'output frames go from the session host to the client only')),
-        protocolError: (error) => options.log(`client frame refused: ${error.code}: ${error.message}`),
-        peerError: (code, message) => options.log(`client reported ${code}: ${message}`),
+        protocolError: (error) => this.#logRefusal(`client frame refused: ${error.code}: ${error.message}`),
+        peerError: (code, message) => this.#logRefusal(`client reported ${code}: ${message}`),
         closed: () => void this.end(),
       },
     )
@@ -71,7 +76,14 @@ export class ClientConnection {
 
   #refuse(error: ProtocolError): void {
     this.#channel.send({ type: 'error', code: error.code, message: error.message })
-    this.#options.log(`client frame refused: ${error.code}: ${error.message}`)
+    this.#logRefusal(`client frame refused: ${error.code}: ${error.message}`)
+  }
+
+  /** Log a refusal, the first {@link LOGGED_REFUSALS} of this client only: a client cannot fill the disk through the log. */
+  #logRefusal(line: string): void {
+    this.#refusals += 1
+    if (this.#refusals <= LOGGED_REFUSALS) this.#options.log(line)
+    if (this.#refusals === LOGGED_REFUSALS) this.#options.log(`client refused ${LOGGED_REFUSALS} times: its further refusals are answered, not logged`)
   }
 
   #control(message: { readonly type: string; readonly [field: string]: unknown }): void {
@@ -94,17 +106,17 @@ export class ClientConnection {
       case 'exit':
         return this.#refuse(new ProtocolError('UNEXPECTED_FRAME', `a ${message.type} message goes from the session host to the client only`))
       default:
-        return this.#refuse(new ProtocolError('UNKNOWN_FRAME', `unknown control message type ${JSON.stringify(message.type)}`))
+        return this.#refuse(new ProtocolError('UNKNOWN_FRAME', `unknown control message type ${describePeerValue(message.type)}`))
     }
   }
 
   #ack(message: { readonly [field: string]: unknown }): void {
     const terminal = isPositiveInteger(message.terminal) ? this.#terminals.get(message.terminal) : undefined
     if (!terminal)
-      return this.#refuse(new ProtocolError('UNKNOWN_TERMINAL', `ack for terminal ${JSON.stringify(message.terminal)}, which this connection does not hold`))
+      return this.#refuse(new ProtocolError('UNKNOWN_TERMINAL', `ack for terminal ${describePeerValue(message.terminal)}, which this connection does not hold`))
     const offset = message.offset
     if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0 || !terminal.acknowledge(offset)) {
-      this.#refuse(new ProtocolError('INVALID_ACK', `ack of terminal ${terminal.id} at ${JSON.stringify(offset)} is beyond what was sent`))
+      this.#refuse(new ProtocolError('INVALID_ACK', `ack of terminal ${terminal.id} at ${describePeerValue(offset)} is beyond what was sent`))
     }
   }
 
@@ -112,7 +124,7 @@ export class ClientConnection {
     const { id, method, params } = message
     if (!isPositiveInteger(id)) return this.#refuse(new ProtocolError('MALFORMED_FRAME', 'a request needs a positive integer id'))
     if (typeof method !== 'string' || !(METHODS as readonly string[]).includes(method)) {
-      return this.#fail(id, { code: 'UNKNOWN_METHOD', message: `unknown method ${JSON.stringify(method)}; known: ${METHODS.join(', ')}` })
+      return this.#fail(id, { code: 'UNKNOWN_METHOD', message: `unknown method ${describePeerValue(method)}; known: ${METHODS.join(', ')}` })
     }
     if (method === 'spawn') return this.#spawnRequest(id, params)
     // Called synchronously in arrival order: writes reach the PTY in the order they were sent.
