@@ -64,7 +64,7 @@ describe('the shell backend over dsh-subprocess-remote', () => {
     await stack.run(id, 'bash -c \'trap "" TERM; exec sleep 1000\' & echo started')
     const tree: ProcessIdentity[] = [identify(pid)!, ...descendants(pid)]
     expect(tree.length).toBeGreaterThanOrEqual(2)
-    expect(await stack.terminals.kill(stack.agent, id)).toBe(true)
+    expect(await stack.terminals.close(stack.agent, id)).toBe(true)
     expect(tree.filter((identity) => stillRunning(identity))).toEqual([])
   })
 })
@@ -83,7 +83,7 @@ describe('the session host SIGKILLed under a send', () => {
       const tree: ProcessIdentity[] = [identify(shell)!, ...descendants(shell)]
       process.kill(first, 'SIGKILL')
       expect(await send.done).toMatchObject({ waitReason: 'session_exit' })
-      await doomed.terminals.kill(doomed.agent, opened.sessionId)
+      await doomed.terminals.close(doomed.agent, opened.sessionId)
       await eventually(() => tree.every((identity) => !stillRunning(identity)), 'every process of the session to be gone')
       const next = await doomed.open()
       const second = (await runtime.sessionHostPid())!
