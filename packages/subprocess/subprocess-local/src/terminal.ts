@@ -174,11 +174,13 @@ export class LocalTerminal implements SubprocessTerminalHandle {
    * and, under limits, wait until the launcher joined the session's cgroups (rejects with
    * `SPAWN_FAILED` when it could not; the caller then terminates). Whether the child already owns
    * the PTY is checked by the first signal or inspection instead: a spawn does not pay for that
-   * wait, and a shell has long taken the PTY by its first prompt.
+   * wait, and a shell has long taken the PTY by its first prompt. `identified` runs once the start
+   * identity is known, before the join is awaited.
    */
-  async settle(): Promise<void> {
+  async settle(identified?: () => void): Promise<void> {
     const record = await this.#inspector.identify(this.pid)
     if (record) this.#shell = { pid: this.pid, started: record.started }
+    identified?.()
     if (this.#cgroup) await this.#joined(this.#cgroup)
   }
 
