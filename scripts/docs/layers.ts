@@ -8,7 +8,9 @@ export interface Layer {
   readonly role: string
   /**
    * Providers of a seam: other packages reach them only through the seam, so only the host layer
-   * may name them at runtime (tests may, through devDependencies).
+   * and other providers may name them at runtime (tests may, through devDependencies). A provider
+   * names another when it is built from it: the session host mounts dsh-subprocess-local, and
+   * dsh-subprocess-remote speaks the session host's protocol and starts its bin.
    */
   readonly provider?: boolean
   /**
@@ -44,9 +46,9 @@ export const LAYERS: readonly Layer[] = [
   },
   {
     id: 'provider',
-    role: 'mechanism behind a seam: node-pty, /proc and ps inspectors, process-tree teardown, bubblewrap',
+    role: 'mechanism behind a seam: node-pty, /proc and ps inspectors, process-tree teardown, bubblewrap, the session host and its wire',
     provider: true,
-    packages: ['dsh-subprocess-local', 'dsh-sandbox-local'],
+    packages: ['dsh-subprocess-local', 'dsh-sandbox-local', 'dsh-session-host', 'dsh-subprocess-remote'],
   },
   {
     id: 'registry',
@@ -79,7 +81,7 @@ export function layerIndex(name: string): number | undefined {
 /**
  * The rules of the house that package.json files can break. Returns one message per violation:
  * a package without a layer (or a layer entry without a package), a dependency on a higher layer,
- * a runtime dependency on a provider from below the host layer, a runtime dependency on a test-only
+ * a runtime dependency on a provider from a layer other than the host's and the providers' own, a runtime dependency on a test-only
  * package, and a runtime dependency cycle.
  */
 export function checkLayers(packages: readonly WorkspacePackage[]): string[] {
@@ -105,7 +107,7 @@ export function checkLayers(packages: readonly WorkspacePackage[]): string[] {
       const where = `${pkg.dir}/package.json ${dep.kind}`
       if (target > own) {
         failures.push(`${where}: ${pkg.name} (layer ${LAYERS[own]!.id}) depends on ${dep.name} (layer ${LAYERS[target]!.id}); nothing depends upward`)
-      } else if (LAYERS[target]!.provider && RUNTIME_KINDS.includes(dep.kind) && own !== hostIndex && pkg.name !== dep.name) {
+      } else if (LAYERS[target]!.provider && RUNTIME_KINDS.includes(dep.kind) && own !== hostIndex && !LAYERS[own]!.provider && pkg.name !== dep.name) {
         failures.push(`${where}: ${pkg.name} depends on the provider ${dep.name}; use its seam and let the host mount the provider`)
       } else if (LAYERS[target]!.testOnly && RUNTIME_KINDS.includes(dep.kind) && pkg.name !== dep.name) {
         failures.push(`${where}: ${pkg.name} depends on the test-only ${dep.name}; name it in devDependencies`)

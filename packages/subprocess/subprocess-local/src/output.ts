@@ -23,7 +23,10 @@ export class OutputChannel {
   #listeners: readonly TerminalOutputListener[] = []
   #backlog: Buffer[] | undefined = []
   #backlogSize = 0
+  /** Paused because the backlog is full (nobody subscribed yet). */
   #paused = false
+  /** Paused on request of a reader downstream (see {@link hold}). */
+  #held = false
 
   constructor(options: OutputChannelOptions) {
     this.#options = options
@@ -36,7 +39,7 @@ export class OutputChannel {
       this.#backlogSize += chunk.length
       if (this.#backlogSize >= this.#options.backlogBytes && !this.#paused) {
         this.#paused = true
-        this.#options.pause()
+        if (!this.#held) this.#options.pause()
       }
       return
     }
@@ -58,12 +61,29 @@ export class OutputChannel {
       for (const chunk of backlog) this.#deliver(listener, chunk)
       if (this.#paused) {
         this.#paused = false
-        this.#options.resume()
+        if (!this.#held) this.#options.resume()
       }
     }
     return () => {
       if (this.#listeners.includes(listener)) this.#listeners = this.#listeners.filter((other) => other !== listener)
     }
+  }
+
+  /**
+   * Stop reading the PTY for a reader further down that fell behind (a session host's client that
+   * did not acknowledge its window); the program then blocks on its own writes. Idempotent.
+   */
+  hold(): void {
+    if (this.#held) return
+    this.#held = true
+    if (!this.#paused) this.#options.pause()
+  }
+
+  /** Undo {@link hold}: reading resumes unless the backlog still waits for its first subscriber. */
+  release(): void {
+    if (!this.#held) return
+    this.#held = false
+    if (!this.#paused) this.#options.resume()
   }
 
   #deliver(listener: TerminalOutputListener, chunk: Buffer): void {

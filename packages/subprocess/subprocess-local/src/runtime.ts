@@ -182,9 +182,12 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
     }
     const terminal = this.track(pty, spec.graceMs, cgroup, applied)
     try {
-      await terminal.settle()
+      // Known to the host-death watchdog as soon as its identity is, not once the join is done: a host
+      // killed while the launcher joins (or a moment after) still takes the terminal down by its session id.
+      await terminal.settle(() => this.watchdog?.watchSession(terminal.pid, terminal.started, undefined, cgroup !== undefined))
     } catch (error) {
       await terminal.terminate()
+      this.watchdog?.forgetSession(terminal.pid)
       throw error
     }
     return { terminal, contained: cgroup !== undefined }

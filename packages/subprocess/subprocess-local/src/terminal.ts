@@ -174,11 +174,13 @@ export class LocalTerminal implements SubprocessTerminalHandle {
    * and, under limits, wait until the launcher joined the session's cgroups (rejects with
    * `SPAWN_FAILED` when it could not; the caller then terminates). Whether the child already owns
    * the PTY is checked by the first signal or inspection instead: a spawn does not pay for that
-   * wait, and a shell has long taken the PTY by its first prompt.
+   * wait, and a shell has long taken the PTY by its first prompt. `identified` runs once the start
+   * identity is known, before the join is awaited.
    */
-  async settle(): Promise<void> {
+  async settle(identified?: () => void): Promise<void> {
     const record = await this.#inspector.identify(this.pid)
     if (record) this.#shell = { pid: this.pid, started: record.started }
+    identified?.()
     if (this.#cgroup) await this.#joined(this.#cgroup)
   }
 
@@ -248,6 +250,20 @@ export class LocalTerminal implements SubprocessTerminalHandle {
 
   onOutput(listener: TerminalOutputListener): () => void {
     return this.#output.subscribe(listener)
+  }
+
+  /**
+   * Stop reading the PTY until {@link resumeOutput} (flow control for a reader downstream, such as a
+   * session host whose client fell behind); nothing is dropped, the program blocks on its writes.
+   * Not part of the seam: only this provider's own users call it.
+   */
+  pauseOutput(): void {
+    this.#output.hold()
+  }
+
+  /** Read the PTY again after {@link pauseOutput}. */
+  resumeOutput(): void {
+    this.#output.release()
   }
 
   async write(data: string | Uint8Array): Promise<void> {

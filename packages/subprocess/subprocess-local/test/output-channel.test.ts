@@ -41,3 +41,33 @@ describe('the output channel', () => {
     expect(reported).toHaveLength(2)
   })
 })
+
+describe('OutputChannel hold/release (a reader downstream fell behind)', () => {
+  it('pauses once for both reasons and resumes only when neither holds', () => {
+    const calls: string[] = []
+    const output = new OutputChannel({ backlogBytes: 4, pause: () => calls.push('pause'), resume: () => calls.push('resume'), report: () => {} })
+    output.hold()
+    output.hold()
+    output.push(Buffer.from('12345'))
+    expect(calls).toEqual(['pause'])
+    const seen: string[] = []
+    output.subscribe((chunk) => seen.push(chunk.toString()))
+    // The backlog went to the first subscriber, but the downstream hold still stands.
+    expect(seen).toEqual(['12345'])
+    expect(calls).toEqual(['pause'])
+    output.release()
+    output.release()
+    expect(calls).toEqual(['pause', 'resume'])
+  })
+
+  it('a full backlog released while held stays paused until the hold ends', () => {
+    const calls: string[] = []
+    const output = new OutputChannel({ backlogBytes: 2, pause: () => calls.push('pause'), resume: () => calls.push('resume'), report: () => {} })
+    output.push(Buffer.from('abc'))
+    output.hold()
+    output.subscribe(() => {})
+    expect(calls).toEqual(['pause'])
+    output.release()
+    expect(calls).toEqual(['pause', 'resume'])
+  })
+})

@@ -1,8 +1,8 @@
 /**
  * Stable codes callers route on: the spawn could not start (`UNSUPPORTED_PLATFORM`, `INVALID_SPEC`,
  * `SPAWN_ABORTED`, `SPAWN_FAILED`), a foreground signal was not delivered (`NO_FOREGROUND_GROUP`,
- * `REFUSED_SHELL_KILL`), input arrived too late (`TERMINAL_EXITED`), or teardown left survivors
- * (`CLEANUP_FAILED`).
+ * `REFUSED_SHELL_KILL`), input arrived too late (`TERMINAL_EXITED`), teardown left survivors
+ * (`CLEANUP_FAILED`), or a provider lost the session host that held its terminals (`SESSION_HOST_LOST`).
  */
 export type SubprocessErrorCode =
   | 'UNSUPPORTED_PLATFORM'
@@ -13,6 +13,7 @@ export type SubprocessErrorCode =
   | 'REFUSED_SHELL_KILL'
   | 'TERMINAL_EXITED'
   | 'CLEANUP_FAILED'
+  | 'SESSION_HOST_LOST'
 
 /** Error raised by a subprocess provider; `code` is stable, the message is for people. */
 export class SubprocessError extends Error {

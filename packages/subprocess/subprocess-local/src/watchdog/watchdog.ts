@@ -113,12 +113,15 @@ export class HostWatchdog {
    * cgroups; without them a process that left both the session and the terminal escapes (warned once).
    */
   watchSession(pid: number, started: string, pts: string | undefined, contained: boolean): void {
-    if (!/^\d+$/.test(started) || this.#sessions.has(pid)) return
+    if (!/^\d+$/.test(started)) return
     const device = pts !== undefined && /^\/\S+$/.test(pts) ? pts : '-'
     const line: WatchdogLine = `session ${pid} ${started} ${device}`
+    const earlier = this.#sessions.get(pid)
+    // Registered again once its PTY is known: the watchdog keeps both lines (`unsession` drops both).
+    if (earlier === line || (earlier !== undefined && device === '-')) return
     this.#sessions.set(pid, line)
     this.#send(line)
-    if (!contained && this.#child) {
+    if (earlier === undefined && !contained && this.#child) {
       this.#warn(
         'sessions without a cgroup (no limits requested, or limits not enforced here) die with a SIGKILLed host only by their ' +
           'session id and terminal: a process that left both (setsid with its stdio pointed elsewhere) survives the host',

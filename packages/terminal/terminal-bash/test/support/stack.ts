@@ -1,4 +1,4 @@
-import { Context, type Fiber } from '@deepseek-ai/cordis'
+import { Context, type Fiber, type Plugin } from '@deepseek-ai/cordis'
 import * as agentPlugin from 'dsh-agent'
 import type { Agent } from 'dsh-agent'
 import { LinePattern } from 'dsh-basics'
@@ -30,6 +30,11 @@ export interface StackSandbox {
   readonly sandbox?: { bwrapPath?: string; legacyTiocsti?: 'warn' | 'refuse'; egressAddresses?: Record<string, string>; privateHome?: boolean }
   /** The subprocess provider's runtime options (e.g. an inspector without proofs, as on macOS); the plugin's own when omitted. */
   readonly subprocess?: LocalSubprocessRuntimeOptions
+  /**
+   * Another provider of `ctx.subprocess`, mounted instead of dsh-subprocess-local (e.g.
+   * dsh-subprocess-remote, which runs the terminals in a session host).
+   */
+  readonly provider?: { readonly plugin: Plugin; readonly config?: unknown }
   /** `dsh-terminal` config (its per-agent bounds); defaults when omitted. */
   readonly terminals?: { maxSessionsPerAgent?: number; maxTextBytes?: number; humanActiveMs?: number }
 }
@@ -66,7 +71,8 @@ export async function startStack(config: ShellBackendConfigInput = PATIENT, sand
   const root = new Context()
   const fibers: Fiber[] = []
   fibers.push(await root.plugin(agentPlugin))
-  if (sandboxing.subprocess) {
+  if (sandboxing.provider) fibers.push(await root.plugin(sandboxing.provider.plugin, sandboxing.provider.config))
+  else if (sandboxing.subprocess) {
     const options = sandboxing.subprocess
     const withOptions = {
       name: 'dsh-subprocess-local-with-options',

@@ -1,0 +1,63 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util'
+import { errorMessage } from 'dsh-basics'
+import { DEFAULT_IDLE_EXIT_MS, DEFAULT_WINDOW_BYTES } from './defaults'
+import { defaultSocketPath } from './runtime-dir'
+import { SessionHost, SessionHostRunningError } from './server/session-host'
+
+// `dsh-session-host [--stdio | --socket PATH] [--idle-exit-ms N] [--window-bytes N]`. Logs go to
+// stderr only: in --stdio mode stdout carries the protocol.
+const log = (message: string) => process.stderr.write(`dsh-session-host[${process.pid}]: ${message}\n`)
+
+const { values } = parseArgs({
+  options: {
+    stdio: { type: 'boolean', default: false },
+    socket: { type: 'string' },
+    'idle-exit-ms': { type: 'string' },
+    'window-bytes': { type: 'string' },
+  },
+})
+
+/** A non-negative integer option, or its default; a bad value ends the process with a usage error. */
+function integer(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback
+  const value = Number(raw)
+  if (!Number.isSafeInteger(value) || value < 0) {
+    log(`--${name} must be a non-negative integer, got ${JSON.stringify(raw)}`)
+    process.exit(2)
+  }
+  return value
+}
+
+const idleExitMs = integer('idle-exit-ms', values['idle-exit-ms'], DEFAULT_IDLE_EXIT_MS)
+const windowBytes = Math.max(1, integer('window-bytes', values['window-bytes'], DEFAULT_WINDOW_BYTES))
+
+let host: SessionHost | undefined
+const stop = async (code: number) => {
+  await host?.close().catch((error: unknown) => log(`close failed: ${errorMessage(error)}`))
+  process.exit(code)
+}
+
+try {
+  host = await SessionHost.start({ windowBytes, idleExitMs, log, onIdle: () => void stop(0) })
+  if (values.stdio) {
+    // One client; its end (EOF on stdin) ends the session host, after its terminals.
+    host.serve(process.stdin, process.stdout)
+    process.stdin.on('close', () => void stop(0))
+    process.stdin.on('end', () => void stop(0))
+  } else {
+    const path = values.socket ?? defaultSocketPath()
+    await host.listen(path)
+    log(`listening on ${path}`)
+  }
+} catch (error) {
+  if (error instanceof SessionHostRunningError) {
+    log(error.message)
+    await stop(0)
+  }
+  log(`cannot start: ${errorMessage(error)}`)
+  await stop(1)
+}
+process.on('SIGTERM', () => void stop(0))
+process.on('SIGINT', () => void stop(0))
+process.on('SIGHUP', () => void stop(0))

@@ -1,0 +1,172 @@
+import type { Readable, Writable } from 'node:stream'
+import { ProtocolError } from './errors'
+import { describePeerValue, peerText, QUOTED_CHARACTERS } from './peer-value'
+import { encodeControl, encodeOutput, type Frame, FrameDecoder, PROTOCOL_VERSION } from './frames'
+import { type ControlMessage, FEATURES, type HelloMessage, type PeerRole } from './messages'
+
+/** How long a peer has to send its hello; a connection still silent then is refused (`HELLO_REQUIRED`) and closed. */
+export const HELLO_DEADLINE_MS = 5_000
+
+/** What a {@link FrameChannel} reports to its owner after the hellos were exchanged. */
+export interface FrameChannelHandlers {
+  /** The peer's hello arrived and was accepted. */
+  readonly hello: (hello: HelloMessage) => void
+  /** A control frame other than the hello. */
+  readonly control: (message: { readonly type: string; readonly [field: string]: unknown }) => void
+  /** An output frame. */
+  readonly output: (terminal: number, offset: number, bytes: Buffer) => void
+  /** A bad frame from the peer (already answered with an error frame; closed when fatal). */
+  readonly protocolError: (error: ProtocolError) => void
+  /** The peer reported an error frame. */
+  readonly peerError: (code: string, message: string) => void
+  /** The stream ended or broke; called once. */
+  readonly closed: () => void
+}
+
+/**
+ * One end of a protocol connection over a readable and a writable stream (a socket twice, or
+ * stdin and stdout): sends its hello at once, checks the peer's, frames and unframes messages, and
+ * answers bad frames with error frames instead of throwing.
+ */
+export class FrameChannel {
+  readonly #input: Readable
+  readonly #outputStream: Writable
+  readonly #handlers: FrameChannelHandlers
+  readonly #decoder: FrameDecoder
+  readonly #role: PeerRole
+  #peer: HelloMessage | undefined
+  #closed = false
+  #helloDeadline: NodeJS.Timeout | undefined
+
+  constructor(
+    input: Readable,
+    output: Writable,
+    role: PeerRole,
+    hello: Omit<HelloMessage, 'type' | 'version' | 'role' | 'features'>,
+    handlers: FrameChannelHandlers,
+  ) {
+    this.#input = input
+    this.#outputStream = output
+    this.#handlers = handlers
+    this.#role = role
+    this.#decoder = new FrameDecoder(
+      (frame) => this.#guarded(() => this.#frame(frame)),
+      (error) => this.#guarded(() => this.#refuse(error)),
+    )
+    input.on('data', (chunk: Buffer) => this.#decoder.push(chunk))
+    input.on('end', () => this.close())
+    input.on('error', () => this.close())
+    input.on('close', () => this.close())
+    output.on('error', () => this.close())
+    this.send({ type: 'hello', version: PROTOCOL_VERSION, role, features: FEATURES, ...hello })
+    // A connection that says nothing must not hold a descriptor (and a session host's idle exit) forever.
+    this.#helloDeadline = setTimeout(
+      () => this.#refuse(new ProtocolError('HELLO_REQUIRED', `no hello within ${HELLO_DEADLINE_MS} ms of connecting`)),
+      HELLO_DEADLINE_MS,
+    )
+    this.#helloDeadline.unref()
+  }
+
+  /** The peer's hello, once it arrived. */
+  get peer(): HelloMessage | undefined {
+    return this.#peer
+  }
+
+  /** True once the connection ended. */
+  get closed(): boolean {
+    return this.#closed
+  }
+
+  /**
+   * Send one control message (dropped once closed). A message that cannot be framed (larger than a
+   * frame) is a bug of this side: the connection closes rather than the process.
+   */
+  send(message: ControlMessage): void {
+    if (this.#closed) return
+    let frame: Buffer
+    try {
+      frame = encodeControl(message)
+    } catch {
+      return this.close()
+    }
+    this.#outputStream.write(frame)
+  }
+
+  /** Send a terminal's output from `offset` (as several frames when large). */
+  sendOutput(terminal: number, offset: number, bytes: Buffer): void {
+    if (this.#closed) return
+    for (const frame of encodeOutput(terminal, offset, bytes)) this.#outputStream.write(frame)
+  }
+
+  /** Bytes written but not yet flushed to the peer (memory the stream holds for us). */
+  get bufferedBytes(): number {
+    return this.#outputStream.writableLength
+  }
+
+  /** Hang up (idempotent); `closed` is reported once. */
+  close(): void {
+    if (this.#closed) return
+    this.#closed = true
+    clearTimeout(this.#helloDeadline)
+    this.#input.pause()
+    if (!this.#outputStream.writableEnded) this.#outputStream.end()
+    this.#handlers.closed()
+  }
+
+  #frame(frame: Frame): void {
+    if (this.#closed) return
+    if (!this.#peer) return this.#hello(frame)
+    if (frame.kind === 'output') return this.#handlers.output(frame.terminal, frame.offset, frame.bytes)
+    const { message } = frame
+    if (message.type === 'hello') return this.#refuse(new ProtocolError('UNEXPECTED_FRAME', 'a second hello on one connection'))
+    if (message.type === 'error') return this.#handlers.peerError(peerText(message.code, QUOTED_CHARACTERS), peerText(message.message))
+    this.#handlers.control(message)
+  }
+
+  #hello(frame: Frame): void {
+    const message = frame.kind === 'control' ? frame.message : undefined
+    if (message?.type === 'error') {
+      this.#handlers.peerError(peerText(message.code, QUOTED_CHARACTERS), peerText(message.message))
+      return this.close()
+    }
+    if (message?.type !== 'hello')
+      return this.#refuse(
+        new ProtocolError(
+          'HELLO_REQUIRED',
+          `expected a hello first, got ${message ? `a message of type ${describePeerValue(message.type)}` : 'an output frame'}`,
+        ),
+      )
+    if (message.version !== PROTOCOL_VERSION) {
+      const me = this.#role === 'client' ? 'this client' : 'this session host'
+      const them = this.#role === 'client' ? 'the session host' : 'the client'
+      return this.#refuse(
+        new ProtocolError('PROTOCOL_VERSION', `${me} speaks protocol version ${PROTOCOL_VERSION}, ${them} sent version ${describePeerValue(message.version)}`),
+      )
+    }
+    const features = Array.isArray(message.features) ? message.features : []
+    const missing = FEATURES.filter((feature) => !features.includes(feature))
+    if (missing.length > 0) return this.#refuse(new ProtocolError('PROTOCOL_VERSION', `the peer lacks required features: ${missing.join(', ')}`, true))
+    clearTimeout(this.#helloDeadline)
+    this.#peer = message as unknown as HelloMessage
+    this.#handlers.hello(this.#peer)
+  }
+
+  /**
+   * Run the handling of one frame: whatever it throws (a bug, or a peer that found one) closes this
+   * connection alone, never the process that serves the others.
+   */
+  #guarded(handle: () => void): void {
+    try {
+      handle()
+    } catch {
+      this.close()
+    }
+  }
+
+  /** Answer a bad frame with an error frame; hang up when it is fatal. */
+  #refuse(error: ProtocolError): void {
+    this.send({ type: 'error', code: error.code, message: error.message })
+    this.#handlers.protocolError(error)
+    if (error.fatal) this.close()
+  }
+}

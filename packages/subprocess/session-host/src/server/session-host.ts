@@ -1,0 +1,157 @@
+import { chmodSync, lstatSync, rmSync } from 'node:fs'
+import { connect, createServer, type Server } from 'node:net'
+import type { Readable, Writable } from 'node:stream'
+import { Context, type Fiber, Logger, type Message } from '@deepseek-ai/cordis'
+import type { SubprocessRuntime } from 'dsh-subprocess'
+import * as localProvider from 'dsh-subprocess-local'
+import type { LocalSubprocessConfig } from 'dsh-subprocess-local'
+import { ensureSocketDir } from '../runtime-dir'
+import { ClientConnection } from './connection'
+
+/** How a session host runs. */
+export interface SessionHostOptions {
+  /** Unacknowledged output bytes per terminal before its PTY is paused. */
+  readonly windowBytes: number
+  /** Exit after this long with no client (and so no terminal); 0 never. */
+  readonly idleExitMs: number
+  /** Config of the dsh-subprocess-local it mounts. */
+  readonly subprocess?: Partial<LocalSubprocessConfig>
+  /** Diagnostics (the bin writes them to stderr). */
+  readonly log: (message: string) => void
+  /** Called once the idle time ran out (the bin closes and exits). */
+  readonly onIdle?: () => void
+}
+
+/** Cordis' numeric level of `warn`: warnings and errors reach the log, debug does not. */
+const WARN_LEVEL = 2
+
+/** Another live session host already listens on the socket path. */
+export class SessionHostRunningError extends Error {
+  /** Always `SESSION_HOST_RUNNING`. */
+  readonly code = 'SESSION_HOST_RUNNING'
+
+  constructor(path: string) {
+    super(`a session host already listens on ${path}`)
+    this.name = 'SessionHostRunningError'
+  }
+}
+
+/**
+ * A session host: its own Cordis context with dsh-subprocess-local mounted, serving the terminal
+ * handle contract to clients over streams (stdio) or a private Unix socket.
+ */
+export class SessionHost {
+  readonly #provider: Fiber
+  readonly #subprocess: SubprocessRuntime
+  readonly #options: SessionHostOptions
+  readonly #connections = new Set<ClientConnection>()
+  #server: Server | undefined
+  #socket: { path: string; inode: number } | undefined
+  #idleTimer: NodeJS.Timeout | undefined
+  #closing: Promise<void> | undefined
+
+  private constructor(root: Context, provider: Fiber, options: SessionHostOptions) {
+    this.#provider = provider
+    this.#subprocess = root.subprocess
+    this.#options = options
+    this.#armIdle()
+  }
+
+  /** Mount the local provider in a fresh context. */
+  static async start(options: SessionHostOptions): Promise<SessionHost> {
+    const root = new Context()
+    const exporter = {
+      colors: 0 as const,
+      levels: { default: WARN_LEVEL },
+      export: (message: Message) => options.log(`[${message.type}] ${message.name} ${Logger.format(exporter, message)}`),
+    }
+    root.logger.exporter(exporter)
+    const provider = await root.plugin(localProvider, options.subprocess ?? {})
+    return new SessionHost(root, provider, options)
+  }
+
+  /** Serve one client over a pair of streams (the socket twice, or stdin and stdout). */
+  serve(input: Readable, output: Writable): ClientConnection {
+    this.#disarmIdle()
+    const connection = new ClientConnection(input, output, {
+      subprocess: this.#subprocess,
+      windowBytes: this.#options.windowBytes,
+      log: this.#options.log,
+      ended: (ended) => {
+        this.#connections.delete(ended)
+        this.#armIdle()
+      },
+    })
+    this.#connections.add(connection)
+    return connection
+  }
+
+  /**
+   * Listen on `path` (its directory created 0700 and checked, the socket 0600). A socket left by a
+   * dead session host is replaced; a live one makes this reject with `SESSION_HOST_RUNNING`.
+   */
+  async listen(path: string): Promise<void> {
+    ensureSocketDir(path)
+    if (await answers(path)) throw new SessionHostRunningError(path)
+    rmSync(path, { force: true })
+    const server = createServer((socket) => this.serve(socket, socket))
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(path, () => {
+        server.off('error', reject)
+        resolve()
+      })
+    })
+    chmodSync(path, 0o600)
+    this.#server = server
+    this.#socket = { path, inode: lstatSync(path).ino }
+  }
+
+  /** Stop listening, end every client (terminating its terminals) and unload the provider. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#disarmIdle()
+      this.#server?.close()
+      this.#removeSocket()
+      await Promise.allSettled([...this.#connections].map((connection) => connection.end()))
+      await this.#provider.dispose()
+    })()
+    return this.#closing
+  }
+
+  /** Remove the socket file, only while it still is the one this host created. */
+  #removeSocket(): void {
+    if (!this.#socket) return
+    try {
+      if (lstatSync(this.#socket.path).ino === this.#socket.inode) rmSync(this.#socket.path, { force: true })
+    } catch {
+      // Already gone.
+    }
+  }
+
+  #armIdle(): void {
+    this.#disarmIdle()
+    if (this.#options.idleExitMs <= 0 || this.#connections.size > 0 || this.#closing) return
+    this.#idleTimer = setTimeout(() => this.#options.onIdle?.(), this.#options.idleExitMs)
+  }
+
+  #disarmIdle(): void {
+    if (this.#idleTimer) clearTimeout(this.#idleTimer)
+    this.#idleTimer = undefined
+  }
+}
+
+/**
+ * True when something accepts a connection on `path` (a live session host), or is alive but cannot
+ * take one now: EAGAIN is a live listener whose backlog is full (stopped, busy), not a stale socket.
+ */
+function answers(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(path)
+    socket.once('connect', () => {
+      socket.destroy()
+      resolve(true)
+    })
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'EAGAIN'))
+  })
+}

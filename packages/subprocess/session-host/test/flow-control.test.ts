@@ -1,0 +1,65 @@
+import { readFileSync } from 'node:fs'
+import { eventually } from 'dsh-testkit'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type HostProcess, startHostProcess } from './support/host-process'
+import { socketClient, testEnv } from './support/wire-client'
+
+const WINDOW = 64 * 1024
+/** Exactly this many bytes of output: `head -c` of an endless `yes`. */
+const TOTAL = 40 * 1024 * 1024
+
+let host: HostProcess
+beforeAll(async () => {
+  host = await startHostProcess(['--window-bytes', String(WINDOW)])
+})
+afterAll(() => host?.stop())
+
+/** The session host's resident memory in bytes (from /proc). */
+function rss(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((entry) => entry.startsWith('VmRSS:'))!
+  return Number(line.replace(/\D+/g, '')) * 1024
+}
+
+describe('flow control: a client that does not acknowledge pauses only its terminal', () => {
+  it('a flood stalls at the window, memory stays bounded, and after acks every byte arrives in order', async () => {
+    const reader = await socketClient(host.socketPath, { autoAck: false })
+    const busy = await socketClient(host.socketPath)
+    const flood = (await reader.ok('spawn', {
+      argv: ['sh', '-c', `stty -opost; yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c ${TOTAL}; exec sleep 300`],
+      cwd: '/',
+      env: testEnv(),
+      rows: 24,
+      cols: 80,
+      graceMs: 500,
+    })) as { terminal: number }
+    const seen = () => reader.terminals.get(flood.terminal)
+    // Without acks the session host sends a window (and at most a read or two past it), then stops.
+    await eventually(() => (seen()?.bytes ?? 0) >= WINDOW, 'a window of output')
+    const before = rss(host.pid)
+    // Meanwhile another client's terminal is served as usual.
+    const other = (await busy.ok('spawn', { argv: ['sh', '-c', 'echo served; sleep 300'], cwd: '/', env: testEnv(), rows: 24, cols: 80, graceMs: 500 })) as {
+      terminal: number
+    }
+    await eventually(() => busy.terminals.get(other.terminal)?.text().includes('served'), 'the other client’s output')
+    // Held at the window (plus what the PTY had read when the pause took effect), of 40 MiB waiting.
+    expect(seen()!.bytes).toBeLessThan(WINDOW + 256 * 1024)
+    expect(rss(host.pid) - before).toBeLessThan(32 * 1024 * 1024)
+    // Acknowledge as the bytes come: the rest flows, in order, nothing lost, nothing repeated.
+    const pump = setInterval(() => reader.ackAll(flood.terminal), 1)
+    try {
+      await eventually(() => seen()!.bytes >= TOTAL, 'every byte', 120_000)
+    } finally {
+      clearInterval(pump)
+    }
+    const all = Buffer.concat(seen()!.chunks)
+    expect(all.length).toBe(TOTAL)
+    expect(seen()!.gaps).toBe(0)
+    // Output post-processing is off (`stty -opost`): the bytes are exactly what `yes | head` wrote.
+    const line = '0123456789abcdefghijklmnopqrstuvwxyz\n'
+    expect(all.equals(Buffer.from(line.repeat(Math.ceil(TOTAL / line.length)).slice(0, TOTAL), 'latin1'))).toBe(true)
+    reader.close()
+    busy.close()
+  }, 180_000)
+})

@@ -1,0 +1,175 @@
+import type { Readable, Writable } from 'node:stream'
+import {
+  describePeerValue,
+  FrameChannel,
+  type HelloMessage,
+  isPositiveInteger,
+  type ReplyMessage,
+  type RequestMethod,
+  type RequestParams,
+  type WireError,
+} from 'dsh-session-host'
+import { errorFromWire, sessionHostLost } from './errors'
+
+/** What the client tells the terminals it holds. */
+export interface ClientTerminal {
+  /** Output at `offset`; false when it does not continue the stream. */
+  output(offset: number, bytes: Buffer): boolean
+  /** The top-level process ended after every output frame. */
+  exited(exit: { exitCode: number | null; signal: NodeJS.Signals | null }): void
+  /** The connection ended: the terminal is gone with the session host. */
+  lost(error: Error): void
+}
+
+interface Pending {
+  readonly resolve: (value: unknown) => void
+  readonly reject: (error: Error) => void
+  /** Runs synchronously when the reply is read, before any later frame of the same read. */
+  readonly onResult?: ((result: unknown) => void) | undefined
+}
+
+/**
+ * One protocol connection to a session host: the hello, requests with ids and their replies,
+ * output and exit events routed to terminals by number, acks, and the loss of the connection,
+ * which rejects every pending call with `SESSION_HOST_LOST`.
+ */
+export class SessionHostClient {
+  readonly #channel: FrameChannel
+  readonly #pending = new Map<number, Pending>()
+  readonly #terminals = new Map<number, ClientTerminal>()
+  readonly #report: (message: string) => void
+  /** The session host's hello; rejects with `SESSION_HOST_LOST` (naming its refusal, if any) when the connection ends first. */
+  readonly ready: Promise<HelloMessage>
+  /** Resolves once the connection ended, after the pending calls were rejected. */
+  readonly closed: Promise<void>
+  #nextId = 1
+  #windowBytes = 1
+  #lost: Error | undefined
+
+  constructor(input: Readable, output: Writable, report: (message: string) => void, onClosed: () => void = () => {}) {
+    this.#report = report
+    let ready!: (hello: HelloMessage) => void
+    let failed!: (error: Error) => void
+    let closed!: () => void
+    this.ready = new Promise((resolve, reject) => {
+      ready = resolve
+      failed = reject
+    })
+    this.ready.catch(() => {})
+    this.closed = new Promise((resolve) => (closed = resolve))
+    let peerError: string | undefined
+    this.#channel = new FrameChannel(
+      input,
+      output,
+      'client',
+      {},
+      {
+        hello: (hello) => {
+          this.#windowBytes = hello.windowBytes ?? 1
+          ready(hello)
+        },
+        control: (message) => this.#control(message),
+        output: (terminal, offset, bytes) => this.#output(terminal, offset, bytes),
+        protocolError: (error) => report(`session host frame refused: ${error.code}: ${error.message}`),
+        peerError: (code, message) => {
+          peerError = `${code}: ${message}`
+          report(`session host reported ${peerError}`)
+        },
+        closed: () => {
+          this.#lose(peerError ? `it refused the connection: ${peerError}` : 'the connection ended')
+          failed(this.#lost!)
+          onClosed()
+          closed()
+        },
+      },
+    )
+  }
+
+  /** Unacknowledged output per terminal before the session host pauses its PTY (from its hello; 1 before it). */
+  get windowBytes(): number {
+    return this.#windowBytes
+  }
+
+  /** Route a terminal's events to `terminal`. */
+  attach(number: number, terminal: ClientTerminal): void {
+    this.#terminals.set(number, terminal)
+  }
+
+  /** Stop routing a terminal's events (it was terminated). */
+  detach(number: number): void {
+    this.#terminals.delete(number)
+  }
+
+  /**
+   * Call `method`; `onId` learns the request id (to cancel it), `onResult` sees a successful result
+   * synchronously (a spawn attaches its terminal there, before the frames that follow the reply).
+   * Rejects with `SESSION_HOST_LOST` when the connection ends first.
+   */
+  request<M extends RequestMethod>(method: M, params: RequestParams[M], onId?: (id: number) => void, onResult?: (result: unknown) => void): Promise<unknown> {
+    if (this.#lost) return Promise.reject(this.#lost)
+    const id = this.#nextId++
+    onId?.(id)
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject, onResult })
+      this.#channel.send({ type: 'request', id, method, params })
+    })
+  }
+
+  /** Abort pending request `id` (a spawn). */
+  cancel(id: number): void {
+    this.#channel.send({ type: 'cancel', id })
+  }
+
+  /** Tell the session host what of `terminal` was delivered. */
+  acknowledge(terminal: number, offset: number): void {
+    this.#channel.send({ type: 'ack', terminal, offset })
+  }
+
+  /** Hang up; the session host terminates this connection's terminals. */
+  close(): Promise<void> {
+    this.#channel.close()
+    return this.closed
+  }
+
+  #control(message: { readonly type: string; readonly [field: string]: unknown }): void {
+    if (message.type === 'reply') return this.#reply(message as unknown as ReplyMessage)
+    if (message.type === 'exit') {
+      const terminal = isPositiveInteger(message.terminal) ? this.#terminals.get(message.terminal) : undefined
+      if (!terminal) return this.#report(`exit for unknown terminal ${describePeerValue(message.terminal)}`)
+      return terminal.exited(message.exit as { exitCode: number | null; signal: NodeJS.Signals | null })
+    }
+    this.#report(`unexpected message of type ${describePeerValue(message.type)} from the session host`)
+  }
+
+  #reply(reply: ReplyMessage): void {
+    const pending = isPositiveInteger(reply.id) ? this.#pending.get(reply.id) : undefined
+    if (!pending) {
+      // Out of order or unknown: reported (UNEXPECTED_FRAME), never taken as another call's answer.
+      this.#channel.send({ type: 'error', code: 'UNEXPECTED_FRAME', message: `a reply to request ${describePeerValue(reply.id)}, which is not pending` })
+      return this.#report(`UNEXPECTED_FRAME: reply to request ${describePeerValue(reply.id)}, which is not pending`)
+    }
+    this.#pending.delete(reply.id)
+    if (reply.ok) {
+      pending.onResult?.(reply.result)
+      pending.resolve(reply.result)
+    } else pending.reject(errorFromWire(reply.error ?? ({ code: 'SESSION_HOST_ERROR', message: 'a failed reply without an error' } as WireError)))
+  }
+
+  #output(number: number, offset: number, bytes: Buffer): void {
+    const terminal = this.#terminals.get(number)
+    if (!terminal) return this.#report(`output for unknown terminal ${number}`)
+    if (!terminal.output(offset, bytes)) {
+      this.#report(`output of terminal ${number} at ${offset} does not continue its stream; closing the connection`)
+      this.#channel.close()
+    }
+  }
+
+  #lose(why: string): void {
+    if (this.#lost) return
+    this.#lost = sessionHostLost(why)
+    for (const pending of this.#pending.values()) pending.reject(this.#lost)
+    this.#pending.clear()
+    for (const terminal of this.#terminals.values()) terminal.lost(this.#lost)
+    this.#terminals.clear()
+  }
+}

@@ -1,0 +1,41 @@
+import { SubprocessError, type SubprocessErrorCode, TerminalCleanupError } from 'dsh-subprocess'
+import type { WireError } from 'dsh-session-host'
+
+/** The seam's codes a session host may answer with; they are raised as the in-process provider raises them. */
+const SEAM_CODES: ReadonlySet<string> = new Set<SubprocessErrorCode>([
+  'UNSUPPORTED_PLATFORM',
+  'INVALID_SPEC',
+  'SPAWN_ABORTED',
+  'SPAWN_FAILED',
+  'NO_FOREGROUND_GROUP',
+  'REFUSED_SHELL_KILL',
+  'TERMINAL_EXITED',
+  'CLEANUP_FAILED',
+])
+
+/** A session host refused a call for a reason of the protocol (`UNKNOWN_TERMINAL`, …) or failed inside. */
+export class SessionHostCallError extends Error {
+  constructor(
+    /** The session host's stable code. */
+    readonly code: string,
+    message: string,
+  ) {
+    super(message)
+    this.name = 'SessionHostCallError'
+  }
+}
+
+/** The error to raise for a failed reply: a `SubprocessError` for the seam's codes, else a {@link SessionHostCallError}. */
+export function errorFromWire(error: WireError): Error {
+  if (error.code === 'CLEANUP_FAILED') return new TerminalCleanupError(error.survivors ?? [])
+  if (SEAM_CODES.has(error.code)) return new SubprocessError(error.code as SubprocessErrorCode, error.message)
+  return new SessionHostCallError(error.code, error.message)
+}
+
+/** The connection to the session host ended: `why` says how, for a model that reads the message. */
+export function sessionHostLost(why: string): SubprocessError {
+  return new SubprocessError(
+    'SESSION_HOST_LOST',
+    `the session host is gone (${why}); its terminals ended with it. Open a new terminal: a fresh session host starts.`,
+  )
+}

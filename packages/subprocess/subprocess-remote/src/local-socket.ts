@@ -1,0 +1,129 @@
+import { spawn } from 'node:child_process'
+import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { connect, type Socket } from 'node:net'
+import { dirname, join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { assertOwnSocket, ensureSocketDir } from 'dsh-session-host'
+import { SubprocessError, scrubEnvironment } from 'dsh-subprocess'
+
+/** How the local session host is reached and, when it is not running, started. */
+export interface LocalSocketOptions {
+  /** Where the session host listens (its directory must be this uid's, 0700). */
+  readonly socketPath: string
+  /** The argv that runs `dsh-session-host` (the socket and idle options are appended). */
+  readonly command: readonly string[]
+  /** Passed as `--idle-exit-ms` to a session host started here. */
+  readonly idleExitMs: number
+  /** Deadline for the lock, the start and the first connection. */
+  readonly startTimeoutMs: number
+}
+
+/**
+ * Connect to the per-user session host, starting it the way tmux starts its server when nothing
+ * answers: under a lock file (so two racing starters make one session host), detached in a session
+ * of its own, stdio not inherited, its log in `session-host.log` beside the socket.
+ */
+export async function connectLocalSessionHost(options: LocalSocketOptions): Promise<Socket> {
+  const deadline = performance.now() + options.startTimeoutMs
+  const existing = await tryConnect(options.socketPath)
+  if (existing) return existing
+  const dir = ensureSocketDir(options.socketPath)
+  const release = await lock(join(dir, 'session-host.lock'), deadline)
+  try {
+    const raced = await tryConnect(options.socketPath)
+    if (raced) return raced
+    const started = startDetached(options, join(dir, 'session-host.log'))
+    for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
+      const socket = await tryConnect(options.socketPath)
+      if (socket) return socket
+      if (started.exited !== undefined) throw startFailed(`it exited with ${started.exited} before listening; see ${join(dir, 'session-host.log')}`)
+      if (performance.now() > deadline)
+        throw startFailed(`it did not listen on ${options.socketPath} within ${options.startTimeoutMs} ms; see ${join(dir, 'session-host.log')}`)
+      await sleep(delay)
+    }
+  } finally {
+    release()
+  }
+}
+
+function startFailed(why: string): SubprocessError {
+  return new SubprocessError('SPAWN_FAILED', `could not start the session host: ${why}`)
+}
+
+/** A connected socket, or undefined when nothing listens (missing or stale socket). Foreign sockets throw. */
+async function tryConnect(path: string): Promise<Socket | undefined> {
+  try {
+    assertOwnSocket(path)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    // The directory may simply not exist yet; anything else (another owner, open modes) is refused.
+    if ((error as { code?: string }).code === 'UNSAFE_RUNTIME_DIR' && /cannot inspect/.test((error as Error).message)) return undefined
+    throw new SubprocessError('SPAWN_FAILED', `refusing the session host socket: ${(error as Error).message}`)
+  }
+  return new Promise((resolve) => {
+    const socket = connect(path)
+    socket.once('connect', () => {
+      socket.removeAllListeners('error')
+      resolve(socket)
+    })
+    socket.once('error', () => resolve(undefined))
+  })
+}
+
+/** Start the session host in a session of its own, its output to `logPath`; reports its exit status. */
+function startDetached(options: LocalSocketOptions, logPath: string): { exited: number | string | undefined } {
+  const log = openSync(logPath, 'a', 0o600)
+  const [file = '', ...args] = options.command
+  const state: { exited: number | string | undefined } = { exited: undefined }
+  try {
+    const child = spawn(file, [...args, '--socket', options.socketPath, '--idle-exit-ms', String(options.idleExitMs)], {
+      detached: true,
+      stdio: ['ignore', log, log],
+      cwd: dirname(options.socketPath),
+      // It outlives this process and serves later clients: it keeps none of this one's credentials
+      // (terminals never see its environment anyway: each spawn sends the complete one).
+      env: scrubEnvironment(process.env),
+    })
+    child.once('error', (error) => (state.exited = error.message))
+    child.once('exit', (code, signal) => (state.exited = code ?? signal ?? 'unknown'))
+    child.unref()
+  } finally {
+    closeSync(log)
+  }
+  return state
+}
+
+/** Take the lock file (its content is the owner's pid; a dead owner's lock is taken over). */
+async function lock(path: string, deadline: number): Promise<() => void> {
+  for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
+    try {
+      writeFileSync(path, `${process.pid}\n`, { flag: 'wx', mode: 0o600 })
+      return () => rmSync(path, { force: true })
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw startFailed(`cannot create the lock ${path}: ${(error as Error).message}`)
+    }
+    if (!ownerAlive(path)) {
+      rmSync(path, { force: true })
+      continue
+    }
+    if (performance.now() > deadline) throw startFailed(`another process holds ${path}`)
+    await sleep(delay)
+  }
+}
+
+/** True while the pid in the lock file names a live process (an unreadable or empty file counts as live, briefly). */
+function ownerAlive(path: string): boolean {
+  let pid: number
+  try {
+    pid = Number(readFileSync(path, 'utf8').trim())
+  } catch {
+    return false
+  }
+  if (!Number.isSafeInteger(pid) || pid <= 0) return true
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}

@@ -1,0 +1,80 @@
+import type { TerminalOutputListener } from 'dsh-subprocess'
+
+/** Hooks of an {@link OutputDelivery}. */
+export interface OutputDeliveryOptions {
+  /** Tell the session host that everything before `offset` was delivered. */
+  readonly acknowledge: (offset: number) => void
+  /** Acknowledge at once once this many delivered bytes are unacknowledged (else on the next macrotask). */
+  readonly ackEveryBytes: number
+  /** A listener threw; delivery to the others continues. */
+  readonly report: (error: unknown) => void
+}
+
+/**
+ * A remote terminal's output on the client: ordered delivery to listeners, the chunks that arrived
+ * before the first listener held for it (and not acknowledged, so the session host's window pauses
+ * the PTY as the in-process backlog does), and acks by offset for what was delivered.
+ */
+export class OutputDelivery {
+  readonly #options: OutputDeliveryOptions
+  #listeners: readonly TerminalOutputListener[] = []
+  #backlog: Buffer[] | undefined = []
+  /** Offset one past the last byte handed to listeners. */
+  #delivered = 0
+  /** Offset one past the last byte received. */
+  #received = 0
+  #acknowledged = 0
+  #ackScheduled = false
+
+  constructor(options: OutputDeliveryOptions) {
+    this.#options = options
+  }
+
+  /** Take the bytes at `offset`; false when they do not continue the stream (a protocol fault). */
+  push(offset: number, chunk: Buffer): boolean {
+    if (offset !== this.#received) return false
+    this.#received += chunk.length
+    if (this.#backlog) {
+      this.#backlog.push(chunk)
+      return true
+    }
+    this.#deliver(chunk)
+    return true
+  }
+
+  /** Add a listener; the first one receives the held chunks before this returns. */
+  subscribe(listener: TerminalOutputListener): () => void {
+    if (!this.#listeners.includes(listener)) this.#listeners = [...this.#listeners, listener]
+    const backlog = this.#backlog
+    if (backlog) {
+      this.#backlog = undefined
+      for (const chunk of backlog) this.#deliver(chunk)
+    }
+    return () => {
+      this.#listeners = this.#listeners.filter((other) => other !== listener)
+    }
+  }
+
+  #deliver(chunk: Buffer): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(chunk)
+      } catch (error) {
+        this.#options.report(error)
+      }
+    }
+    this.#delivered += chunk.length
+    if (this.#delivered - this.#acknowledged >= this.#options.ackEveryBytes) this.#flushAck()
+    else if (!this.#ackScheduled) {
+      this.#ackScheduled = true
+      setImmediate(() => this.#flushAck())
+    }
+  }
+
+  #flushAck(): void {
+    this.#ackScheduled = false
+    if (this.#delivered === this.#acknowledged) return
+    this.#acknowledged = this.#delivered
+    this.#options.acknowledge(this.#delivered)
+  }
+}
