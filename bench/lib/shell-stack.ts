@@ -9,6 +9,7 @@ import * as agentPlugin from '../../packages/agent/src/index'
 import * as sandboxPlugin from '../../packages/sandbox/sandbox-local/src/index'
 import * as policyPlugin from '../../packages/sandbox/sandbox-policy/src/index'
 import * as localPlugin from '../../packages/subprocess/subprocess-local/src/index'
+import * as remotePlugin from '../../packages/subprocess/subprocess-remote/src/index'
 import * as bashPlugin from '../../packages/terminal/terminal-bash/src/index'
 import * as terminalPlugin from '../../packages/terminal/terminal/src/index'
 import * as toolTerminalPlugin from '../../packages/terminal/tool-terminal/src/index'
@@ -24,11 +25,14 @@ export const BACKEND_CONFIG = { disposeGraceMs: 3_000, warmSandbox: process.env.
 /** The terminal tools' config, as the default composition (cordis.yml) sets it: a 16 KiB window per result. */
 export const TOOLS_CONFIG = { maxResultBytes: 262_144, defaultMaxBytes: 16_384, foldRepeatedLines: true }
 
+/** Where the terminals live: in this process (dsh-subprocess-local), or in a session host at `socketPath` (dsh-subprocess-remote). */
+export type Provider = { readonly kind: 'local' } | { readonly kind: 'session-host'; readonly socketPath: string }
+
 /**
  * The real composition with one agent. Unconfined by default, like the raw floor: the backend's own
  * cost is what this suite measures; `workspace-write` adds bubblewrap, as the default composition has.
  */
-export async function mount(mode: 'danger-full-access' | 'workspace-write' = 'danger-full-access') {
+export async function mount(mode: 'danger-full-access' | 'workspace-write' = 'danger-full-access', provider: Provider = { kind: 'local' }) {
   const root = new Context()
   const fibers: Fiber[] = []
   // A directory of its own: the sandbox refuses /tmp itself as a workspace (its sockets would show).
@@ -36,7 +40,7 @@ export async function mount(mode: 'danger-full-access' | 'workspace-write' = 'da
   // A repository, as most workspaces are: a confined open then protects its .git (and checks the mounts).
   if (mode !== 'danger-full-access') execFileSync('git', ['init', '-q', workspace])
   fibers.push(await root.plugin(agentPlugin))
-  fibers.push(await root.plugin(localPlugin, {}))
+  fibers.push(provider.kind === 'local' ? await root.plugin(localPlugin, {}) : await root.plugin(remotePlugin, { socketPath: provider.socketPath }))
   fibers.push(await root.plugin(policyPlugin, { mode, workspaceRoot: workspace }))
   if (mode !== 'danger-full-access') fibers.push(await root.plugin(sandboxPlugin, {}))
   // One agent opens 50 sessions at once (and the memory row 101), over the default per-agent bound of 16.

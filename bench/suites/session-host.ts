@@ -1,0 +1,94 @@
+// Terminals in a session host (dsh-subprocess-remote, issue 26) against the same stack with its
+// terminals in this process (dsh-subprocess-local): the wire's cost on a `true` round trip, a flood, an
+// open and an idle terminal's memory. Both stacks live in this process and take turns; the session
+// host is a process of its own, started on first use on a socket of this run's own.
+import { randomBytes } from 'node:crypto'
+import { readFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { hostRuntimeDir } from '../../packages/sandbox/sandbox/src/index'
+import type { RemoteSubprocessRuntime } from '../../packages/subprocess/subprocess-remote/src/index'
+import { collectRotating, STEADY_WARMUP_SENDS, STEADY_WARMUP_SESSIONS, timed } from '../lib/measure'
+import { exact, mount, type Stack } from '../lib/shell-stack'
+import type { BenchRow } from '../lib/types'
+import { FLOOD, FLOOD_BYTES } from '../lib/workloads'
+
+const TRUE_FLOOR = 'in process: `true` round trip'
+const TRUE = 'session host: `true` round trip'
+const FLOOD_FLOOR = 'in process: 27 MB flood'
+const FLOOD_ROW = 'session host: 27 MB flood'
+const OPEN_FLOOR = 'in process: open'
+const OPEN = 'session host: open'
+const MEMORY = 'session host: RSS per idle terminal (100 open)'
+const FLOODS = 5
+const IDLE_TERMINALS = 100
+
+/** Resident set of a process, in KiB (VmRSS). */
+function rssKiB(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((entry) => entry.startsWith('VmRSS:'))
+  return Number(line?.split(/\s+/)[1] ?? Number.NaN)
+}
+
+/** The wire's cost, row by row, with the in-process stack as the floor. */
+export async function sessionHost(): Promise<BenchRow[]> {
+  const socketPath = join(hostRuntimeDir(process.getuid?.() ?? -1), `bench-${randomBytes(6).toString('hex')}`, 'session-host.sock')
+  const local: Stack = await mount()
+  const remote: Stack = await mount('danger-full-access', { kind: 'session-host', socketPath })
+  try {
+    const localId = await local.open()
+    const remoteId = await remote.open()
+    const trueSend = (stack: Stack, id: typeof localId) => async () => {
+      const ms = await timed(async () => exact(await stack.run(id, 'true'), 'dsh> ', '`true`', 'prompt'))
+      return ms * 1000
+    }
+    const [trueLocal, trueRemote] = await collectRotating(300, [trueSend(local, localId), trueSend(remote, remoteId)], STEADY_WARMUP_SENDS)
+    const rate = (ms: number) => FLOOD_BYTES / 1_048_576 / (ms / 1000)
+    const flood = (stack: Stack, id: typeof localId) => async () => rate(await timed(async () => exact(await stack.run(id, FLOOD), 'dsh> ', 'the flood')))
+    const [floodLocal, floodRemote] = await collectRotating(FLOODS, [flood(local, localId), flood(remote, remoteId)], 1)
+    await local.close(localId)
+    await remote.close(remoteId)
+    const open = (stack: Stack) => async () => {
+      let id: typeof localId | undefined
+      const ms = await timed(async () => {
+        id = await stack.open()
+      })
+      await stack.close(id!)
+      return ms
+    }
+    const [openLocal, openRemote] = await collectRotating(30, [open(local), open(remote)], STEADY_WARMUP_SESSIONS)
+    const runtime = remote.root.subprocess as RemoteSubprocessRuntime
+    const hostPid = await runtime.sessionHostPid()
+    if (hostPid === undefined) throw new Error('bench: the session host has no pid')
+    const before = rssKiB(hostPid)
+    const idle: (typeof localId)[] = []
+    for (let index = 0; index < IDLE_TERMINALS; index++) idle.push(await remote.open())
+    const perTerminal = (rssKiB(hostPid) - before) / IDLE_TERMINALS / 1024
+    for (const id of idle) await remote.close(id)
+    const pair = 'the two stacks in this process take turns'
+    return [
+      { figure: TRUE_FLOOR, unit: 'µs', samples: trueLocal! },
+      { figure: TRUE, unit: 'µs', floor: TRUE_FLOOR, note: `${pair}; steady state (${STEADY_WARMUP_SENDS} sends each first)`, samples: trueRemote! },
+      { figure: FLOOD_FLOOR, unit: 'MiB/s', higherIsBetter: true, samples: floodLocal! },
+      { figure: FLOOD_ROW, unit: 'MiB/s', higherIsBetter: true, floor: FLOOD_FLOOR, note: `${pair}, ${FLOODS} floods each`, samples: floodRemote! },
+      { figure: OPEN_FLOOR, unit: 'ms', samples: openLocal! },
+      {
+        figure: OPEN,
+        unit: 'ms',
+        floor: OPEN_FLOOR,
+        note: `${pair}; each open closed before the next (${STEADY_WARMUP_SESSIONS} each first)`,
+        samples: openRemote!,
+      },
+      {
+        figure: MEMORY,
+        unit: 'MiB',
+        note: `the session host's VmRSS with ${IDLE_TERMINALS} idle shells open, less before, divided by ${IDLE_TERMINALS}`,
+        samples: [perTerminal],
+      },
+    ]
+  } finally {
+    await remote.dispose()
+    await local.dispose()
+    rmSync(join(socketPath, '..'), { recursive: true, force: true })
+  }
+}
