@@ -1,4 +1,4 @@
-import { envAllowProblem } from 'dsh-subprocess'
+import { EnvAllowSchema } from 'dsh-subprocess'
 import { z } from 'zod'
 import { MAX_TIMER_MS } from 'dsh-basics'
 
@@ -25,14 +25,7 @@ export const Config = z
      * Inherited names let through the environment scrub as they are (exact, case-sensitive). Never
      * `DSH_*`: the harness's own namespace reaches a terminal only through `spec.env`.
      */
-    envAllow: z
-      .array(
-        z.string().superRefine((name, ctx) => {
-          const problem = envAllowProblem(name)
-          if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem })
-        }),
-      )
-      .default([]),
+    envAllow: EnvAllowSchema,
   })
   .prefault({})
 

@@ -9,6 +9,7 @@ import {
   type TerminalLimits,
   type TerminalSpawnSpec,
   validateSpawnSpec,
+  wrappedArgv,
 } from 'dsh-subprocess'
 import { type IPty, spawn } from 'node-pty'
 import { CgroupLimiter, type CgroupLimiterOptions } from './cgroup/limiter'
@@ -288,15 +289,6 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
     const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []))
     if (failures.length > 0) throw new AggregateError(failures, `${failures.length} terminal(s) could not be cleaned up`)
   }
-}
-
-/** What `wrapper` makes of `argv`, checked to be a command (`INVALID_SPEC` otherwise). */
-async function wrappedArgv(wrapper: SpawnWrapper, argv: readonly string[]): Promise<readonly string[]> {
-  const wrapped: unknown = await wrapper.wrap(argv)
-  if (!Array.isArray(wrapped) || wrapped.length === 0 || wrapped[0] === '' || !wrapped.every((arg) => typeof arg === 'string' && !arg.includes('\0'))) {
-    throw new SubprocessError('INVALID_SPEC', 'the wrapper did not return a command (a non-empty array of strings without NUL)')
-  }
-  return wrapped as string[]
 }
 
 /** `name` on `path`, or null when it is not there. */

@@ -1,4 +1,4 @@
-import { envAllowProblem } from 'dsh-subprocess'
+import { EnvAllowSchema } from 'dsh-subprocess'
 import { MAX_TIMER_MS } from 'dsh-basics'
 import { z } from 'zod'
 
@@ -19,14 +19,7 @@ export const Config = z
     /** How long starting the session host and connecting to it may take before a spawn fails. */
     startTimeoutMs: z.number().int().min(1).max(MAX_TIMER_MS).default(15_000),
     /** Inherited names let through the environment scrub as they are, as in dsh-subprocess-local (never `DSH_*`). */
-    envAllow: z
-      .array(
-        z.string().superRefine((name, ctx) => {
-          const problem = envAllowProblem(name)
-          if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem })
-        }),
-      )
-      .default([]),
+    envAllow: EnvAllowSchema,
   })
   .prefault({})
 

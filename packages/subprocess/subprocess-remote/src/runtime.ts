@@ -2,12 +2,12 @@ import type { Context } from '@deepseek-ai/cordis'
 import { defaultSocketPath, sessionHostCommand } from 'dsh-session-host'
 import {
   scrubEnvironment,
-  type SpawnWrapper,
   SubprocessError,
   SubprocessRuntime,
   type SubprocessTerminalHandle,
   type TerminalSpawnSpec,
   validateSpawnSpec,
+  wrappedArgv,
 } from 'dsh-subprocess'
 import { errorMessage } from 'dsh-basics'
 import { SessionHostClient } from './client'
@@ -138,15 +138,6 @@ export class RemoteSubprocessRuntime extends SubprocessRuntime {
     const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []))
     if (failures.length > 0) throw new AggregateError(failures, `${failures.length} terminal(s) could not be cleaned up`)
   }
-}
-
-/** What `wrapper` makes of `argv`, checked to be a command (`INVALID_SPEC` otherwise). */
-async function wrappedArgv(wrapper: SpawnWrapper, argv: readonly string[]): Promise<readonly string[]> {
-  const wrapped: unknown = await wrapper.wrap(argv)
-  if (!Array.isArray(wrapped) || wrapped.length === 0 || wrapped[0] === '' || !wrapped.every((arg) => typeof arg === 'string' && !arg.includes('\0'))) {
-    throw new SubprocessError('INVALID_SPEC', 'the wrapper did not return a command (a non-empty array of strings without NUL)')
-  }
-  return wrapped as string[]
 }
 
 function throwIfAborted(signal: AbortSignal | undefined): void {

@@ -1,3 +1,4 @@
+import { z } from 'zod'
 import { SubprocessError } from './errors'
 
 /**
@@ -176,3 +177,16 @@ export function scrubEnvironment(
   }
   return env
 }
+
+/**
+ * The `envAllow` field of a provider's config: names let through the scrub as they are, each checked
+ * by {@link envAllowProblem} (never `DSH_*`, never a credential name). Every provider takes the same.
+ */
+export const EnvAllowSchema = z
+  .array(
+    z.string().superRefine((name, ctx) => {
+      const problem = envAllowProblem(name)
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem })
+    }),
+  )
+  .default([])

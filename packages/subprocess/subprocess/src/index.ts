@@ -1,9 +1,9 @@
-export { envAllowProblem, isScrubbed, scrubEnvironment } from './env'
+export { EnvAllowSchema, isScrubbed, scrubEnvironment } from './env'
 export { isSubprocessError, SubprocessError, type SubprocessErrorCode, TerminalCleanupError } from './errors'
 export { isNewWait } from './new-wait'
 export { SubprocessRuntime } from './service'
 export { canProveStdinWait, isStdinWaitProven, isStdinWaitProvenOrUnprovable, isStdinWaitUnproven } from './stdin-wait-proof'
-export { validateSpawnSpec, validateTerminalSize } from './spec'
+export { validateSpawnSpec, validateTerminalSize, wrappedArgv } from './spec'
 export type {
   AppliedTerminalLimits,
   ForegroundFacts,

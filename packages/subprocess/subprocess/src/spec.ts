@@ -1,7 +1,7 @@
 import { isAbsolute } from 'node:path'
 import { MAX_TIMER_MS } from 'dsh-basics'
 import { SubprocessError } from './errors'
-import type { TerminalLimits, TerminalSpawnSpec } from './types'
+import type { SpawnWrapper, TerminalLimits, TerminalSpawnSpec } from './types'
 
 /** Largest row or column count a PTY window size can carry. */
 export const MAX_TERMINAL_SIZE = 65_535
@@ -68,4 +68,16 @@ export function validateTerminalSize(rows: number, cols: number): void {
 
 function invalid(message: string): never {
   throw new SubprocessError('INVALID_SPEC', message)
+}
+
+/**
+ * What `wrapper` makes of `argv`, checked to be a command (`INVALID_SPEC` otherwise): every provider
+ * runs the same check on a wrapper's answer before it spawns it.
+ */
+export async function wrappedArgv(wrapper: SpawnWrapper, argv: readonly string[]): Promise<readonly string[]> {
+  const wrapped: unknown = await wrapper.wrap(argv)
+  if (!Array.isArray(wrapped) || wrapped.length === 0 || wrapped[0] === '' || !wrapped.every((arg) => typeof arg === 'string' && !arg.includes('\0'))) {
+    throw new SubprocessError('INVALID_SPEC', 'the wrapper did not return a command (a non-empty array of strings without NUL)')
+  }
+  return wrapped as string[]
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { envAllowProblem, isScrubbed, isSubprocessError, scrubEnvironment } from 'dsh-subprocess'
-import { isCredentialValue, isScrubbedName } from '../src/env'
+import { isScrubbed, isSubprocessError, scrubEnvironment } from 'dsh-subprocess'
+import { envAllowProblem, isCredentialValue, isScrubbedName } from '../src/env'
 
 /** What an attacker run found reaching the sandboxed shell, plus the existing families. */
 const CREDENTIALS: Record<string, string> = {
