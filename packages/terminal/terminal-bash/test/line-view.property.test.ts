@@ -124,6 +124,12 @@ describe('the line view against a naive terminal row', () => {
     )
   })
 
+  it('keeps a zero-width code point that began a piece with the cell before it when what follows is erased (a counterexample CI found)', () => {
+    // `a`, then (after a control ended the text run) U+200B and a wide character in a piece of their own.
+    expect(render([utf8('a\x1b[0@\u200b😀\b\b\x1b[2X')]).text).toBe('a\u200b')
+    expect(render([utf8('a\x1b[0@\u200b😀\b\b\x1b[K')]).text).toBe('a\u200b')
+  })
+
   it('drops only trailing blanks that edits left, never text that was printed', () => {
     expect(clean('keep   \n')).toBe('keep   \n')
     expect(clean('old> \rnew\r\n')).toBe('new> \n')

@@ -62,6 +62,14 @@ export class LinePieces {
       const last = this.#pieces.length - 1
       const pieceSize = this.#lengths[last] as number
       if (size - pieceSize >= keep) {
+        // Zero-width code points a piece starts with belong to the cell before it: kept when that cell is.
+        const joined = size - pieceSize === keep ? takeCells(this.#pieces[last] as string, 0) : ''
+        if (joined !== '') {
+          this.#pieces[last] = joined
+          this.#lengths[last] = 0
+          size = keep
+          break
+        }
         this.#pieces.pop()
         this.#lengths.pop()
         size -= pieceSize
