@@ -2,7 +2,9 @@
  * Stable codes callers route on: the spawn could not start (`UNSUPPORTED_PLATFORM`, `INVALID_SPEC`,
  * `SPAWN_ABORTED`, `SPAWN_FAILED`), a foreground signal was not delivered (`NO_FOREGROUND_GROUP`,
  * `REFUSED_SHELL_KILL`), input arrived too late (`TERMINAL_EXITED`), teardown left survivors
- * (`CLEANUP_FAILED`), or a provider lost the session host that held its terminals (`SESSION_HOST_LOST`).
+ * (`CLEANUP_FAILED`), a provider lost the session host that held its terminals (`SESSION_HOST_LOST`),
+ * or a detached durable terminal could not be adopted (`TERMINAL_ADOPTED`: another client won;
+ * `TERMINAL_NOT_FOUND`: no detached terminal has that key, it closed or its TTL passed).
  */
 export type SubprocessErrorCode =
   | 'UNSUPPORTED_PLATFORM'
@@ -14,6 +16,8 @@ export type SubprocessErrorCode =
   | 'TERMINAL_EXITED'
   | 'CLEANUP_FAILED'
   | 'SESSION_HOST_LOST'
+  | 'TERMINAL_ADOPTED'
+  | 'TERMINAL_NOT_FOUND'
 
 /** Error raised by a subprocess provider; `code` is stable, the message is for people. */
 export class SubprocessError extends Error {

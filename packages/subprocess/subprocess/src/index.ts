@@ -4,8 +4,12 @@ export { isNewWait } from './new-wait'
 export { SubprocessRuntime } from './service'
 export { canProveStdinWait, isStdinWaitProven, isStdinWaitProvenOrUnprovable, isStdinWaitUnproven } from './stdin-wait-proof'
 export { validateSpawnSpec, validateTerminalSize, wrappedArgv } from './spec'
+export { MAX_TERMINAL_FACTS_BYTES } from './types'
 export type {
+  AdoptedTerminal,
   AppliedTerminalLimits,
+  DetachedTerminal,
+  DurableTerminalSpec,
   ForegroundFacts,
   ForegroundProgram,
   InspectOptions,

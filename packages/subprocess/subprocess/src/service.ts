@@ -1,5 +1,5 @@
 import { type Context, Service } from '@deepseek-ai/cordis'
-import type { SubprocessTerminalHandle, TerminalSpawnSpec } from './types'
+import type { AdoptedTerminal, DetachedTerminal, SubprocessTerminalHandle, TerminalSpawnSpec } from './types'
 
 declare module '@deepseek-ai/cordis' {
   interface Context {
@@ -24,4 +24,16 @@ export abstract class SubprocessRuntime extends Service {
    * `SPAWN_FAILED`) without leaving a process behind.
    */
   abstract spawnTerminal(spec: TerminalSpawnSpec): Promise<SubprocessTerminalHandle>
+
+  /**
+   * Durable terminals of this OS user that no client holds now. Only a provider whose terminals
+   * outlive their client (dsh-subprocess-remote) has it; the registry then offers them for adoption.
+   */
+  listDetached?(): Promise<readonly DetachedTerminal[]>
+
+  /**
+   * Take over a detached durable terminal by its key. Rejects with `TERMINAL_ADOPTED` when another
+   * client adopted it first and `TERMINAL_NOT_FOUND` when none is detached under that key.
+   */
+  adoptTerminal?(key: string): Promise<AdoptedTerminal>
 }

@@ -30,6 +30,51 @@ export interface TerminalSpawnSpec {
    * `argv` is the program inside; a provider without warm starts spawns what `wrap(argv)` returns.
    */
   readonly wrapper?: SpawnWrapper
+  /**
+   * Keep the terminal running after the client that spawned it is gone, for another client of the
+   * same OS user to adopt (see {@link SubprocessRuntime.adoptTerminal}). Only a provider whose
+   * terminals live outside the client's process can honour it; the others refuse it with `INVALID_SPEC`.
+   */
+  readonly durable?: DurableTerminalSpec
+}
+
+/** How a durable terminal outlives its client. */
+export interface DurableTerminalSpec {
+  /** Unique among this user's durable terminals on one provider (the registry's session id); adoption names it. */
+  readonly key: string
+  /** How long it stays unadopted after its client went, before it closes with its whole tree (1–2147483647 ms). */
+  readonly ttlMs: number
+  /** Output bytes kept for an adopter to replay (the newest ones; at least the window of the flow control). */
+  readonly retainBytes: number
+}
+
+/** Upper bound of {@link SubprocessTerminalHandle.setFacts}: what an adopter needs is small. */
+export const MAX_TERMINAL_FACTS_BYTES = 16_384
+
+/** A durable terminal no client holds now, as {@link SubprocessRuntime.listDetached} reports it. */
+export interface DetachedTerminal {
+  /** Its {@link DurableTerminalSpec.key}. */
+  readonly key: string
+  /** Its top-level process. */
+  readonly pid: number
+  /** When its last client went (epoch milliseconds). */
+  readonly detachedAt: number
+  /** What its last client stored with `setFacts` (`''` when nothing). */
+  readonly facts: string
+  /** Output bytes it produced so far (the offset after its newest byte). */
+  readonly outputBytes: number
+  /** How its top-level process ended, when it did while detached. */
+  readonly exit?: TerminalExit
+}
+
+/** A detached terminal taken over: a live handle, the facts its last client stored, and where its replay starts. */
+export interface AdoptedTerminal {
+  /** The terminal, with the same contract as a spawned one. Its first output listener receives the replay. */
+  readonly handle: SubprocessTerminalHandle
+  /** What the last client stored with `setFacts`. */
+  readonly facts: string
+  /** Absolute offset of the first replayed byte (the oldest one still retained; 0 when nothing was dropped). */
+  readonly replayFrom: number
 }
 
 /**
@@ -322,4 +367,9 @@ export interface SubprocessTerminalHandle {
    * pids) and may then be called again to retry.
    */
   terminate(): Promise<void>
+  /**
+   * Store a small opaque value (at most {@link MAX_TERMINAL_FACTS_BYTES} UTF-8 bytes) with a durable
+   * terminal, replacing the last one, for whoever adopts it. Present only on durable terminals.
+   */
+  setFacts?(facts: string): void
 }
