@@ -669,18 +669,12 @@ describe('lifecycle', () => {
     })
   }
 
-  // HOLE: dsh-subprocess-local registers a terminal with its host-death watchdog
-  // (`watchSession`, runtime.ts) only after `spawnCold` resolved, i.e. after `terminal.settle()`
-  // waited for the child to become a session leader owning the PTY. A session host that dies in
-  // that window (SIGKILL, OOM — see the crash holes above) leaves the terminal unknown to the
-  // watchdog: a background child that ignores SIGHUP (here `(trap '' TERM HUP; exec sleep 501) &`)
-  // is reparented to init and runs on, in the session of a terminal nobody holds. Seen with real
-  // processes: of 16 spawns in flight, the unanswered ones left their `sleep 501` behind. Fix:
-  // `watchSession(pid, start, device)` right after node-pty's spawn returns (the pid is the future
-  // session id; the start identity is readable at once), before `settle()`; forget it if the
-  // spawn fails. (subprocess-local now registers it as soon as the identity is read, before the
-  // cgroup join; this test still finds trees left, so the window it hits is elsewhere: still open.)
-  it.fails('the host killed with SIGKILL while spawns are still settling: no process of theirs survives', async () => {
+  // Was a hole: of 16 spawns in flight, the unanswered ones left their `sleep 501` behind. A session
+  // host handling a burst forks them one after another, and a terminal became known to the watchdog
+  // only after the spawn's own registration; one killed in between left a tree (a background child
+  // that ignores SIGHUP runs on, reparented to init). Now each terminal's launcher registers itself in
+  // the watchdog's directory before it runs the program, and runs nothing once its host is gone.
+  it('the host killed with SIGKILL while spawns are still settling: no process of theirs survives', async () => {
     const victim = await ownHost()
     const marker = randomBytes(6).toString('hex')
     const peer = await rawPeer(victim.socketPath)

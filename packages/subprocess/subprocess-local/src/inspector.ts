@@ -88,6 +88,11 @@ export interface ProcessInspector {
   recordNow?(identity: ProcessIdentity): ProcessRecord | undefined
   /** The current record of a pid, whatever its identity (used once, right after spawn). */
   identify(pid: number): Promise<ProcessRecord | undefined>
+  /**
+   * `identify`, read synchronously where that costs microseconds (Linux): a spawn then registers its
+   * child with the host-death watchdog in the turn that forked it. Absent where a read runs a program.
+   */
+  identifyNow?(pid: number): ProcessRecord | undefined
   /** One-pass foreground inspection; records the descendants it walked through `remember`. */
   foreground(shell: ProcessIdentity, sequence: number, remember: (records: readonly ProcessRecord[]) => void): Promise<ForegroundFacts | undefined>
   /** Live members of the session per `scope`, children first. */

@@ -13,7 +13,7 @@ import {
 } from 'dsh-subprocess'
 import { type IPty, spawn } from 'node-pty'
 import { CgroupLimiter, type CgroupLimiterOptions } from './cgroup/limiter'
-import { LAUNCHER_SHELL, launcherCommand } from './cgroup/launcher'
+import { LAUNCHER_SHELL, type LaunchGuard, launcherCommand } from './cgroup/launcher'
 import type { SessionCgroup } from './cgroup/session'
 import type { LocalSubprocessConfig } from './config'
 import { isDirectory, resolveExecutable } from './executable'
@@ -167,13 +167,20 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
     return { terminal, contained: true }
   }
 
+  /** What a PTY's first process registers itself with before it runs the program (none without a running watchdog). */
+  private launchGuard(): LaunchGuard | undefined {
+    const registry = this.watchdog?.registry
+    return registry === undefined ? undefined : { registry, hostPid: process.pid }
+  }
+
   /** Spawn the program in a new PTY: under limits through the join launcher, resolved once it joined. */
   private async spawnCold(spec: TerminalSpawnSpec, program: string, file: string, args: string[], env: Record<string, string>, name: string): Promise<Started> {
     const { cgroup, applied } = this.limiter.open(spec.limits)
     for (const parent of this.limiter.parentDirs) this.watchdog?.watchCgroup(parent)
     // The PTY runs a launcher that closes what the host leaked into it, joins the cgroups (under
     // limits) and then execs the program.
-    const command = cgroup ? cgroup.launcher(file, args) : launcherCommand([], file, args)
+    const guard = this.launchGuard()
+    const command = cgroup ? cgroup.launcher(file, args, guard) : launcherCommand([], file, args, guard)
     let pty: IPty
     try {
       pty = spawn(command.file, command.args, { name, cols: spec.cols, rows: spec.rows, cwd: spec.cwd, env, encoding: null })
@@ -182,10 +189,13 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
       throw new SubprocessError('SPAWN_FAILED', `could not start ${program} in a PTY: ${errorMessage(error)}`, { cause: error })
     }
     const terminal = this.track(pty, spec.graceMs, cgroup, applied)
+    // Known to the host-death watchdog in the turn that forked it (where the identity reads at once),
+    // not after an await: a session host handling a burst of spawns forks them all in one turn, and
+    // one killed then must still take every forked tree down by its session id.
+    const watch = () => this.watchdog?.watchSession(terminal.pid, terminal.started, undefined, cgroup !== undefined)
+    if (terminal.identifyNow()) watch()
     try {
-      // Known to the host-death watchdog as soon as its identity is, not once the join is done: a host
-      // killed while the launcher joins (or a moment after) still takes the terminal down by its session id.
-      await terminal.settle(() => this.watchdog?.watchSession(terminal.pid, terminal.started, undefined, cgroup !== undefined))
+      await terminal.settle(watch)
     } catch (error) {
       await terminal.terminate()
       this.watchdog?.forgetSession(terminal.pid)

@@ -170,6 +170,18 @@ export class LocalTerminal implements SubprocessTerminalHandle {
   }
 
   /**
+   * Learn the child's start identity now, where the platform reads it synchronously: true once it is
+   * known. The spawn that forked the child calls it in the same turn, so nothing it awaits (and no
+   * other spawn's fork) lies between the fork and the watchdog's registration.
+   */
+  identifyNow(): boolean {
+    if (this.#shell.started) return true
+    const record = this.#inspector.identifyNow?.(this.pid)
+    if (record) this.#shell = { pid: this.pid, started: record.started }
+    return record !== undefined
+  }
+
+  /**
    * Learn the child's start identity, so that its pid can never be mistaken for a later process,
    * and, under limits, wait until the launcher joined the session's cgroups (rejects with
    * `SPAWN_FAILED` when it could not; the caller then terminates). Whether the child already owns
@@ -178,8 +190,10 @@ export class LocalTerminal implements SubprocessTerminalHandle {
    * identity is known, before the join is awaited.
    */
   async settle(identified?: () => void): Promise<void> {
-    const record = await this.#inspector.identify(this.pid)
-    if (record) this.#shell = { pid: this.pid, started: record.started }
+    if (!this.identifyNow()) {
+      const record = await this.#inspector.identify(this.pid)
+      if (record) this.#shell = { pid: this.pid, started: record.started }
+    }
     identified?.()
     if (this.#cgroup) await this.#joined(this.#cgroup)
   }

@@ -42,7 +42,15 @@ describe('CgroupLimiter', () => {
     expect(files.read(`${parent}/cgroup.subtree_control`)).toBe('+pids +memory')
     expect(files.read(`${session}/pids.max`)).toBe('64')
     expect(files.read(`${session}/memory.max`)).toBe(String(1 << 30))
-    expect(cgroup!.launcher('/usr/bin/bash', ['-i']).args.slice(2)).toEqual(['dsh-cgroup-join', `${session}/cgroup.procs`, '--', '/usr/bin/bash', '-i'])
+    expect(cgroup!.launcher('/usr/bin/bash', ['-i']).args.slice(2)).toEqual([
+      'dsh-cgroup-join',
+      '-',
+      '-',
+      `${session}/cgroup.procs`,
+      '--',
+      '/usr/bin/bash',
+      '-i',
+    ])
     expect(warnings).toEqual([])
     // A terminal removes its own session directory; dispose removes whatever is left, parent last.
     subject.dispose()

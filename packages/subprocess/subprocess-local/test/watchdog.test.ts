@@ -1,8 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { commandLine, eventually, identify, isAlive, type ProcessIdentity, statFields, stillRunning } from 'dsh-testkit'
 import { CgroupLimiter } from '../src/internal'
+import { JOIN_FAILED_STATUS, launcherCommand } from '../src/cgroup/launcher'
 import { HostWatchdog } from '../src/watchdog/watchdog'
 import { mountRuntime } from './helpers'
 
@@ -72,6 +74,46 @@ describe.skipIf(!LINUX)('host-death watchdog (real processes)', () => {
     await eventually(() => [target.leader, ...target.members].every((identity) => !stillRunning(identity)), 'the registered session to be gone')
     for (const identity of [bystander.leader, ...bystander.members, recycled.leader, ...recycled.members]) expect(stillRunning(identity)).toBe(true)
     expect(isAlive(pid)).toBe(false)
+  })
+
+  it('takes down a session its launcher registered in the directory (the host never wrote a line), and removes the directory', async () => {
+    const { watchdog } = newWatchdog()
+    const target = await session()
+    const recycled = await session()
+    watchdog.start()
+    const registry = watchdog.registry as string
+    expect(statSync(registry).mode & 0o777).toBe(0o700)
+    writeFileSync(join(registry, String(target.leader.pid)), `${target.leader.started}\n`)
+    // A file whose start identity names another process now, and one that is no identity at all.
+    writeFileSync(join(registry, String(recycled.leader.pid)), '1\n')
+    writeFileSync(join(registry, '1'), 'not a start\n')
+    await watchdog.dispose()
+    await eventually(() => [target.leader, ...target.members].every((identity) => !stillRunning(identity)), 'the registered session to be gone')
+    for (const identity of [recycled.leader, ...recycled.members]) expect(stillRunning(identity)).toBe(true)
+    expect(existsSync(registry)).toBe(false)
+  })
+
+  it('the launcher registers itself before the program runs, and runs nothing once its host is gone', async () => {
+    const { watchdog } = newWatchdog()
+    watchdog.start()
+    const registry = watchdog.registry as string
+    const run = (hostPid: number) => {
+      const command = launcherCommand([], '/bin/sh', ['-c', 'echo ran'], { registry, hostPid })
+      return spawnSync(command.file, command.args, { encoding: 'utf8' })
+    }
+    // Its parent is this process: registered (a file named by its pid, its start identity inside), then run.
+    const ran = run(process.pid)
+    expect(ran.stdout).toBe('ran\n')
+    const files = readdirSync(registry)
+    expect(files).toHaveLength(1)
+    expect(readFileSync(join(registry, files[0]!), 'utf8').trim()).toMatch(/^\d+$/)
+    // A parent that is not the host (the host died and it was reparented): the program never starts.
+    const orphan = run(1)
+    expect(orphan.status).toBe(JOIN_FAILED_STATUS)
+    expect(orphan.stdout).toBe('')
+    watchdog.forgetSession(Number(files[0]))
+    // Forgotten at teardown: its file goes; the orphan's stays until the watchdog reads or removes the directory.
+    expect(readdirSync(registry)).toHaveLength(1)
   })
 
   it('forgets a session the runtime tore down itself, and exits at once when nothing is registered', async () => {

@@ -30,8 +30,20 @@ const CLOSER_PERLS = '/usr/bin/perl /bin/perl /usr/local/bin/perl'
 // directly when it holds nothing else, else through perl, which closes what it inherited first. Fails
 // closed: no exec after a failed join, and no program with an inherited descriptor when perl is
 // missing. Paths and argv arrive as arguments, never spliced into the script.
+//
+// First, when a host-death watchdog runs (its registration directory, then the host's pid, lead the
+// arguments; `-` when none), it registers itself there: a file named by its pid holding its start
+// identity. Then it reads its parent afresh ($PPID is fixed at startup) and exits unless that is still
+// the host. So a host killed between its fork and its own registration (a session host forking a burst
+// of spawns) either died first (the launcher exits before the program starts) or after the file (the
+// watchdog reads the directory once the host is gone, and takes the tree down by its session id).
+// No fork: builtins only.
 const JOIN_SCRIPT =
   'inherited=; for f in /dev/fd/*; do case ${f##*/} in 0|1|2) ;; *) [ -e "$f" ] && inherited=1 ;; esac; done; ' +
+  'registry=$1 host=$2; shift 2; if [ "$registry" != - ]; then ' +
+  "stat() { stat=; { read -r stat < /proc/self/stat; } 2>/dev/null; IFS=' '; set -- ${stat##*) }; parent=$2 start=${20}; }; stat; " +
+  '{ echo "$start" > "$registry/$$"; } 2>/dev/null; ' +
+  `stat; [ "$parent" = "$host" ] || exit ${JOIN_FAILED_STATUS}; fi; ` +
   'while [ "$1" != -- ]; do ' +
   `echo $$ > "$1" || { echo "${JOIN_FAILED_PREFIX}\${1%/cgroup.procs}; the terminal was not started" >&2; exit ${JOIN_FAILED_STATUS}; }; ` +
   'shift; done; shift; [ -z "$inherited" ] && exec "$@"; ' +
@@ -42,17 +54,26 @@ const JOIN_SCRIPT =
 export interface LauncherCommand {
   /** The launcher shell. */
   readonly file: string
-  /** Its arguments: the join script, the `cgroup.procs` files, `--`, then the program and its arguments. */
+  /** Its arguments: the join script, the watchdog's registration directory and the host's pid, the `cgroup.procs` files, `--`, then the program and its arguments. */
   readonly args: string[]
+}
+
+/** The host-death watchdog a PTY's first process registers itself with before it runs the program. */
+export interface LaunchGuard {
+  /** The watchdog's registration directory (private to this user; see `HostWatchdog.registry`). */
+  readonly registry: string
+  /** The host's pid: the launcher's parent, which it checks is still alive after registering. */
+  readonly hostPid: number
 }
 
 /**
  * Prefix a resolved program with the join launcher. Joining from inside, before exec, is what makes
  * the limits cover everything: moving the pid from outside after spawn would race the program's
- * first forks (bwrap forks at once).
+ * first forks (bwrap forks at once). With `guard`, the launcher registers itself with the watchdog first.
  */
-export function launcherCommand(procsFiles: readonly string[], file: string, args: readonly string[]): LauncherCommand {
-  return { file: LAUNCHER_SHELL, args: ['-c', JOIN_SCRIPT, 'dsh-cgroup-join', ...procsFiles, '--', file, ...args] }
+export function launcherCommand(procsFiles: readonly string[], file: string, args: readonly string[], guard?: LaunchGuard): LauncherCommand {
+  const watched = guard ? [guard.registry, String(guard.hostPid)] : ['-', '-']
+  return { file: LAUNCHER_SHELL, args: ['-c', JOIN_SCRIPT, 'dsh-cgroup-join', ...watched, ...procsFiles, '--', file, ...args] }
 }
 
 /**

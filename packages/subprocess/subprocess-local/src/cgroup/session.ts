@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { AppliedTerminalLimits } from 'dsh-subprocess'
 import { onProcessExit } from '../exit-guard'
 import { type CgroupFiles, errorCode, type HeldFile } from './files'
-import { launcherCommand, type LauncherCommand } from './launcher'
+import { type LaunchGuard, launcherCommand, type LauncherCommand } from './launcher'
 
 /** How a wait for the launcher's join ended. */
 export type JoinOutcome = 'joined' | 'exited' | 'timeout'
@@ -36,12 +36,13 @@ export class SessionCgroup {
     return this.#dirs
   }
 
-  /** The command that joins these cgroups and then execs `file` with `args`. */
-  launcher(file: string, args: readonly string[]): LauncherCommand {
+  /** The command that joins these cgroups and then execs `file` with `args` (registered with the watchdog of `guard` first). */
+  launcher(file: string, args: readonly string[], guard?: LaunchGuard): LauncherCommand {
     return launcherCommand(
       this.#dirs.map((dir) => `${dir}/cgroup.procs`),
       file,
       args,
+      guard,
     )
   }
 

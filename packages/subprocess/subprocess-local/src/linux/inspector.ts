@@ -49,6 +49,10 @@ export class LinuxInspector implements ProcessInspector {
     return this.#read(pid)
   }
 
+  identifyNow(pid: number): ProcessRecord | undefined {
+    return this.#read(pid)
+  }
+
   foreground(shell: ProcessIdentity, sequence: number, remember: (records: readonly ProcessRecord[]) => void): Promise<ForegroundFacts | undefined> {
     return runSliced(this.#foreground(shell, sequence, remember))
   }

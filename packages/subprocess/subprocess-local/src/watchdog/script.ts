@@ -20,12 +20,14 @@ export type WatchdogLine = `cgroup ${string}` | `uncgroup ${string}` | `session 
 
 /**
  * The watchdog (POSIX sh, no forks while it waits). It records what the host registers, and once
- * its stdin reads EOF — the host closed it, or the host is gone, however it died — it kills, in
- * passes until one finds nothing:
+ * its stdin reads EOF — the host closed it, or the host is gone, however it died — it adds the
+ * terminals whose launchers registered themselves in its registration directory (its second
+ * argument; see `launcherCommand`), removes that directory, and kills, in passes until one finds nothing:
  * - every process in a registered parent's session cgroups, after stopping forks there
  *   (`cgroup.kill` on v2, `pids.max` 0 where the pids controller is attached);
  * - every process in a registered terminal's session (`sid` = its pid, started no earlier than
- *   it), unless that pid now names another process (alive with another start identity);
+ *   it), unless that pid now names another process (alive with another start identity), and the
+ *   terminal's top-level process itself by its identity (a child forked but not yet past `setsid()`);
  * - every process holding the terminal's PTY as stdin, stdout or stderr that started between the
  *   terminal and the moment the host was seen gone (a `setsid` child that kept the terminal;
  *   the bound keeps a PTY number reused after the host died from naming strangers), judged by the
@@ -37,6 +39,7 @@ export const WATCHDOG_SCRIPT = `
 nl='
 '
 set -f
+registry=$2
 cgroups=''
 sessions=''
 hz=$(getconf CLK_TCK 2>/dev/null) || hz=100
@@ -110,7 +113,9 @@ session_pass() {
       set -f
       set -- $entry
       [ "$start" -ge "$2" ] 2>/dev/null || continue
-      if [ "$sid" = "$1" ]; then
+      # The leader itself by its identity too: forked but not yet past setsid(), it is still in the
+      # host's session, and it would go on to start the whole tree after this sweep ended.
+      if [ "$sid" = "$1" ] || [ "$pid" = "$1" ]; then
         member_start=$start
         if ! stat_of "$1" || [ "$start" = "$2" ]; then
           slay "$pid"
@@ -171,6 +176,19 @@ while IFS=' ' read -r kind rest; do
     unsession) forget sessions "$rest" 1 ;;
   esac
 done
+
+# Terminals whose launcher registered itself before the host could: read now, the host being gone.
+if [ -n "$registry" ] && [ -d "$registry" ]; then
+  set +f
+  for file in "$registry"/[0-9]*; do
+    registered=''
+    { read -r registered < "$file"; } 2>/dev/null
+    case $registered in ''|*[!0-9]*) continue ;; esac
+    sessions="$sessions\${file##*/} $registered -$nl"
+  done
+  set -f
+  rm -rf "$registry"
+fi
 
 [ -n "$cgroups$sessions" ] || exit 0
 read -r uptime rest < /proc/uptime

@@ -1,5 +1,7 @@
 import { type ChildProcessByStdio, spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, unlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { Socket } from 'node:net'
 import type { Writable } from 'node:stream'
 import { errorMessage, settledWithin } from 'dsh-basics'
@@ -37,6 +39,7 @@ export class HostWatchdog {
   readonly #warned = new Set<string>()
   readonly #exits = new Set<Promise<void>>()
   #child: Watchdog | undefined
+  #registry: string | undefined
   /** "Forget" lines not written yet: they go after the close that caused them, in one write. */
   #forgets: WatchdogLine[] = []
   #unavailable = false
@@ -52,6 +55,16 @@ export class HostWatchdog {
     return this.#child?.pid
   }
 
+  /**
+   * The running watchdog's registration directory (0700, under the temporary directory, which
+   * sandboxes replace): a PTY's first process writes a file named by its pid, holding its start
+   * identity, before it runs anything, and the watchdog reads them once the host is gone. So a host
+   * killed between a fork and the `session` line it would write loses no tree. Undefined when none runs.
+   */
+  get registry(): string | undefined {
+    return this.#child ? this.#registry : undefined
+  }
+
   /** Start the watchdog unless it runs, cannot run here (warned once), or was disposed. */
   start(): void {
     if (this.#child || this.#unavailable || this.#disposed) return
@@ -60,17 +73,21 @@ export class HostWatchdog {
     if (platform !== 'linux') return this.#giveUp(`the host-death watchdog reads Linux's /proc and does not run on ${platform}`)
     if (!existsSync(shell)) return this.#giveUp(`${shell}, which runs the host-death watchdog, does not exist`)
     let child: Watchdog
+    let registry: string | undefined
     try {
-      child = spawn(shell, ['-c', WATCHDOG_SCRIPT, WATCHDOG_NAME, String(this.#options.hostPid ?? process.pid)], {
+      registry = mkdtempSync(join(tmpdir(), 'dsh-watchdog-'))
+      child = spawn(shell, ['-c', WATCHDOG_SCRIPT, WATCHDOG_NAME, String(this.#options.hostPid ?? process.pid), registry], {
         stdio: ['pipe', 'ignore', 'ignore'],
         detached: true,
         cwd: '/',
         env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' },
       })
     } catch (error) {
+      if (registry) rmSync(registry, { recursive: true, force: true })
       return this.#giveUp(`the host-death watchdog could not start: ${errorMessage(error)}`)
     }
     this.#child = child
+    this.#registry = registry
     const exited = new Promise<void>((resolve) => {
       child.once('close', () => resolve())
       child.once('error', () => child.pid === undefined && resolve())
@@ -137,6 +154,17 @@ export class HostWatchdog {
   /** The terminal was torn down: nothing of it is left to kill. */
   forgetSession(pid: number): void {
     if (this.#sessions.delete(pid)) this.#sendLater(`unsession ${pid}`)
+    this.#unregister(pid)
+  }
+
+  /** Drop the registration file a terminal's launcher wrote (there is none when it ran no launcher). */
+  #unregister(pid: number): void {
+    if (this.#registry === undefined) return
+    try {
+      unlinkSync(join(this.#registry, String(pid)))
+    } catch {
+      // Never written, or the watchdog already removed its directory.
+    }
   }
 
   /**
@@ -181,6 +209,9 @@ export class HostWatchdog {
   #lost(child: Watchdog): void {
     if (this.#child !== child) return
     this.#child = undefined
+    // A watchdog that died never read its directory; the next one makes its own.
+    if (this.#registry) rmSync(this.#registry, { recursive: true, force: true })
+    this.#registry = undefined
     // A new watchdog is told only what is registered then.
     this.#forgets = []
     child.stdin.destroy()
