@@ -134,7 +134,9 @@ describe.skipIf(missing.length > 0)('containers: the image and the Kubernetes ma
         builtins: { ...FAMILY_BUILTINS, 'dsh-subprocess-remote': () => import('dsh-subprocess-remote') },
       })
       ;({ client } = await connectInMemory(composition))
-      const opened = await callTool(client, 'terminal_open', { type: 'shell', cwd: '/workspace' })
+      // cwd '/': the shell backend checks a cwd on the MCP host's filesystem, not the target's
+      // (/workspace exists only in the container); the first send moves there.
+      const opened = await callTool(client, 'terminal_open', { type: 'shell', cwd: '/' })
       if (opened.isError) throw new Error(`terminal_open: ${opened.text}`)
       sessionId = opened.meta.sessionId as string
     }, SETUP_MS)
@@ -145,6 +147,7 @@ describe.skipIf(missing.length > 0)('containers: the image and the Kubernetes ma
     })
 
     it('`true` settles stdin_read with exit 0 at the shell prompt, inside the container', async () => {
+      expect((await send(client, sessionId, 'cd /workspace && pwd')).text).toContain('/workspace\n')
       const result = await send(client, sessionId, 'true')
       expect(result.meta).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 })
       expect(result.text).toContain('[input: prompt')
