@@ -44,7 +44,10 @@ export async function ensureBaseImage(env: PodmanEnv): Promise<string> {
     const rootfs = join(dir, 'rootfs')
     await runCommand('debootstrap', ['--variant=minbase', `--include=${PACKAGES.join(',')}`, SUITE, rootfs, aptMirror()], { timeoutMs: 300_000 })
     copyFileSync(realpathSync(process.execPath), join(rootfs, 'usr/local/bin/node'))
-    await runCommand('sh', ['-c', `tar -C "$1" -c . | podman import --change "ENV ${PATH_ENV}" - "$2"`, 'sh', rootfs, tag], { env: env.env, timeoutMs: 300_000 })
+    await runCommand('sh', ['-c', `tar -C "$1" -c . | podman import --change "ENV ${PATH_ENV}" - "$2"`, 'sh', rootfs, tag], {
+      env: env.env,
+      timeoutMs: 300_000,
+    })
     return tag
   } finally {
     rmSync(dir, { recursive: true, force: true })

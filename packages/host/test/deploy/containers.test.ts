@@ -61,10 +61,14 @@ describe.skipIf(missing.length > 0)('containers: the image and the Kubernetes ma
 
     it('answers /healthz and /readyz on 127.0.0.1 without the token', async () => {
       await eventually(async () => (await fetch(`${stack.origin}/healthz`).catch(() => undefined))?.status === 200, 'the host to answer /healthz', 60_000)
-      const ready = await eventually(async () => {
-        const response = await fetch(`${stack.origin}/readyz`).catch(() => undefined)
-        return response?.status === 200 && response
-      }, 'the host to be ready (a sandboxed shell opens)', 60_000)
+      const ready = await eventually(
+        async () => {
+          const response = await fetch(`${stack.origin}/readyz`).catch(() => undefined)
+          return response?.status === 200 && response
+        },
+        'the host to be ready (a sandboxed shell opens)',
+        60_000,
+      )
       expect(ready.status).toBe(200)
     })
 
@@ -97,7 +101,13 @@ describe.skipIf(missing.length > 0)('containers: the image and the Kubernetes ma
       expect(sys.text).toContain('sys=1')
 
       // The container itself agrees: the workspace file is there, nothing was written outside it.
-      const check = await podman(stack.podman, ['exec', HTTP_CONTAINER, 'sh', '-c', 'cat /workspace/kept.txt; test -e /etc/dsh-outside && echo leaked; hostname'])
+      const check = await podman(stack.podman, [
+        'exec',
+        HTTP_CONTAINER,
+        'sh',
+        '-c',
+        'cat /workspace/kept.txt; test -e /etc/dsh-outside && echo leaked; hostname',
+      ])
       expect(check.stdout.split('\n')[0]).toBe('kept')
       expect(check.stdout).not.toContain('leaked')
       expect(check.stdout).not.toContain('dsh\n')
@@ -172,7 +182,7 @@ describe.skipIf(missing.length > 0)('containers: the image and the Kubernetes ma
     })
 
     it('close leaves no process of the session in the container, and unloading ends the session host', async () => {
-      await send(client, sessionId, "bash -c 'trap \"\" TERM; exec sleep 1001' & echo started")
+      await send(client, sessionId, 'bash -c \'trap "" TERM; exec sleep 1001\' & echo started')
       expect((await processesIn(stack, TARGET_CONTAINER)).some((line) => / sleep 1001$/.test(line))).toBe(true)
       expect((await callTool(client, 'terminal_close', { sessionId })).isError).toBe(false)
       const left = await processesIn(stack, TARGET_CONTAINER)
@@ -180,7 +190,11 @@ describe.skipIf(missing.length > 0)('containers: the image and the Kubernetes ma
       await client.close()
       await composition!.dispose()
       composition = undefined
-      await eventually(async () => !(await processesIn(stack, TARGET_CONTAINER)).some((line) => line.includes('dsh-session-host') || line.includes('session-host/dist/bin.js')), 'the session host in the container to exit')
+      await eventually(
+        async () =>
+          !(await processesIn(stack, TARGET_CONTAINER)).some((line) => line.includes('dsh-session-host') || line.includes('session-host/dist/bin.js')),
+        'the session host in the container to exit',
+      )
     })
   })
 })

@@ -4,13 +4,15 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { makeContext } from '../../../../deploy/context'
 import { ensureBaseImage } from './base-image'
-import { podman, type PodmanEnv, podmanEnv } from './podman'
+import { podman, type PodmanEnv, podmanEnv, runCommand } from './podman'
 import { podmanSecretJson, renderKustomization, takeSecrets } from './render'
 
 /** The repository's deploy/ folder. */
 export const DEPLOY_DIR = fileURLToPath(new URL('../../../../deploy/', import.meta.url))
+
+/** The repository's tsx, which runs deploy/context.ts. */
+const TSX = fileURLToPath(new URL('../../../../node_modules/.bin/tsx', import.meta.url))
 
 /** The container names `podman kube play` gives the manifests' containers (`<pod>-<container>`). */
 export const HTTP_CONTAINER = 'dsh-terminal-pod-0-mcp'
@@ -74,9 +76,11 @@ export async function startKubeStack(): Promise<KubeStack> {
   }
   try {
     const base = await ensureBaseImage(env)
-    const context = await makeContext(join(temp, 'context'))
+    // The context as a user makes it (deploy/build-image.sh runs the same command).
+    const context = join(temp, 'context')
+    await runCommand(TSX, [join(DEPLOY_DIR, 'context.ts'), context], { timeoutMs: 180_000 })
     built = true
-    await podman(env, ['build', '-q', '-f', join(DEPLOY_DIR, 'Containerfile'), '--build-arg', `BASE=${base}`, '-t', image, context.dir], { timeoutMs: 300_000 })
+    await podman(env, ['build', '-q', '-f', join(DEPLOY_DIR, 'Containerfile'), '--build-arg', `BASE=${base}`, '-t', image, context], { timeoutMs: 300_000 })
     const hostPort = await freePort()
     const all = renderKustomization(join(DEPLOY_DIR, 'kubernetes'), { image, patch: testPatch(hostPort, token) })
     const split = takeSecrets(all)

@@ -54,7 +54,11 @@ export interface RunOptions {
 }
 
 /** Run a command to its end; rejects with {@link CommandFailed} on a non-zero exit unless allowed. */
-export function runCommand(command: string, args: readonly string[], options: RunOptions = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
+export function runCommand(
+  command: string,
+  args: readonly string[],
+  options: RunOptions = {},
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   const timeoutMs = options.timeoutMs ?? 120_000
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { env: options.env ?? process.env, cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'] })
