@@ -14,8 +14,9 @@ export const DEPLOY_DIR = fileURLToPath(new URL('../../../../deploy/', import.me
 /** The repository's tsx, which runs deploy/context.ts. */
 const TSX = fileURLToPath(new URL('../../../../node_modules/.bin/tsx', import.meta.url))
 
-/** The container names `podman kube play` gives the manifests' containers (`<pod>-<container>`). */
+/** The container `podman kube play` makes of the Deployment's `mcp` container (`<pod>-<container>`). */
 export const HTTP_CONTAINER = 'dsh-terminal-pod-0-mcp'
+/** The container of the workspace Pod (`dsh-workspace-1`, container `target`): the exec target. */
 export const TARGET_CONTAINER = 'dsh-workspace-1-target'
 
 /** The image built from deploy/Containerfile and the manifests running under `podman kube play`. */
