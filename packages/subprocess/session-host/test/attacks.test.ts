@@ -26,7 +26,7 @@ import { bashSpawn, socketClient, testEnv } from './support/wire-client'
 const run = promisify(execFile)
 const asRoot = process.getuid?.() === 0
 
-const HELLO = encodeControl({ type: 'hello', version: 1, role: 'client', features: ['binary-output', 'credit'] })
+const HELLO = encodeControl({ type: 'hello', version: 2, role: 'client', features: ['binary-output', 'credit'] })
 
 /** A control frame whose body is exactly `body` (possibly not JSON, possibly too large for `encodeControl`). */
 function rawControl(body: Buffer | string): Buffer {
@@ -365,7 +365,7 @@ describe('protocol abuse', () => {
       features.push(feature)
       size += feature.length + 3
     }
-    peer.socket.write(encodeControl({ type: 'hello', version: 1, role: 'client', features }))
+    peer.socket.write(encodeControl({ type: 'hello', version: 2, role: 'client', features }))
     peer.socket.write(encodeControl({ type: 'request', id: 1, method: 'terminate', params: { terminal: 1 } }))
     await eventually(() => peer.messages.find((message) => message.type === 'reply'), 'the reply')
     expect((peer.messages.find((message) => message.type === 'reply')?.error as { code?: string } | undefined)?.code).toBe('UNKNOWN_TERMINAL')
@@ -630,7 +630,7 @@ describe('lifecycle', () => {
           if (f[0] === 1) { const m = JSON.parse(f.subarray(1)); if (m.type === 'reply') console.log(JSON.stringify(m)); }
         }
       });
-      s.write(frame({ type: 'hello', version: 1, role: 'client', features: ['binary-output', 'credit'] }));
+      s.write(frame({ type: 'hello', version: 2, role: 'client', features: ['binary-output', 'credit'] }));
       s.write(frame({ type: 'request', id: 1, method: 'spawn', params: ${JSON.stringify({
         ...bashSpawn(),
         argv: ['bash', '--noprofile', '--norc', '-c', "(trap '' TERM HUP; exec sleep 401) & exec sleep 402"],

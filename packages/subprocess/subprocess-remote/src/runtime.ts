@@ -1,5 +1,4 @@
 import type { Context } from '@deepseek-ai/cordis'
-import { defaultSocketPath, sessionHostCommand } from 'dsh-session-host'
 import {
   scrubEnvironment,
   SubprocessError,
@@ -13,7 +12,7 @@ import { errorMessage } from 'dsh-basics'
 import { SessionHostClient } from './client'
 import type { RemoteSubprocessConfig } from './config'
 import { runConnectCommand } from './connect-command'
-import { connectLocalSessionHost } from './local-socket'
+import { connectLocalSessionHost, defaultSocketPath, sessionHostCommand } from 'dsh-session-host'
 import { RemoteTerminal } from './remote-terminal'
 import type { AppliedTerminalLimits } from 'dsh-subprocess'
 
