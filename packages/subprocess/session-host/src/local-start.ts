@@ -62,7 +62,8 @@ async function reachLive(path: string, deadline: number): Promise<Socket | undef
   for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
     const reached = await tryConnect(path)
     if (reached !== 'busy') return reached
-    if (performance.now() > deadline) throw startFailed(`the session host on ${path} is alive but accepted no connection in time (its listen backlog stayed full)`)
+    if (performance.now() > deadline)
+      throw startFailed(`the session host on ${path} is alive but accepted no connection in time (its listen backlog stayed full)`)
     await sleep(delay)
   }
 }

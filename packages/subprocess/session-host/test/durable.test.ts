@@ -103,7 +103,9 @@ describe('durable terminals over the socket', () => {
     const replies = await Promise.all([left.call('adopt', { key: 'race-1' }), right.call('adopt', { key: 'race-1' })])
     expect(replies.filter((reply) => reply.ok)).toHaveLength(1)
     expect(replies.filter((reply) => !reply.ok)).toMatchObject([{ ok: false, error: { code: 'TERMINAL_ADOPTED' } }])
-    const [winner, terminal] = replies[0]!.ok ? [left, (replies[0]!.result as AdoptResult).terminal] : [right, (replies[1] as { result: AdoptResult }).result.terminal]
+    const [winner, terminal] = replies[0]!.ok
+      ? [left, (replies[0]!.result as AdoptResult).terminal]
+      : [right, (replies[1] as { result: AdoptResult }).result.terminal]
     await winner.ok('terminate', { terminal })
     expect(isAlive(shell.pid)).toBe(false)
   })
@@ -160,10 +162,14 @@ describe('durable terminals over the socket', () => {
     client.close()
     const watcher = await connectClient()
     // The PTY is read on with nobody attached (never paused at the window of 64 KiB), to the prompt after the flood.
-    const listed = await eventually(async () => {
-      const terminal = await detached(watcher, 'flood-1')
-      return terminal && terminal.outputBytes > 3_000_000 && descendants(shell.pid).length === 0 && terminal
-    }, 'the flood while detached, to its end', 60_000)
+    const listed = await eventually(
+      async () => {
+        const terminal = await detached(watcher, 'flood-1')
+        return terminal && terminal.outputBytes > 3_000_000 && descendants(shell.pid).length === 0 && terminal
+      },
+      'the flood while detached, to its end',
+      60_000,
+    )
     const settled = (await detached(watcher, 'flood-1'))!
     const adopted = (await watcher.ok('adopt', { key: 'flood-1' })) as AdoptResult
     const seen = await eventually(() => watcher.terminals.get(adopted.terminal), 'the replay')

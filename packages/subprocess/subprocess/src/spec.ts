@@ -58,7 +58,8 @@ export function validateDurableSpec(durable: DurableTerminalSpec): void {
   if (typeof key !== 'string' || key === '' || key.length > MAX_DURABLE_KEY_LENGTH || key.includes('\0')) {
     invalid(`durable.key must be a string of 1-${MAX_DURABLE_KEY_LENGTH} characters without NUL`)
   }
-  if (!Number.isSafeInteger(ttlMs) || ttlMs < 1 || ttlMs > MAX_TIMER_MS) invalid(`durable.ttlMs must be an integer between 1 and ${MAX_TIMER_MS}, got ${String(ttlMs)}`)
+  if (!Number.isSafeInteger(ttlMs) || ttlMs < 1 || ttlMs > MAX_TIMER_MS)
+    invalid(`durable.ttlMs must be an integer between 1 and ${MAX_TIMER_MS}, got ${String(ttlMs)}`)
   if (!Number.isSafeInteger(retainBytes) || retainBytes < 1 || retainBytes > MAX_RETAIN_BYTES) {
     invalid(`durable.retainBytes must be an integer between 1 and ${MAX_RETAIN_BYTES}, got ${String(retainBytes)}`)
   }
@@ -68,7 +69,8 @@ export function validateDurableSpec(durable: DurableTerminalSpec): void {
 export function validateTerminalFacts(facts: string): void {
   if (typeof facts !== 'string') invalid('facts must be a string')
   const bytes = Buffer.byteLength(facts, 'utf8')
-  if (bytes > MAX_TERMINAL_FACTS_BYTES) invalid(`facts are ${bytes} UTF-8 bytes; at most ${MAX_TERMINAL_FACTS_BYTES} are kept (store less: what an adopter needs to resume)`)
+  if (bytes > MAX_TERMINAL_FACTS_BYTES)
+    invalid(`facts are ${bytes} UTF-8 bytes; at most ${MAX_TERMINAL_FACTS_BYTES} are kept (store less: what an adopter needs to resume)`)
 }
 
 const LIMIT_NAMES: readonly (keyof TerminalLimits)[] = ['maxProcesses', 'maxMemoryBytes']

@@ -162,16 +162,7 @@ export interface PongMessage {
 }
 
 /** Every control message of version 2. */
-export type ControlMessage =
-  | HelloMessage
-  | RequestMessage
-  | ReplyMessage
-  | ExitMessage
-  | AckMessage
-  | CancelMessage
-  | ErrorMessage
-  | PingMessage
-  | PongMessage
+export type ControlMessage = HelloMessage | RequestMessage | ReplyMessage | ExitMessage | AckMessage | CancelMessage | ErrorMessage | PingMessage | PongMessage
 
 /** True for a positive safe integer (ids, terminal numbers). */
 export function isPositiveInteger(value: unknown): value is number {

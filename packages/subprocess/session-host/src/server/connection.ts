@@ -152,7 +152,9 @@ export class ClientConnection {
       return this.#refuse(new ProtocolError('UNKNOWN_TERMINAL', `ack for terminal ${describePeerValue(message.terminal)}, which this connection does not hold`))
     const offset = message.offset
     if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0 || !terminal.acknowledge(offset)) {
-      this.#refuse(new ProtocolError('INVALID_ACK', `ack of terminal ${describePeerValue(message.terminal)} at ${describePeerValue(offset)} is beyond what was sent`))
+      this.#refuse(
+        new ProtocolError('INVALID_ACK', `ack of terminal ${describePeerValue(message.terminal)} at ${describePeerValue(offset)} is beyond what was sent`),
+      )
     }
   }
 
@@ -230,7 +232,8 @@ export class ClientConnection {
           if (this.#terminals.get(number) === terminal) this.#terminals.delete(number)
         })
       case 'setFacts': {
-        if (!terminal.durable) throw new SubprocessError('INVALID_SPEC', `terminal ${number} is not durable: facts are kept only for a durable terminal's adopter`)
+        if (!terminal.durable)
+          throw new SubprocessError('INVALID_SPEC', `terminal ${number} is not durable: facts are kept only for a durable terminal's adopter`)
         validateTerminalFacts(args.facts as string)
         terminal.facts = args.facts as string
         return null

@@ -60,7 +60,7 @@ export function durableOf(params: unknown): DurableTerminalSpec | undefined {
 /** The key of an `adopt` request, checked. */
 export function adoptKeyOf(params: unknown): string {
   const key = paramsObject(params).key
-  if (typeof key !== 'string' || key === '') invalid('params.key must be the durable terminal\'s key (a non-empty string)')
+  if (typeof key !== 'string' || key === '') invalid("params.key must be the durable terminal's key (a non-empty string)")
   return key
 }
 

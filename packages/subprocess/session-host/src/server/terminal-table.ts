@@ -86,7 +86,10 @@ export class TerminalTable {
     }
     const timer = terminal === 'spawning' ? undefined : this.#ttl.get(terminal)
     if (terminal === 'spawning' || !timer) {
-      throw new SubprocessError('TERMINAL_ADOPTED', `the durable terminal ${JSON.stringify(key)} is held by another connection (it is attached or was adopted first)`)
+      throw new SubprocessError(
+        'TERMINAL_ADOPTED',
+        `the durable terminal ${JSON.stringify(key)} is held by another connection (it is attached or was adopted first)`,
+      )
     }
     clearTimeout(timer)
     this.#ttl.delete(terminal)
