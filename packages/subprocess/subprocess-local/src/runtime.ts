@@ -1,6 +1,7 @@
 import type { Context } from '@deepseek-ai/cordis'
 import {
   type AppliedTerminalLimits,
+  LOCAL_TARGET,
   scrubEnvironment,
   type SpawnWrapper,
   SubprocessError,
@@ -120,6 +121,12 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
       throw new SubprocessError(
         'INVALID_SPEC',
         'dsh-subprocess-local cannot keep a durable terminal (it ends with this process); mount dsh-subprocess-remote for durable terminals',
+      )
+    }
+    if (spec.target !== undefined && spec.target !== LOCAL_TARGET) {
+      throw new SubprocessError(
+        'UNKNOWN_TARGET',
+        `dsh-subprocess-local runs terminals only on this machine (target "${LOCAL_TARGET}"), not on "${spec.target}"; mount dsh-subprocess-remote with targets to run them elsewhere`,
       )
     }
     // Refuses a platform without an inspector before anything starts.

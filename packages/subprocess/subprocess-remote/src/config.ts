@@ -1,4 +1,4 @@
-import { EnvAllowSchema } from 'dsh-subprocess'
+import { EnvAllowSchema, isTargetName, LOCAL_TARGET } from 'dsh-subprocess'
 import { MAX_TIMER_MS } from 'dsh-basics'
 import { z } from 'zod'
 
@@ -25,8 +25,28 @@ export const Config = z
     livenessMs: z.number().int().min(10).max(MAX_TIMER_MS).default(5_000),
     /** Inherited names let through the environment scrub as they are, as in dsh-subprocess-local (never `DSH_*`). */
     envAllow: EnvAllowSchema,
+    /**
+     * Named places to run terminals besides this machine (`local`: the per-user socket, or `connect`
+     * when given), each a command whose stdin/stdout reach `dsh-session-host --stdio` there:
+     * `{ "build-1": { connect: ["ssh", "build-1", "dsh-session-host", "--stdio"] } }`. A spawn names
+     * one with `target`; each target has one connection, shared by its terminals.
+     */
+    targets: z
+      .record(
+        z.string().refine((name) => isTargetName(name) && name !== LOCAL_TARGET, {
+          message: `a target name is 1-63 letters, digits, '.', '_' or '-', and not "${LOCAL_TARGET}" (this machine's own)`,
+        }),
+        z.object({ connect: z.array(z.string().min(1)).min(1) }).strict(),
+      )
+      .default({}),
+    /** The target a spawn without `target` runs on: `local` or a name of `targets`. */
+    defaultTarget: z.string().default(LOCAL_TARGET),
   })
   .prefault({})
+  .refine((config) => config.defaultTarget === LOCAL_TARGET || config.defaultTarget in config.targets, {
+    message: 'defaultTarget must be "local" or the name of one of targets',
+    path: ['defaultTarget'],
+  })
 
 /** Parsed configuration. */
 export type RemoteSubprocessConfig = z.output<typeof Config>

@@ -6,16 +6,17 @@ import {
   SubprocessError,
   SubprocessRuntime,
   type SubprocessTerminalHandle,
+  LOCAL_TARGET,
   type TerminalSpawnSpec,
   validateSpawnSpec,
   wrappedArgv,
 } from 'dsh-subprocess'
 import { errorMessage } from 'dsh-basics'
-import { SessionHostClient } from './client'
+import type { SessionHostClient } from './client'
 import type { RemoteSubprocessConfig } from './config'
-import { runConnectCommand } from './connect-command'
-import { type AdoptResult, connectLocalSessionHost, defaultSocketPath, type ListResult, sessionHostCommand } from 'dsh-session-host'
+import type { AdoptResult, ListResult } from 'dsh-session-host'
 import { RemoteTerminal } from './remote-terminal'
+import { TargetLink } from './target-link'
 import type { AppliedTerminalLimits } from 'dsh-subprocess'
 
 /** What a spawn answers over the wire. */
@@ -29,38 +30,63 @@ interface SpawnReply {
 }
 
 /**
- * `ctx.subprocess` backed by a session host: terminals run there (next to their readiness proofs),
- * this side holds handles of the same contract. One connection is shared by every spawn; once it is
- * lost, the next spawn connects again (starting a fresh local session host when none answers).
+ * `ctx.subprocess` backed by session hosts: terminals run there (next to their readiness proofs),
+ * this side holds handles of the same contract. Each target (`local`, and the configured `targets`)
+ * has one connection shared by its spawns; once it is lost, the next call connects again (starting
+ * a fresh local session host when none answers).
  * Durable terminals outlive this provider: its disposal hangs up on them, and another provider of
  * the same user lists and adopts them.
  */
 export class RemoteSubprocessRuntime extends SubprocessRuntime {
   private readonly config: RemoteSubprocessConfig
-  private connection: Promise<SessionHostClient> | undefined
+  /** One link per target, the default first; derived from the config once. */
+  private readonly links: ReadonlyMap<string, TargetLink>
   private readonly terminals = new Set<RemoteTerminal>()
-  private readonly stops = new Set<() => void>()
 
   constructor(ctx: Context, config: RemoteSubprocessConfig) {
     super(ctx)
     this.config = config
+    const report = (message: string) => this.ctx.logger('subprocess').warn('%s', message)
+    const local = new TargetLink(LOCAL_TARGET, config.connect ? { connect: config.connect } : { socket: true }, config, report)
+    const named = Object.entries(config.targets).map(([name, target]) => new TargetLink(name, { connect: target.connect }, config, report))
+    const all = [local, ...named]
+    const ordered = [...all.filter((link) => link.name === config.defaultTarget), ...all.filter((link) => link.name !== config.defaultTarget)]
+    this.links = new Map(ordered.map((link) => [link.name, link]))
     ctx.effect(() => () => this.dispose(), 'subprocess-remote: terminate every terminal and hang up')
   }
 
-  /** The session host's pid once connected (diagnostics and tests), from its hello. */
-  async sessionHostPid(): Promise<number | undefined> {
-    return (await (await this.client()).ready).pid
+  /** The targets a spawn may name, the default first. */
+  override targetNames(): readonly string[] {
+    return [...this.links.keys()]
+  }
+
+  /** A target's session host pid once connected (diagnostics and tests), from its hello. */
+  async sessionHostPid(target?: string): Promise<number | undefined> {
+    return (await (await this.link(target).client()).ready).pid
+  }
+
+  /** The link of `target` (default: the default target); `UNKNOWN_TARGET` names the ones there are. */
+  private link(target: string | undefined): TargetLink {
+    const link = this.links.get(target ?? this.config.defaultTarget)
+    if (link) return link
+    throw new SubprocessError(
+      'UNKNOWN_TARGET',
+      `no target named ${JSON.stringify(target)}; this composition's targets are ${this.targetNames()
+        .map((name) => JSON.stringify(name))
+        .join(', ')} (the subprocess entry's \`targets\`, and "${LOCAL_TARGET}" for this machine)`,
+    )
   }
 
   async spawnTerminal(spec: TerminalSpawnSpec): Promise<SubprocessTerminalHandle> {
     validateSpawnSpec(spec)
+    const link = this.link(spec.target)
     throwIfAborted(spec.signal)
     // The environment the in-process provider would give: this process's, scrubbed, plus the overrides.
     const env = scrubEnvironment(process.env, spec.env, { allow: this.config.envAllow })
     // Wrapper functions do not cross the wire: wrapped here, the session host runs the wrapped argv.
     const argv = spec.wrapper ? await wrappedArgv(spec.wrapper, spec.argv) : spec.argv
     throwIfAborted(spec.signal)
-    const client = await this.client()
+    const client = await link.client()
     // Checked again after the wait: an abort meanwhile fired no listener of ours.
     throwIfAborted(spec.signal)
     let requestId: number | undefined
@@ -94,10 +120,25 @@ export class RemoteSubprocessRuntime extends SubprocessRuntime {
     return terminal
   }
 
-  /** The session host's detached durable terminals (of this user, on the socket or the `connect` target). */
+  /**
+   * The detached durable terminals of this user on the default target and on every target connected
+   * now (a listing does not dial a machine nobody asked for), each with its target. A target that
+   * cannot be asked is left out, not an error: its sessions show again once it answers.
+   */
   override async listDetached(): Promise<readonly DetachedTerminal[]> {
-    const client = await this.client()
-    return ((await client.request('list', {})) as ListResult).terminals
+    const asked = [...this.links.values()].filter((link, index) => index === 0 || link.connected)
+    const lists = await Promise.all(
+      asked.map(async (link) => {
+        try {
+          const { terminals } = (await (await link.client()).request('list', {})) as ListResult
+          return terminals.map((terminal) => ({ ...terminal, target: link.name }))
+        } catch (error) {
+          if (link === asked[0]) throw error
+          return []
+        }
+      }),
+    )
+    return lists.flat()
   }
 
   /**
@@ -105,9 +146,9 @@ export class RemoteSubprocessRuntime extends SubprocessRuntime {
    * `replayFrom` on, then live output. `TERMINAL_ADOPTED` when another client won, `TERMINAL_NOT_FOUND`
    * when none is detached under `key`.
    */
-  override async adoptTerminal(key: string): Promise<AdoptedTerminal> {
+  override async adoptTerminal(key: string, target?: string): Promise<AdoptedTerminal> {
     if (typeof key !== 'string' || key === '') throw new SubprocessError('INVALID_SPEC', 'the key of the terminal to adopt must be a non-empty string')
-    const client = await this.client()
+    const client = await this.link(target).client()
     let handle: RemoteTerminal | undefined
     const reply = (await client.request('adopt', { key }, undefined, (result) => {
       const adopted = result as AdoptResult
@@ -135,56 +176,11 @@ export class RemoteSubprocessRuntime extends SubprocessRuntime {
     return terminal
   }
 
-  /** The shared connection, made on first use and again after a failed start or a loss. */
-  private client(): Promise<SessionHostClient> {
-    if (this.connection) return this.connection
-    const connection = this.connect()
-    this.connection = connection
-    const forget = () => {
-      if (this.connection === connection) this.connection = undefined
-    }
-    connection.then((client) => client.closed.then(forget), forget)
-    return connection
-  }
-
-  private async connect(): Promise<SessionHostClient> {
-    const report = (message: string) => this.ctx.logger('subprocess').warn('%s', message)
-    const liveness = { livenessMs: this.config.livenessMs }
-    let client: SessionHostClient
-    if (this.config.connect) {
-      const command = runConnectCommand(this.config.connect)
-      this.stops.add(command.stop)
-      client = new SessionHostClient(
-        command.input,
-        command.output,
-        report,
-        () => {
-          command.stop()
-          this.stops.delete(command.stop)
-        },
-        liveness,
-      )
-    } else {
-      const socket = await connectLocalSessionHost({
-        socketPath: this.config.socketPath ?? defaultSocketPath(),
-        command: this.config.sessionHostCommand ?? sessionHostCommand(),
-        idleExitMs: this.config.idleExitMs,
-        startTimeoutMs: this.config.startTimeoutMs,
-      })
-      client = new SessionHostClient(socket, socket, report, undefined, liveness)
-    }
-    await client.ready
-    return client
-  }
-
   /** Terminate every non-durable terminal, hang up (the durable ones stay detached in the session host) and end a connect command. */
   private async dispose(): Promise<void> {
     const ending = [...this.terminals].filter((terminal) => !terminal.durable)
     const results = await Promise.allSettled(ending.map((terminal) => terminal.terminate()))
-    const connection = this.connection
-    this.connection = undefined
-    await connection?.then((client) => client.close()).catch(() => undefined)
-    for (const stop of this.stops) stop()
+    await Promise.all([...this.links.values()].map((link) => link.close()))
     const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []))
     if (failures.length > 0) throw new AggregateError(failures, `${failures.length} terminal(s) could not be cleaned up`)
   }

@@ -5,7 +5,8 @@
  * (`CLEANUP_FAILED`), a provider lost the session host that held its terminals (`SESSION_HOST_LOST`:
  * the connection ended; `TARGET_UNREACHABLE`: the link stopped carrying bytes and a liveness ping went unanswered),
  * or a detached durable terminal could not be adopted (`TERMINAL_ADOPTED`: another client won;
- * `TERMINAL_NOT_FOUND`: no detached terminal has that key, it closed or its TTL passed).
+ * `TERMINAL_NOT_FOUND`: no detached terminal has that key, it closed or its TTL passed), or a spawn
+ * named a target the provider does not have (`UNKNOWN_TARGET`).
  */
 export type SubprocessErrorCode =
   | 'UNSUPPORTED_PLATFORM'
@@ -20,6 +21,7 @@ export type SubprocessErrorCode =
   | 'TARGET_UNREACHABLE'
   | 'TERMINAL_ADOPTED'
   | 'TERMINAL_NOT_FOUND'
+  | 'UNKNOWN_TARGET'
 
 /** Error raised by a subprocess provider; `code` is stable, the message is for people. */
 export class SubprocessError extends Error {

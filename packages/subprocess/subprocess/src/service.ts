@@ -32,8 +32,15 @@ export abstract class SubprocessRuntime extends Service {
   listDetached?(): Promise<readonly DetachedTerminal[]>
 
   /**
-   * Take over a detached durable terminal by its key. Rejects with `TERMINAL_ADOPTED` when another
-   * client adopted it first and `TERMINAL_NOT_FOUND` when none is detached under that key.
+   * Take over a detached durable terminal by its key, on `target` (default: the provider's default
+   * target). Rejects with `TERMINAL_ADOPTED` when another client adopted it first,
+   * `TERMINAL_NOT_FOUND` when none is detached under that key, `UNKNOWN_TARGET` for a name it lacks.
    */
-  adoptTerminal?(key: string): Promise<AdoptedTerminal>
+  adoptTerminal?(key: string, target?: string): Promise<AdoptedTerminal>
+
+  /**
+   * The targets a spawn may name (`spec.target`), the default first. A provider without it runs
+   * everything on this machine ({@link LOCAL_TARGET}).
+   */
+  targetNames?(): readonly string[]
 }

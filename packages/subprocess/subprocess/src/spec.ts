@@ -40,6 +40,19 @@ export function validateSpawnSpec(spec: TerminalSpawnSpec): void {
     invalid('wrapper must be an object with a string key and a wrap function')
   }
   if (spec.durable !== undefined) validateDurableSpec(spec.durable)
+  if (spec.target !== undefined && !isTargetName(spec.target)) {
+    invalid(
+      `target must be a name of 1-${MAX_TARGET_NAME_LENGTH} letters, digits, '.', '_' or '-' (starting with a letter or digit), got ${JSON.stringify(spec.target)}`,
+    )
+  }
+}
+
+/** Longest target name (a short label: `build-1`, `pod-7`). */
+export const MAX_TARGET_NAME_LENGTH = 63
+
+/** True for a well-formed target name: what a configuration may define and a spawn may name. */
+export function isTargetName(name: unknown): name is string {
+  return typeof name === 'string' && name.length <= MAX_TARGET_NAME_LENGTH && /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)
 }
 
 /** Longest durable key: a session id, never a payload. */

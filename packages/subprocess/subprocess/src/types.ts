@@ -36,7 +36,16 @@ export interface TerminalSpawnSpec {
    * terminals live outside the client's process can honour it; the others refuse it with `INVALID_SPEC`.
    */
   readonly durable?: DurableTerminalSpec
+  /**
+   * Which of the provider's places runs the terminal (a named target of dsh-subprocess-remote: a
+   * machine over ssh, a container); absent: the provider's default. A provider refuses a name it
+   * does not know with `UNKNOWN_TARGET`; dsh-subprocess-local knows only {@link LOCAL_TARGET}.
+   */
+  readonly target?: string
 }
+
+/** The target every provider has: this machine (dsh-subprocess-remote's per-user socket session host). */
+export const LOCAL_TARGET = 'local'
 
 /** How a durable terminal outlives its client. */
 export interface DurableTerminalSpec {
@@ -65,6 +74,8 @@ export interface DetachedTerminal {
   readonly outputBytes: number
   /** How its top-level process ended, when it did while detached. */
   readonly exit?: TerminalExit
+  /** The provider's target it runs on (see {@link TerminalSpawnSpec.target}), when the provider has targets. */
+  readonly target?: string
 }
 
 /** A detached terminal taken over: a live handle, the facts its last client stored, and where its replay starts. */
