@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { descendants } from './proc'
@@ -25,6 +25,8 @@ export interface SshHost {
   connect(remote: readonly string[]): string[]
   /** Pids of every live process sshd runs for its clients (its descendants). */
   served(): number[]
+  /** Whether `pid` runs on this host: in its network namespace (false for a process that is gone). */
+  runsHere(pid: number): boolean
   /** Cut the link (the veth end on this side goes down): packets stop, connections stay open. */
   cut(): void
   /** Bring the link back up. */
@@ -66,6 +68,15 @@ rm -rf "$4"
 
 function ip(...args: string[]): void {
   execFileSync('ip', args, { stdio: ['ignore', 'ignore', 'pipe'] })
+}
+
+/** A process's network namespace (`net:[inode]`), or undefined once it is gone. */
+function networkNamespace(pid: number): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/ns/net`)
+  } catch {
+    return undefined
+  }
 }
 
 /** One word for a POSIX shell, as it is. */
@@ -146,6 +157,10 @@ export async function startSshHost(options: SshHostOptions = {}): Promise<SshHos
       ssh,
       connect: (remote) => [...ssh, '--', ...remote.map(quoted)],
       served: () => descendants(sshdPid).map((member) => member.pid),
+      runsHere: (pid) => {
+        const here = networkNamespace(sshdPid)
+        return here !== undefined && networkNamespace(pid) === here
+      },
       cut: () => ip('link', 'set', outer, 'down'),
       restore: () => ip('link', 'set', outer, 'up'),
       stop: async () => {
