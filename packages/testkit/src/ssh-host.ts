@@ -100,7 +100,10 @@ export async function startSshHost(options: SshHostOptions = {}): Promise<SshHos
   const address = `${base}.${low + 2}`
   const dir = mkdtempSync(join(tmpdir(), 'dsh-ssh-host-'))
   const removeLinks = () => {
-    for (const args of [['netns', 'del', namespace], ['link', 'del', outer]]) {
+    for (const args of [
+      ['netns', 'del', namespace],
+      ['link', 'del', outer],
+    ]) {
       try {
         ip(...args)
       } catch {}

@@ -18,7 +18,9 @@ function overSsh(host: SshHost, remote: string[]): Promise<string> {
   const [file = 'ssh', ...args] = host.connect(remote)
   return new Promise((resolve, reject) => {
     // ssh keeps the first value of an option: a login over the cut link gives up after 2 s, not 10.
-    execFile(file, ['-o', 'ConnectTimeout=2', ...args], { encoding: 'utf8' }, (error, stdout, stderr) => (error ? reject(new Error(stderr || error.message)) : resolve(stdout)))
+    execFile(file, ['-o', 'ConnectTimeout=2', ...args], { encoding: 'utf8' }, (error, stdout, stderr) =>
+      error ? reject(new Error(stderr || error.message)) : resolve(stdout),
+    )
   })
 }
 
@@ -78,11 +80,18 @@ describe.skipIf(!runs)('startSshHost', () => {
     const starter = spawn(process.execPath, ['--import', tsx, '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
     let output = ''
     starter.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
-    const started = await eventually(() => (output.includes('\n') ? (JSON.parse(output) as { namespace: string; sshd: number }) : undefined), 'the host to start', 30_000)
+    const started = await eventually(
+      () => (output.includes('\n') ? (JSON.parse(output) as { namespace: string; sshd: number }) : undefined),
+      'the host to start',
+      30_000,
+    )
     expect(isAlive(started.sshd)).toBe(true)
     starter.kill('SIGKILL')
     await eventually(() => !isAlive(started.sshd), 'sshd to be killed by the watchdog')
     await eventually(() => !namespaces().includes(started.namespace), 'the namespace to be removed')
-    await eventually(() => !execFileSync('ip', ['-o', 'link'], { encoding: 'utf8' }).includes(`dshs${starter.pid! % 100_000}x0h`), 'the veth pair to be removed')
+    await eventually(
+      () => !execFileSync('ip', ['-o', 'link'], { encoding: 'utf8' }).includes(`dshs${starter.pid! % 100_000}x0h`),
+      'the veth pair to be removed',
+    )
   }, 40_000)
 })
