@@ -5,9 +5,13 @@
 // run, taking turns), and three ssh targets × 50 sessions at once, every echo exact.
 // DSH_BENCH_SSH_SENDS (default 300) and DSH_BENCH_SSH_SESSIONS (default 50) shrink a quick run.
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { rmSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { Context, type Fiber } from '@deepseek-ai/cordis'
 import { type SshHost, startSshHost } from 'dsh-testkit'
 import * as agentPlugin from '../../packages/agent/src/index'
+import { hostRuntimeDir } from '../../packages/sandbox/sandbox/src/index'
 import * as policyPlugin from '../../packages/sandbox/sandbox-policy/src/index'
 import { sessionHostCommand } from '../../packages/subprocess/session-host/src/index'
 import * as remotePlugin from '../../packages/subprocess/subprocess-remote/src/index'
@@ -77,12 +81,18 @@ class RawSshShell {
   }
 }
 
-/** The default shell stack (unconfined, as the floor) with its terminals on `host`, one ssh connection. */
+/**
+ * The default shell stack (unconfined, as the floor) with its terminals on `host`, one ssh connection.
+ * `--socket` is the run's own: the targets share this machine's filesystem, and a `--stdio` that
+ * relays to a socket session host (protocol version 2) must reach one of this target only.
+ */
 async function mountSshStack(host: SshHost) {
   const root = new Context()
   const fibers: Fiber[] = []
+  const socket = join(hostRuntimeDir(process.getuid?.() ?? -1), `bench-ssh-${randomBytes(6).toString('hex')}`, 'session-host.sock')
   fibers.push(await root.plugin(agentPlugin))
-  fibers.push(await root.plugin(remotePlugin, { connect: host.connect([...sessionHostCommand(), '--stdio']), startTimeoutMs: 30_000 }))
+  const connect = host.connect([...sessionHostCommand(), '--stdio', '--socket', socket])
+  fibers.push(await root.plugin(remotePlugin, { connect, startTimeoutMs: 30_000 }))
   fibers.push(await root.plugin(policyPlugin, { mode: 'danger-full-access' }))
   fibers.push(await root.plugin(terminalPlugin, { maxSessionsPerAgent: SESSIONS + 8 }))
   fibers.push(await root.plugin(bashPlugin, BACKEND_CONFIG))
@@ -100,6 +110,7 @@ async function mountSshStack(host: SshHost) {
     dispose: async () => {
       await agent.dispose()
       for (const fiber of fibers.reverse()) await fiber.dispose()
+      rmSync(dirname(socket), { recursive: true, force: true })
     },
   }
 }

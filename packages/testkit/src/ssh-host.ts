@@ -25,13 +25,15 @@ export interface SshHost {
   connect(remote: readonly string[]): string[]
   /** Pids of every live process sshd runs for its clients (its descendants). */
   served(): number[]
+  /** Pids of every process in the host's namespace, sshd included (a detached daemon too). */
+  processes(): number[]
   /** Whether `pid` runs on this host: in its network namespace (false for a process that is gone). */
   runsHere(pid: number): boolean
   /** Cut the link (the veth end on this side goes down): packets stop, connections stay open. */
   cut(): void
   /** Bring the link back up. */
   restore(): void
-  /** Kill everything sshd runs, then sshd; remove the namespace, the veth pair and the keys. */
+  /** Kill every process in the namespace; remove the namespace, the veth pair and the keys. */
   stop(): Promise<void>
 }
 
@@ -53,12 +55,14 @@ const SSHD = '/usr/sbin/sshd'
 
 /**
  * Runs outside the namespace: starts sshd inside it, says its pid, then waits for its stdin to end
- * (stop() ends it, and so does this process's death) and removes what the host consists of.
+ * (stop() ends it, and so does this process's death), kills every process in the namespace (sshd,
+ * what it runs, anything they detached) and removes what the host consists of.
  */
 const WATCHDOG = `
 ip netns exec "$1" ${SSHD} -D -e -f "$2" & sshd=$!
 echo "sshd $sshd"
 read -r _
+kill -KILL $(ip netns pids "$1") 2>/dev/null
 kill -KILL "$sshd" 2>/dev/null
 wait "$sshd" 2>/dev/null
 ip netns del "$1" 2>/dev/null
@@ -68,6 +72,18 @@ rm -rf "$4"
 
 function ip(...args: string[]): void {
   execFileSync('ip', args, { stdio: ['ignore', 'ignore', 'pipe'] })
+}
+
+/** `ip netns pids`: every process in the namespace (none once it is gone). */
+function namespacePids(namespace: string): number[] {
+  try {
+    return execFileSync('ip', ['netns', 'pids', namespace], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+      .split('\n')
+      .filter((line) => /^\d+$/.test(line))
+      .map(Number)
+  } catch {
+    return []
+  }
 }
 
 /** A process's network namespace (`net:[inode]`), or undefined once it is gone. */
@@ -160,20 +176,14 @@ export async function startSshHost(options: SshHostOptions = {}): Promise<SshHos
       ssh,
       connect: (remote) => [...ssh, '--', ...remote.map(quoted)],
       served: () => descendants(sshdPid).map((member) => member.pid),
+      processes: () => namespacePids(namespace),
       runsHere: (pid) => {
         const here = networkNamespace(sshdPid)
         return here !== undefined && networkNamespace(pid) === here
       },
       cut: () => ip('link', 'set', outer, 'down'),
       restore: () => ip('link', 'set', outer, 'up'),
-      stop: async () => {
-        for (const member of descendants(sshdPid)) {
-          try {
-            process.kill(member.pid, 'SIGKILL')
-          } catch {}
-        }
-        await ended(running)
-      },
+      stop: () => ended(running),
     }
   } catch (error) {
     if (watchdog) await ended(watchdog)

@@ -60,14 +60,21 @@ describe.skipIf(!runs)('startSshHost', () => {
     expect(await overSsh(host, ['echo', 'back'])).toBe('back\n')
   })
 
-  it('stop removes sshd, what it runs, the namespace, the link and the keys', async () => {
+  it('stop removes sshd, what it runs, a daemon detached on the host, the namespace, the link and the keys', async () => {
     const other = await startSshHost({ index: 8 })
     const [file = 'ssh', ...args] = other.connect(['sleep', '1000'])
     const login = spawn(file, args, { stdio: 'ignore' })
     const sleeper = await eventually(() => other.served().find((pid) => commandLine(pid)?.[0] === 'sleep'), 'the sleep over ssh')
+    // A daemon on the host, detached from sshd's tree (as a session host started on first use is).
+    const daemon = Number(
+      execFileSync('ip', ['netns', 'exec', other.namespace, 'sh', '-c', 'setsid sleep 1001 </dev/null >/dev/null 2>&1 & echo $!'], { encoding: 'utf8' }).trim(),
+    )
+    expect(other.served()).not.toContain(daemon)
+    expect(other.processes()).toEqual(expect.arrayContaining([other.sshdPid, sleeper, daemon]))
     await other.stop()
     expect(isAlive(other.sshdPid)).toBe(false)
     expect(isAlive(sleeper)).toBe(false)
+    expect(isAlive(daemon)).toBe(false)
     expect(namespaces()).not.toContain(other.namespace)
     expect(existsSync(keyDir(other))).toBe(false)
     await eventually(() => login.exitCode !== null || login.signalCode !== null, 'the ssh client to see the end')

@@ -3,7 +3,7 @@ import { commandLine, eventually, foregroundGroup, type SshHost, startSshHost } 
 import type { TerminalSessionId } from 'dsh-terminal'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Stack } from './support/stack'
-import { sshStack, sshTargetRuns } from './support/ssh-target'
+import { type SshTarget, sshStack, sshTarget, sshTargetRuns } from './support/ssh-target'
 
 /*
  * The ssh target's link cut under a running send (`ip link set … down` on this side of the veth
@@ -17,12 +17,14 @@ import { sshStack, sshTargetRuns } from './support/ssh-target'
 const LIVENESS_MS = 1000
 
 let host: SshHost
+let target: SshTarget
 let stack: Stack
 
 beforeAll(async () => {
   if (!sshTargetRuns) return
   host = await startSshHost()
-  stack = await sshStack(host, { livenessMs: LIVENESS_MS })
+  target = sshTarget(host)
+  stack = await sshStack(target, { livenessMs: LIVENESS_MS })
 }, 60_000)
 
 // A test that timed out while the link was down must not leave it down for the next one.
@@ -31,6 +33,7 @@ afterEach(() => host?.restore())
 afterAll(async () => {
   await stack?.dispose()
   await host?.stop()
+  target?.remove()
 }, 60_000)
 
 /** A fresh session with `sleep 100` in front, its send still running. */

@@ -16,7 +16,7 @@ import {
 import type { TerminalSessionId } from 'dsh-terminal'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Stack } from './support/stack'
-import { sshStack, sshTargetRuns } from './support/ssh-target'
+import { type SshTarget, sshStack, sshTarget, sshTargetRuns } from './support/ssh-target'
 
 /*
  * The shell stack over an ssh target: dsh-subprocess-remote runs `ssh … dsh-session-host --stdio`
@@ -25,6 +25,7 @@ import { sshStack, sshTargetRuns } from './support/ssh-target'
  */
 
 let host: SshHost
+let target: SshTarget
 let stack: Stack
 let id: TerminalSessionId
 let pid: number
@@ -33,7 +34,8 @@ let sessionHostPid: number
 beforeAll(async () => {
   if (!sshTargetRuns) return
   host = await startSshHost()
-  stack = await sshStack(host)
+  target = sshTarget(host)
+  stack = await sshStack(target)
   const opened = await stack.open()
   id = opened.sessionId
   pid = opened.pid as number
@@ -43,6 +45,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.dispose()
   await host?.stop()
+  target?.remove()
 })
 
 /** Live processes whose session id is `sid`, from every entry of /proc. */
@@ -54,6 +57,8 @@ function sessionMembers(sid: number): number[] {
 }
 
 describe.skipIf(!sshTargetRuns)('the shell stack over an ssh target (sshd in a network namespace)', () => {
+  // With protocol version 2 `--stdio` relays to a socket session host on the target, started detached
+  // there: the hello's pid is then that one's, in the target's namespace but no longer under sshd.
   it('the session host runs on the target (under its sshd, in its network namespace), and the shell under it', () => {
     expect(host.served()).toContain(sessionHostPid)
     expect(host.runsHere(sessionHostPid)).toBe(true)
@@ -108,5 +113,11 @@ describe.skipIf(!sshTargetRuns)('the shell stack over an ssh target (sshd in a n
     expect(sessionMembers(pid)).toEqual([])
     // The session host itself stays for the next session of this target.
     expect(isAlive(sessionHostPid)).toBe(true)
+  })
+
+  it('unloading the composition ends its login on the target: nothing is left under sshd', async () => {
+    expect(host.served().length).toBeGreaterThan(0)
+    await stack.dispose()
+    await eventually(() => host.served().length === 0, 'the login, its session host and its sessions to end')
   })
 })
