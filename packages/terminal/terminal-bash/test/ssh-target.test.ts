@@ -57,12 +57,14 @@ function sessionMembers(sid: number): number[] {
 }
 
 describe.skipIf(!sshTargetRuns)('the shell stack over an ssh target (sshd in a network namespace)', () => {
-  // With protocol version 2 `--stdio` relays to a socket session host on the target, started detached
-  // there: the hello's pid is then that one's, in the target's namespace but no longer under sshd.
-  it('the session host runs on the target (under its sshd, in its network namespace), and the shell under it', () => {
-    expect(host.served()).toContain(sessionHostPid)
+  // A process of the target is one in its namespace: with protocol version 1 the session host is the
+  // `--stdio` process sshd runs; with version 2 that process relays to a socket session host started
+  // detached on the target (the hello's pid is that one's), so it is in the namespace but not under sshd.
+  it('the session host runs on the target, reached through its sshd, and the shell under it', () => {
+    expect(host.processes()).toContain(sessionHostPid)
     expect(host.runsHere(sessionHostPid)).toBe(true)
     expect(host.runsHere(process.pid)).toBe(false)
+    expect(host.served().some((member) => commandLine(member)?.includes('--stdio'))).toBe(true)
     expect(descendants(sessionHostPid).map((member) => member.pid)).toContain(pid)
     expect(host.runsHere(pid)).toBe(true)
   })
