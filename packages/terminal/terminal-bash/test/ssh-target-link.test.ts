@@ -9,8 +9,7 @@ import { type SshTarget, sshStack, sshTarget, sshTargetRuns } from './support/ss
  * The ssh target's link cut under a running send (`ip link set … down` on this side of the veth
  * pair: packets stop, the TCP connection and ssh stay up, nothing tells the client). ssh's own
  * keepalive is set past every wait here (the fixture's ServerAliveInterval), so what these tests
- * see is the session client's doing. `livenessMs` is the client's ping interval; a client without
- * the check ignores the key.
+ * see is the session client's doing. `livenessMs` is the client's ping interval.
  */
 
 /** The client's liveness interval: a silent link is given up after about twice this. */
@@ -53,17 +52,16 @@ describe.skipIf(!sshTargetRuns)('an ssh target whose link is cut', () => {
     await send.released
   }, 30_000)
 
-  // Missing piece: the client's liveness check (ping/pong, TARGET_UNREACHABLE) on branch durable-wire,
-  // not ready when this was written. Today the cut link goes unnoticed and the send ends by its own timeout.
-  it.fails('the send ends as session_exit once the client gives the silent link up, long before its own timeout', async () => {
+  // The client's liveness check: no pong within two livenessMs gives the connection up (TARGET_UNREACHABLE).
+  it('the send ends as session_exit once the client gives the silent link up, long before its own timeout', async () => {
     const { send } = await sleeping(8 * LIVENESS_MS)
     host.cut()
     expect(await send.done).toMatchObject({ waitReason: 'session_exit', sessionStatus: { kind: 'exited' } })
     await send.released
   }, 30_000)
 
-  // Missing piece: as above. Today a write waits for its reply until ssh's own keepalive gives up.
-  it.fails('a call on a terminal of the cut target rejects with TARGET_UNREACHABLE', async () => {
+  // Without the check a write would wait for its reply until ssh's own keepalive gave up (90 s here).
+  it('a call on a terminal of the cut target rejects with TARGET_UNREACHABLE', async () => {
     const runtime = stack.root.subprocess as SubprocessRuntime
     const shell = await runtime.spawnTerminal({ argv: ['bash', '--noprofile', '--norc'], cwd: '/tmp', rows: 24, cols: 80, graceMs: 1000 })
     await shell.write('echo linked\r')

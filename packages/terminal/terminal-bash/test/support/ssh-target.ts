@@ -36,7 +36,7 @@ export function sshTarget(host: SshHost): SshTarget {
 
 /**
  * The real stack (the default shell backend) on dsh-subprocess-remote with `target` as its connect
- * command. `extra` may carry config keys a newer client knows (`livenessMs`); an older one ignores them.
+ * command, plus `extra` config (e.g. `livenessMs`).
  */
 export function sshStack(target: SshTarget, extra: Record<string, unknown> = {}): Promise<Stack> {
   return startStack(PATIENT, { provider: { plugin: remotePlugin, config: { connect: target.connect, startTimeoutMs: 20_000, ...extra } } })
