@@ -98,6 +98,9 @@ async function mountSshStack(host: SshHost) {
   fibers.push(await root.plugin(bashPlugin, BACKEND_CONFIG))
   const agent = await root.agents.create()
   const terminals = root.terminals
+  // Connect now, one target at a time: a cold connect (ssh login, the relay, the socket session host
+  // under tsx) must answer its hello within the client's deadline, which three at once under load miss.
+  await terminals.close(agent, (await terminals.spawn(agent, { type: 'shell', cwd: '/tmp' })).sessionId)
   return {
     open: async () => (await terminals.spawn(agent, { type: 'shell', cwd: '/tmp' })).sessionId,
     run: async (id: TerminalSessionId, text: string) => {
