@@ -1,0 +1,187 @@
+// Sessions on ssh targets (issue 27): a second host in a network namespace of this run's own with
+// its own sshd (the testkit's startSshHost; needs root), reached by dsh-subprocess-remote's
+// `connect: [ssh, …, dsh-session-host, --stdio]`. Rows: the per-call overhead of a `true` send over
+// the ssh target against a raw `ssh -tt` bash with a marker prompt on the same host (the floor, same
+// run, taking turns), and three ssh targets × 50 sessions at once, every echo exact.
+// DSH_BENCH_SSH_SENDS (default 300) and DSH_BENCH_SSH_SESSIONS (default 50) shrink a quick run.
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { rmSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { Context, type Fiber } from '@deepseek-ai/cordis'
+import { type SshHost, startSshHost } from 'dsh-testkit'
+import * as agentPlugin from '../../packages/agent/src/index'
+import { hostRuntimeDir } from '../../packages/sandbox/sandbox/src/index'
+import * as policyPlugin from '../../packages/sandbox/sandbox-policy/src/index'
+import { sessionHostCommand } from '../../packages/subprocess/session-host/src/index'
+import * as remotePlugin from '../../packages/subprocess/subprocess-remote/src/index'
+import * as bashPlugin from '../../packages/terminal/terminal-bash/src/index'
+import * as terminalPlugin from '../../packages/terminal/terminal/src/index'
+import type { TerminalSessionId } from '../../packages/terminal/terminal/src/index'
+import { collectRotating, timed } from '../lib/measure'
+import { MARKER_PROMPT } from '../lib/raw-shell'
+import { wants } from '../lib/row-filter'
+import { BACKEND_CONFIG, exact } from '../lib/shell-stack'
+import type { BenchRow } from '../lib/types'
+
+const SENDS = positive('DSH_BENCH_SSH_SENDS', 300)
+const SESSIONS = positive('DSH_BENCH_SSH_SESSIONS', 50)
+const TARGETS = 3
+const ROUNDS = 3
+const WARMUP = Math.min(100, SENDS)
+const TRUE_FLOOR = 'raw `ssh -tt` bash: `true` round trip'
+const TRUE = 'ssh target: `true` round trip'
+const PARALLEL = `ssh targets: ${TARGETS} × ${SESSIONS} sessions (open + echo + close), concurrent`
+
+function positive(name: string, fallback: number): number {
+  const value = Number(process.env[name] ?? fallback)
+  if (!Number.isInteger(value) || value < 1) throw new Error(`bench: ${name} must be a positive integer, got ${process.env[name]}`)
+  return value
+}
+
+/** The floor: bash on the target behind `ssh -tt`, its PROMPT_COMMAND printing an OSC 133 marker before `dsh> `. */
+class RawSshShell {
+  readonly #child: ChildProcessWithoutNullStreams
+  #tail = ''
+  #waiter: (() => void) | undefined
+
+  constructor(host: SshHost) {
+    const [file = 'ssh', ...args] = host.ssh.filter((option) => option !== '-T')
+    const remote = `env TERM=xterm-256color HISTFILE= PS1='dsh> ' PROMPT_COMMAND='printf "\\033]133;D;%s\\007" "$?"' bash --noprofile --norc -i`
+    this.#child = spawn(file, ['-tt', ...args, remote], { stdio: ['pipe', 'pipe', 'pipe'] })
+    this.#child.stdout.setEncoding('latin1').on('data', (text: string) => {
+      this.#tail = (this.#tail + text).slice(-256)
+      if (this.#waiter && MARKER_PROMPT.test(this.#tail)) {
+        const done = this.#waiter
+        this.#waiter = undefined
+        done()
+      }
+    })
+    this.#child.stderr.resume()
+  }
+
+  /** Type `line` and Enter; resolves when the marker prompt ends the stream again. */
+  run(line: string): Promise<void> {
+    this.#tail = ''
+    const next = new Promise<void>((resolve) => (this.#waiter = resolve))
+    this.#child.stdin.write(`${line}\r`)
+    return next
+  }
+
+  /** Until the first prompt (the login and bash's start). */
+  ready(): Promise<void> {
+    if (MARKER_PROMPT.test(this.#tail)) return Promise.resolve()
+    return new Promise((resolve) => (this.#waiter = resolve))
+  }
+
+  async close(): Promise<void> {
+    const exited = new Promise((resolve) => this.#child.once('exit', resolve))
+    this.#child.stdin.end('exit\r')
+    await exited
+  }
+}
+
+/**
+ * The default shell stack (unconfined, as the floor) with its terminals on `host`, one ssh connection.
+ * `--socket` is the run's own: the targets share this machine's filesystem, and a `--stdio` that
+ * relays to a socket session host (protocol version 2) must reach one of this target only.
+ */
+async function mountSshStack(host: SshHost) {
+  const root = new Context()
+  const fibers: Fiber[] = []
+  const socket = join(hostRuntimeDir(process.getuid?.() ?? -1), `bench-ssh-${randomBytes(6).toString('hex')}`, 'session-host.sock')
+  fibers.push(await root.plugin(agentPlugin))
+  const connect = host.connect([...sessionHostCommand(), '--stdio', '--socket', socket])
+  fibers.push(await root.plugin(remotePlugin, { connect, startTimeoutMs: 30_000 }))
+  fibers.push(await root.plugin(policyPlugin, { mode: 'danger-full-access' }))
+  fibers.push(await root.plugin(terminalPlugin, { maxSessionsPerAgent: SESSIONS + 8 }))
+  fibers.push(await root.plugin(bashPlugin, BACKEND_CONFIG))
+  const agent = await root.agents.create()
+  const terminals = root.terminals
+  // Connect now, one target at a time: a cold connect (ssh login, the relay, the socket session host
+  // under tsx) must answer its hello within the client's deadline, which three at once under load miss.
+  await terminals.close(agent, (await terminals.spawn(agent, { type: 'shell', cwd: '/tmp' })).sessionId)
+  return {
+    open: async () => (await terminals.spawn(agent, { type: 'shell', cwd: '/tmp' })).sessionId,
+    run: async (id: TerminalSessionId, text: string) => {
+      const send = terminals.startSend(agent, id, { text, submit: true })
+      const result = await send.done
+      await send.released
+      return result
+    },
+    close: (id: TerminalSessionId) => terminals.close(agent, id),
+    dispose: async () => {
+      await agent.dispose()
+      for (const fiber of fibers.reverse()) await fiber.dispose()
+      rmSync(dirname(socket), { recursive: true, force: true })
+    },
+  }
+}
+type SshStack = Awaited<ReturnType<typeof mountSshStack>>
+
+/** The ssh-target rows; the hosts (namespaces, sshd) live for this suite only. */
+export async function sshTarget(): Promise<BenchRow[]> {
+  if (process.getuid?.() !== 0) throw new Error('bench: the ssh-target suite needs root (it makes network namespaces)')
+  const rows: BenchRow[] = []
+  const hosts: SshHost[] = []
+  const stacks: SshStack[] = []
+  try {
+    for (let index = 0; index < TARGETS; index++) hosts.push(await startSshHost({ index }))
+    for (const host of hosts) stacks.push(await mountSshStack(host))
+    if (wants(TRUE_FLOOR, TRUE)) rows.push(...(await roundTrips(hosts[0]!, stacks[0]!)))
+    if (wants(PARALLEL)) rows.push(await parallel(stacks))
+  } finally {
+    for (const stack of stacks) await stack.dispose().catch(() => undefined)
+    for (const host of hosts) await host.stop()
+  }
+  return rows
+}
+
+/** `true` over the ssh target against the raw ssh bash on the same host, taking turns. */
+async function roundTrips(host: SshHost, stack: SshStack): Promise<BenchRow[]> {
+  const raw = new RawSshShell(host)
+  await raw.ready()
+  const id = await stack.open()
+  try {
+    const floor = async () => (await timed(() => raw.run('true'))) * 1000
+    const ours = async () => (await timed(async () => exact(await stack.run(id, 'true'), '', '`true` over ssh', 'prompt'))) * 1000
+    const [floorSamples, oursSamples] = await collectRotating(SENDS, [floor, ours], WARMUP)
+    return [
+      { figure: TRUE_FLOOR, unit: 'µs', note: 'bash -i on the target behind ssh -tt, settled on an OSC 133 marker before its prompt', samples: floorSamples! },
+      {
+        figure: TRUE,
+        unit: 'µs',
+        floor: TRUE_FLOOR,
+        note: `the default shell stack, its session host on the target over ssh -T (one connection); ${WARMUP} sends each first, then turns`,
+        samples: oursSamples!,
+      },
+    ]
+  } finally {
+    await stack.close(id)
+    await raw.close()
+  }
+}
+
+/** Every target's stack opens `SESSIONS` sessions at once, each echoes its own token and closes. */
+async function parallel(stacks: readonly SshStack[]): Promise<BenchRow> {
+  const round = () =>
+    timed(() =>
+      Promise.all(
+        stacks.flatMap((stack, target) =>
+          Array.from({ length: SESSIONS }, async (_, index) => {
+            const id = await stack.open()
+            const token = `token-${target}-${index}`
+            exact(await stack.run(id, `echo ${token}`), `${token}\n`, `session ${index} on target ${target}`)
+            await stack.close(id)
+          }),
+        ),
+      ),
+    )
+  const [samples] = await collectRotating(ROUNDS, [round], 1)
+  return {
+    figure: PARALLEL,
+    unit: 'ms',
+    note: `one MCP-host process, one composition (and one ssh connection) per target; every echo must settle as stdin_read with its own output, or the bench fails`,
+    samples: samples!,
+  }
+}
