@@ -32,6 +32,11 @@ interface Pending {
 export interface ClientOptions {
   /** Silence (with calls pending or terminals attached) before a ping, and the ping's deadline. */
   readonly livenessMs: number
+  /**
+   * How long the session host has for its hello: through a connect command that is a login, a relay
+   * and maybe a session host starting (`startTimeoutMs`); the protocol's 5 s when absent.
+   */
+  readonly helloDeadlineMs?: number
 }
 
 /**
@@ -106,6 +111,7 @@ export class SessionHostClient {
           closed()
         },
       },
+      options.helloDeadlineMs,
     )
     // Any byte from the peer proves the link carries bytes: the liveness clock starts over.
     input.on('data', () => {

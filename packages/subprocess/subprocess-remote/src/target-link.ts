@@ -58,7 +58,7 @@ export class TargetLink {
 
   async #connect(): Promise<SessionHostClient> {
     const report = (message: string) => this.#report(this.#name === 'local' ? message : `target ${this.#name}: ${message}`)
-    const liveness = { livenessMs: this.#config.livenessMs }
+    const liveness = { livenessMs: this.#config.livenessMs, helloDeadlineMs: this.#config.startTimeoutMs }
     let client: SessionHostClient
     if ('connect' in this.#route) {
       const command = runConnectCommand(this.#route.connect)

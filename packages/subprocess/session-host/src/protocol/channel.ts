@@ -44,6 +44,8 @@ export class FrameChannel {
     role: PeerRole,
     hello: Omit<HelloMessage, 'type' | 'version' | 'role' | 'features'>,
     handlers: FrameChannelHandlers,
+    /** How long the peer has for its hello (a client reaching a session host through ssh waits longer). */
+    helloDeadlineMs: number = HELLO_DEADLINE_MS,
   ) {
     this.#input = input
     this.#outputStream = output
@@ -61,8 +63,8 @@ export class FrameChannel {
     this.send({ type: 'hello', version: PROTOCOL_VERSION, role, features: OFFERED_FEATURES, ...hello })
     // A connection that says nothing must not hold a descriptor (and a session host's idle exit) forever.
     this.#helloDeadline = setTimeout(
-      () => this.#refuse(new ProtocolError('HELLO_REQUIRED', `no hello within ${HELLO_DEADLINE_MS} ms of connecting`)),
-      HELLO_DEADLINE_MS,
+      () => this.#refuse(new ProtocolError('HELLO_REQUIRED', `no hello within ${helloDeadlineMs} ms of connecting`)),
+      helloDeadlineMs,
     )
     this.#helloDeadline.unref()
   }
