@@ -57,6 +57,12 @@ export interface TerminalBackendSession {
   tap?(onOutput: (bytes: Uint8Array) => void, onEnd: (reason: string) => void): TerminalBackendTap
   /** Write what a person typed, as it is (no readiness, no result); the next send reads the output. Optional with {@link TerminalBackendSession.tap}. */
   writeAsHuman?(data: string): Promise<void>
+  /**
+   * Stop waiting for the active send, without signalling it: its caller is gone (the session was
+   * detached). What it collected, and what follows, is the next result's earlier output. Optional:
+   * without it the send runs to its end and its result is lost.
+   */
+  release?(): void
   /** Idempotently close the whole process tree and await quiescence; a rejection may be retried. */
   close(reason: string): Promise<void>
 }

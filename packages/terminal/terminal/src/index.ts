@@ -34,6 +34,7 @@ export { keyNameProblem, MAX_TERMINAL_KEYS, TERMINAL_KEY_NAMES, type TerminalKey
 export { MAX_TERMINAL_COLS, MAX_TERMINAL_ROWS, TERMINAL_READ_VIEWS, type TerminalReadView, type TerminalScreen, type TerminalSize } from './screen'
 export { ROLLBACK_FAILED_MESSAGE, ROLLBACK_REASON } from './spawn'
 export type { TerminalSendStart, TerminalSessionListener, TerminalSessionObserver, TerminalSessionPublished, TerminalSessionStart } from './session-observers'
+export { DETACHED_EXPIRED_REASON } from './detached'
 export { OWNER_DISPOSED_REASON, SERVICE_DISPOSED_REASON } from './registry'
 export {
   asTerminalSessionId,

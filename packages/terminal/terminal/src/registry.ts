@@ -2,6 +2,7 @@ import type { Agent } from 'dsh-agent'
 import { LinePattern, MAX_TIMER_MS, utf8ByteLength } from 'dsh-basics'
 import type { TerminalBackend, TerminalBackendSession } from './backend'
 import { BackendRegistry } from './backends'
+import { DETACHED_EXPIRED_REASON, DetachedSessions } from './detached'
 import type { TerminalInputState } from './input-state'
 import { DEFAULT_MAX_SESSIONS_PER_AGENT, DEFAULT_MAX_TEXT_BYTES } from './config'
 import {
@@ -57,6 +58,8 @@ export interface RegistryOptions {
   maxTextBytes?: number
   /** How long after a person's keystroke agent sends are refused with `HUMAN_ACTIVE` (0: never; default {@link DEFAULT_HUMAN_ACTIVE_MS}). */
   humanActiveMs?: number
+  /** How long an ended owner's sessions stay, detached, for another owner to resume (0, the default: closed at once). */
+  detachedTtlMs?: number
 }
 
 /**
@@ -72,6 +75,10 @@ export class TerminalRegistry {
   readonly #maxSessions: number
   readonly #maxTextBytes: number
   readonly #humanActiveMs: number
+  readonly #detachedTtlMs: number
+  readonly #detached: DetachedSessions
+  /** Closes of expired detached sessions that failed: service disposal retries them and reports these. */
+  readonly #expiryFailures: unknown[] = []
   #counter = 0
   #disposing = false
   #disposal: Promise<void> | undefined
@@ -81,6 +88,10 @@ export class TerminalRegistry {
     this.#maxSessions = options.maxSessionsPerAgent ?? DEFAULT_MAX_SESSIONS_PER_AGENT
     this.#maxTextBytes = options.maxTextBytes ?? DEFAULT_MAX_TEXT_BYTES
     this.#humanActiveMs = options.humanActiveMs ?? DEFAULT_HUMAN_ACTIVE_MS
+    this.#detachedTtlMs = options.detachedTtlMs ?? 0
+    this.#detached = new DetachedSessions(this.#detachedTtlMs, (record) => {
+      record.close(DETACHED_EXPIRED_REASON).promise.catch((error: unknown) => this.#expiryFailures.push(error))
+    })
   }
 
   /** Register a backend; see `TerminalSessionService.registerBackend`. */
@@ -189,7 +200,8 @@ export class TerminalRegistry {
 
   /** What an owned session's terminal waits for now; `undefined` when closing or the backend cannot tell. */
   async inputState(owner: Agent, id: TerminalSessionId): Promise<TerminalInputState | undefined> {
-    const record = this.#resolve(owner, id)
+    // Detached sessions too: terminal_list shows what each waits for before one is resumed.
+    const record = this.#resolve(owner, id, true)
     if (record.closing || !record.session.inputState) return undefined
     return await record.session.inputState()
   }
@@ -233,11 +245,38 @@ export class TerminalRegistry {
     return !joined
   }
 
-  /** Snapshots of this owner's sessions in publication order. */
+  /** Snapshots of this owner's sessions in publication order, then every detached session (marked `detachedAt`). */
   list(owner: Agent): TerminalSessionSnapshot[] {
     this.#assertOwner(owner)
     const state = this.#owners.get(owner)
-    return state ? [...state.records.values()].map((record) => record.snapshot()) : []
+    const own = state ? [...state.records.values()].map((record) => record.snapshot()) : []
+    if (this.#detachedTtlMs === 0) return own
+    const detached = [...this.#sessions.values()].filter((record) => record.detachedAt !== undefined)
+    return [...own, ...detached.map((record) => record.snapshot())]
+  }
+
+  /**
+   * Adopt a detached session for `owner`. The claim is synchronous (a second caller gets
+   * `SESSION_ADOPTED`); the promise settles once a send released at detachment let go of the session.
+   */
+  resume(owner: Agent, id: TerminalSessionId, type: string): Promise<TerminalSessionSnapshot> {
+    this.#assertOwner(owner)
+    if (typeof id !== 'string' || id === '') throw refuse.invalid('PTY resume needs the id of a detached session')
+    const record = this.#sessions.get(id)
+    if (!record || record.closing) throw refuse.notDetached(id, false)
+    if (record.detachedAt === undefined) {
+      if (record.owner === owner) throw refuse.notDetached(id, true)
+      throw record.adopted ? refuse.adopted(id) : refuse.notDetached(id, false)
+    }
+    if (record.type !== type) throw refuse.invalid(`PTY session ${id} is of type ${JSON.stringify(record.type)}, not ${JSON.stringify(type)}: resume it with that type`)
+    let state = this.#owners.get(owner)
+    if (record.name !== undefined && state?.nameTaken(record.name)) throw refuse.duplicateName(record.name)
+    if (state && state.sessions() >= this.#maxSessions) throw refuse.sessionLimit(owner, this.#maxSessions)
+    state ??= this.#adopt(owner)
+    this.#detached.take(record.id)
+    const released = record.adopt(owner)
+    state.records.set(record.id, record)
+    return released.then(() => record.snapshot())
   }
 
   /**
@@ -260,12 +299,16 @@ export class TerminalRegistry {
     return this.#isLive(owner) && !this.#owners.get(owner)?.disposed
   }
 
-  /** The common guard of every session operation: disposal, owner, id, existence, ownership. */
-  #resolve(owner: Agent, id: TerminalSessionId): SessionRecord {
+  /** The common guard of every session operation: disposal, owner, id, existence, ownership (or, with `detached`, detachment). */
+  #resolve(owner: Agent, id: TerminalSessionId, detached = false): SessionRecord {
     this.#assertOwner(owner)
     if (typeof id !== 'string' || id === '') throw refuse.invalid('PTY session id must be a non-empty string')
     const record = this.#sessions.get(id)
     if (!record) throw refuse.noSession(id, this.#idNamed(owner, id))
+    if (record.detachedAt !== undefined) {
+      if (detached) return record
+      throw refuse.detached(id)
+    }
     if (record.owner !== owner) throw refuse.foreign(id)
     return record
   }
@@ -337,6 +380,7 @@ export class TerminalRegistry {
 
   /** Forget a record after its close succeeded (only if the tables still name this record). */
   #remove(record: SessionRecord): void {
+    this.#detached.take(record.id)
     if (this.#sessions.get(record.id) === record) this.#sessions.delete(record.id)
     const state = this.#owners.get(record.owner)
     if (!state) return
@@ -357,14 +401,25 @@ export class TerminalRegistry {
     const pending = [...state.pending]
     for (const spawn of pending) spawn.abort(refuse.ownerNotLive(state.owner))
     await Promise.all(pending.map((spawn) => spawn.settled))
+    if (this.#detachedTtlMs > 0) this.#detachAll(state)
     const closes = [...state.records.values()].map((record) => record.close(OWNER_DISPOSED_REASON).promise)
     const failures = [...state.failures.splice(0), ...rejections(await Promise.allSettled(closes))]
     this.#forgetIfDone(state)
     if (failures.length) throw combineFailures(failures, `PTY cleanup of agent ${state.owner.id} failed`)
   }
 
+  /** Keep an ended owner's sessions, detached (those already closing finish closing). */
+  #detachAll(state: OwnerState): void {
+    for (const record of [...state.records.values()]) {
+      if (record.closing || this.#disposing) continue
+      state.records.delete(record.id)
+      this.#detached.add(record)
+    }
+  }
+
   async #disposeAll(): Promise<void> {
     const failures: unknown[] = []
+    this.#detached.clear()
     try {
       const pending = [...this.#owners.values()].flatMap((state) => [...state.pending])
       for (const spawn of pending) spawn.abort(refuse.disposing())
@@ -372,7 +427,7 @@ export class TerminalRegistry {
       const closes = [...this.#sessions.values()].map((record) => record.close(SERVICE_DISPOSED_REASON).promise)
       const closeFailures = rejections(await Promise.allSettled(closes))
       for (const state of this.#owners.values()) failures.push(...state.failures.splice(0))
-      failures.push(...closeFailures)
+      failures.push(...this.#expiryFailures.splice(0), ...closeFailures)
     } finally {
       for (const state of this.#owners.values()) state.detach()
       this.#owners.clear()

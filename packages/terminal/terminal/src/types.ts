@@ -284,6 +284,11 @@ export interface TerminalSessionSnapshot {
   size?: TerminalSize
   /** A person attached to the session (`dsh-terminal attach`, the web view): watching, or typing lately. */
   human?: TerminalHumanPresence
+  /**
+   * When its agent ended and it was kept, detached (epoch ms): any agent of the host may adopt it
+   * (`TerminalSessionService.resume`) until `detachedTtlMs` passes. Absent for an owned session.
+   */
+  detachedAt?: number
 }
 
 /** What `spawn` resolves with: the snapshot plus the startup output shown to the model. */

@@ -20,7 +20,8 @@ import { shellFailure } from '../errors'
 import { lookAtInput, markedInput } from '../input/input-state'
 import { sendInput } from '../input/send-input'
 import type { SendSession, SendOptions, SendTiming } from '../readiness/send-contract'
-import { SendOperation } from '../readiness/send-operation'
+import { joinEarlier, SendOperation } from '../readiness/send-operation'
+import type { EarlierPart } from '../readiness/send-output'
 import { SHELL_CONTINUATION_PROMPT, SHELL_PROMPT } from '../prompt-protocol'
 import { SendOutputBuffer } from '../output/index'
 import { ScreenModel } from '../screen/screen-model'
@@ -50,6 +51,8 @@ export class ShellSession implements TerminalBackendSession {
   #active: SendOperation | undefined
   /** Output that arrived while no send was active, since the latest result was taken. */
   #earlier: SendOutputBuffer | undefined
+  /** What a released send had taken as its earlier output: it goes before {@link ShellSession.#earlier}. */
+  #earlierBefore: EarlierPart | undefined
   #atPrompt: { facts: ForegroundFacts; arrivals: number } | undefined
   /**
    * The look that pins the shell's process group after startup, while it runs (see
@@ -118,6 +121,8 @@ export class ShellSession implements TerminalBackendSession {
       settled: (operation) => {
         if (this.#active !== operation) return
         this.#active = undefined
+        // A released send was shown to nobody: its output stays the session's, and its command's status is still news.
+        if (operation.handedOver) return
         this.#earlier = operation.afterMatch ?? new SendOutputBuffer(this.#stream.line, this.#config.maxReadBytes)
         this.#markersSettled = this.#stream.markers
         this.#personTyped = false
@@ -316,11 +321,28 @@ export class ShellSession implements TerminalBackendSession {
    */
   #takeEarlier(): SendOptions['earlier'] {
     const earlier = this.#earlier
+    const before = this.#earlierBefore
     this.#earlier = undefined
-    if (!earlier) return undefined
+    this.#earlierBefore = undefined
+    if (!earlier) return before
     const { viewport, truncated, firstLine } = earlier.settle()
-    if (viewport === '' && !truncated) return undefined
-    return firstLine === undefined ? { output: viewport, truncated } : { output: viewport, truncated, firstLine: lineNumberOf(firstLine) }
+    if (viewport === '' && !truncated) return before
+    const part = firstLine === undefined ? { output: viewport, truncated } : { output: viewport, truncated, firstLine: lineNumberOf(firstLine) }
+    return joinEarlier(before, part)
+  }
+
+  /**
+   * Stop the active send's wait without signalling (its caller is gone: the session was detached).
+   * What it took and collected, and everything printed from now on, is the next result's earlier
+   * output; the status of the command it ran is reported by the next send. No-op without a send.
+   */
+  release(): void {
+    const operation = this.#active
+    if (!operation) return
+    const { earlier, buffer } = operation.release()
+    this.#atPrompt = undefined
+    this.#earlierBefore = joinEarlier(this.#earlierBefore, earlier)
+    this.#earlier = buffer ?? new SendOutputBuffer(this.#stream.line, this.#config.maxReadBytes)
   }
 
   /**
@@ -338,7 +360,10 @@ export class ShellSession implements TerminalBackendSession {
   read(request: TerminalReadRequest): TerminalReadResult {
     const maxBytes = this.#config.maxReadBytes
     const { result, showsNewest } = readScrollbackPage(this.#stream.scrollback, request, maxBytes)
-    if (showsNewest && this.#earlier) this.#earlier = new SendOutputBuffer(this.#stream.line, maxBytes)
+    if (showsNewest && (this.#earlier || this.#earlierBefore)) {
+      this.#earlier = new SendOutputBuffer(this.#stream.line, maxBytes)
+      this.#earlierBefore = undefined
+    }
     return result
   }
 
