@@ -268,7 +268,8 @@ export class TerminalRegistry {
       if (record.owner === owner) throw refuse.notDetached(id, true)
       throw record.adopted ? refuse.adopted(id) : refuse.notDetached(id, false)
     }
-    if (record.type !== type) throw refuse.invalid(`PTY session ${id} is of type ${JSON.stringify(record.type)}, not ${JSON.stringify(type)}: resume it with that type`)
+    if (record.type !== type)
+      throw refuse.invalid(`PTY session ${id} is of type ${JSON.stringify(record.type)}, not ${JSON.stringify(type)}: resume it with that type`)
     let state = this.#owners.get(owner)
     if (record.name !== undefined && state?.nameTaken(record.name)) throw refuse.duplicateName(record.name)
     if (state && state.sessions() >= this.#maxSessions) throw refuse.sessionLimit(owner, this.#maxSessions)

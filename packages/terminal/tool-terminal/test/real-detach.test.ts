@@ -28,7 +28,7 @@ describe('a detached session on a real bash', () => {
     expect(children(process.pid).filter(isAlive)).toEqual([])
   })
 
-  it('keeps a send running through its agent\'s end; the adopter gets its output and exit, with cwd and env kept', async () => {
+  it("keeps a send running through its agent's end; the adopter gets its output and exit, with cwd and env kept", async () => {
     const first = await agent()
     const opened = await stack.call(first, 'terminal_open', { type: 'shell', name: 'main', cwd: '/tmp' })
     const pid = opened.meta?.pid as number
