@@ -6,6 +6,7 @@ import type {
   TerminalReadResult,
   TerminalSendOperation,
   TerminalSendRequest,
+  TerminalSessionId,
   TerminalSessionStatus,
   TerminalSignal,
   TerminalSignalResult,
@@ -23,6 +24,32 @@ export interface TerminalBackend {
    * if that cleanup itself failed, reject with `TerminalBackendCleanupError`.
    */
   spawn(spec: TerminalBackendSpawnSpec): Promise<TerminalBackendSession>
+  /**
+   * Sessions of this type kept detached outside this process (a host process that is gone detached
+   * them), for the registry to list and resume. Optional: only a backend whose provider keeps
+   * terminals beyond its client (dsh-subprocess-remote) has it.
+   */
+  listDetached?(): Promise<readonly TerminalDetachedSession[]>
+  /**
+   * Adopt the session `spec.sessionId` that {@link TerminalBackend.listDetached} reported and rebuild
+   * it: its next send's earlier output is what it printed after its last delivered result. Rejects
+   * with `SESSION_ADOPTED` when another process adopted it first, `NO_SESSION` when it is gone.
+   */
+  resume?(spec: TerminalBackendSpawnSpec): Promise<TerminalBackendSession>
+}
+
+/** A session detached by another host process, as {@link TerminalBackend.listDetached} reports it. */
+export interface TerminalDetachedSession {
+  /** The id it had (and keeps). */
+  readonly sessionId: TerminalSessionId
+  /** Its display name, when it had one. */
+  readonly name?: string
+  /** Its top-level process. */
+  readonly pid?: number
+  /** When its last client went (epoch ms). */
+  readonly detachedAt: number
+  /** Its top-level status now. */
+  readonly status: TerminalSessionStatus
 }
 
 /** A backend-owned live session, retained by the service until it is closed. */

@@ -3,6 +3,7 @@ import { LinePattern, MAX_TIMER_MS, utf8ByteLength } from 'dsh-basics'
 import type { TerminalBackend, TerminalBackendSession } from './backend'
 import { BackendRegistry } from './backends'
 import { DETACHED_EXPIRED_REASON, DetachedSessions } from './detached'
+import { ElsewhereSessions } from './elsewhere'
 import type { TerminalInputState } from './input-state'
 import { DEFAULT_MAX_SESSIONS_PER_AGENT, DEFAULT_MAX_TEXT_BYTES } from './config'
 import {
@@ -15,8 +16,8 @@ import {
 } from './human'
 import { combineFailures, refuse } from './errors'
 import { sessionNameProblem } from './names'
-import { keyNameProblem, MAX_TERMINAL_KEYS } from './keys'
-import { MAX_TERMINAL_COLS, MAX_TERMINAL_ROWS, type TerminalScreen, type TerminalSize } from './screen'
+import type { TerminalScreen } from './screen'
+import { checkKeys, checkSize } from './request-checks'
 import { OwnerState } from './owner-state'
 import { PendingSpawn } from './pending-spawn'
 import { SessionRecord } from './session-record'
@@ -77,6 +78,9 @@ export class TerminalRegistry {
   readonly #humanActiveMs: number
   readonly #detachedTtlMs: number
   readonly #detached: DetachedSessions
+  readonly #elsewhere = new ElsewhereSessions()
+  /** Ids of other processes' detached sessions being adopted here now: a second resume is `SESSION_ADOPTED`. */
+  readonly #resuming = new Set<string>()
   /** Closes of expired detached sessions that failed: service disposal retries them and reports these. */
   readonly #expiryFailures: unknown[] = []
   #counter = 0
@@ -97,7 +101,10 @@ export class TerminalRegistry {
   /** Register a backend; see `TerminalSessionService.registerBackend`. */
   addBackend(backend: TerminalBackend): () => void {
     if (this.#disposing) throw refuse.disposing()
-    return this.#backends.add(backend)
+    const remove = this.#backends.add(backend)
+    // Only where sessions are kept detached: a new process must not mint an id a detached terminal holds.
+    if (this.#detachedTtlMs > 0) this.#elsewhere.watch(backend)
+    return remove
   }
 
   /** Registered backend types in registration order. */
@@ -119,10 +126,23 @@ export class TerminalRegistry {
 
   /** Reserve synchronously, run backend setup, then publish or roll back. */
   async spawn(owner: Agent, request: TerminalSpawnRequest, signal?: AbortSignal): Promise<TerminalSpawnResult> {
-    const { backend, pending, state } = this.#reserveSpawn(owner, request, signal)
+    // Durable compositions only: the first spawns wait for the first look at other processes' detached ids.
+    const scanning = this.#elsewhere.scanning
+    if (scanning) await scanning
+    return this.#run(this.#reserveSpawn(owner, request, signal), request, signal, {})
+  }
+
+  async #run(
+    reserved: ReservedSpawn,
+    request: TerminalSpawnRequest,
+    signal: AbortSignal | undefined,
+    options: { resume?: boolean },
+  ): Promise<TerminalSpawnResult> {
+    const { backend, pending, state } = reserved
     const listeners = this.#observers.size === 0 ? undefined : SessionListeners.forSpawn(this.#observers, startOf(pending, request.type))
+    const detachedTtlMs = this.#detachedTtlMs > 0 ? this.#detachedTtlMs : undefined
     try {
-      return await runSpawn(this.#spawnRegistry, backend, pending, request, signal, listeners)
+      return await runSpawn(this.#spawnRegistry, backend, pending, request, signal, listeners, { ...options, ...(detachedTtlMs ? { detachedTtlMs } : {}) })
     } finally {
       state.pending.delete(pending)
       pending.settle()
@@ -263,7 +283,12 @@ export class TerminalRegistry {
     this.#assertOwner(owner)
     if (typeof id !== 'string' || id === '') throw refuse.invalid('PTY resume needs the id of a detached session')
     const record = this.#sessions.get(id)
-    if (!record || record.closing) throw refuse.notDetached(id, false)
+    if (!record) {
+      if (!this.#backends.get(type)?.resume || this.#detachedTtlMs === 0) throw refuse.notDetached(id, false)
+      if (this.#resuming.has(id)) throw refuse.adopted(id)
+      return this.#resumeElsewhere(owner, id, type)
+    }
+    if (record.closing) throw refuse.notDetached(id, false)
     if (record.detachedAt === undefined) {
       if (record.owner === owner) throw refuse.notDetached(id, true)
       throw record.adopted ? refuse.adopted(id) : refuse.notDetached(id, false)
@@ -278,6 +303,27 @@ export class TerminalRegistry {
     const released = record.adopt(owner)
     state.records.set(record.id, record)
     return released.then(() => record.snapshot())
+  }
+
+  /** The detached sessions other host processes left (their backends' `listDetached`), for `list`'s callers to add. */
+  async listElsewhere(owner: Agent): Promise<TerminalSessionSnapshot[]> {
+    this.#assertOwner(owner)
+    if (this.#detachedTtlMs === 0) return []
+    const backends = this.#backends.types().flatMap((type) => this.#backends.get(type) ?? [])
+    return this.#elsewhere.list(backends, (id) => this.#sessions.has(id) || this.#resuming.has(id))
+  }
+
+  /** Adopt a session another host process detached (checked by `resume`): the backend rebuilds it, published under its id. */
+  async #resumeElsewhere(owner: Agent, id: TerminalSessionId, type: string): Promise<TerminalSessionSnapshot> {
+    const request: TerminalSpawnRequest = { type }
+    const reserved = this.#reserveSpawn(owner, request, undefined, id)
+    this.#resuming.add(id)
+    try {
+      const { motd: _motd, ...snapshot } = await this.#run(reserved, request, undefined, { resume: true })
+      return snapshot
+    } finally {
+      this.#resuming.delete(id)
+    }
   }
 
   /**
@@ -321,7 +367,7 @@ export class TerminalRegistry {
   }
 
   /** Spawn steps up to the backend call, all synchronous so no other call can interleave. */
-  #reserveSpawn(owner: Agent, request: TerminalSpawnRequest, signal: AbortSignal | undefined) {
+  #reserveSpawn(owner: Agent, request: TerminalSpawnRequest, signal: AbortSignal | undefined, resumeId?: TerminalSessionId): ReservedSpawn {
     if (this.#disposing) throw refuse.disposing()
     if (signal?.aborted) throw signal.reason
     if (!this.#ownerLive(owner)) throw refuse.ownerNotLive(owner)
@@ -340,9 +386,17 @@ export class TerminalRegistry {
     // Spawns in flight count, so concurrent opens cannot overshoot; a session counts until its close succeeded.
     if (state && state.sessions() >= this.#maxSessions) throw refuse.sessionLimit(owner, this.#maxSessions)
     state ??= this.#adopt(owner)
-    const pending = new PendingSpawn(`pty-${++this.#counter}` as TerminalSessionId, owner, name)
+    const pending = new PendingSpawn(resumeId ?? this.#mintId(), owner, name)
     state.pending.add(pending)
     return { backend, pending, state }
+  }
+
+  /** The next `pty-<n>` that no session here and no detached terminal of another process holds. */
+  #mintId(): TerminalSessionId {
+    let id: string
+    do id = `pty-${++this.#counter}`
+    while (this.#sessions.has(id as TerminalSessionId) || this.#elsewhere.taken(id))
+    return id as TerminalSessionId
   }
 
   /** Start tracking an owner: one cleanup hook on its scope for its whole tracked life. */
@@ -439,6 +493,13 @@ export class TerminalRegistry {
   }
 }
 
+/** A spawn reserved for its owner: the backend that runs it, its pending entry and the owner's state. */
+interface ReservedSpawn {
+  backend: TerminalBackend
+  pending: PendingSpawn
+  state: OwnerState
+}
+
 /** What observers learn of a session once it is published. */
 function publishedFacts(session: TerminalBackendSession): TerminalSessionPublished {
   const size = session.size && { rows: session.size.rows, cols: session.size.cols }
@@ -453,27 +514,4 @@ function startOf(pending: PendingSpawn, type: string): TerminalSessionStart {
 
 function rejections(results: PromiseSettledResult<unknown>[]): unknown[] {
   return results.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []))
-}
-
-/** A send presses keys or types text, never both; every key must be one a terminal can send. */
-function checkKeys(request: TerminalSendRequest): void {
-  const keys = request.keys
-  if (!Array.isArray(keys) || keys.length === 0 || keys.length > MAX_TERMINAL_KEYS) {
-    throw refuse.invalid(`PTY send keys must be a list of 1 to ${MAX_TERMINAL_KEYS} key names`)
-  }
-  if (request.text !== '' || request.submit) {
-    throw refuse.invalid('PTY send takes keys or text, not both: with keys, text must be empty and submit false (press Enter as a key)')
-  }
-  for (const key of keys) {
-    const problem = typeof key === 'string' ? keyNameProblem(key) : 'a key name must be a string'
-    if (problem) throw refuse.invalid(`PTY send keys: ${problem}`)
-  }
-}
-
-/** A window size within the bounds every backend accepts. */
-function checkSize(size: TerminalSize, what: string): void {
-  const ok = (value: unknown, max: number) => Number.isSafeInteger(value) && (value as number) >= 1 && (value as number) <= max
-  if (typeof size !== 'object' || size === null || !ok(size.rows, MAX_TERMINAL_ROWS) || !ok(size.cols, MAX_TERMINAL_COLS)) {
-    throw refuse.invalid(`${what} must be {rows, cols} with rows from 1 to ${MAX_TERMINAL_ROWS} and cols from 1 to ${MAX_TERMINAL_COLS}`)
-  }
 }

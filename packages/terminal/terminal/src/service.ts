@@ -166,4 +166,13 @@ export class TerminalSessionService extends Service {
   resume(owner: Agent, id: TerminalSessionId, type: string): Promise<TerminalSessionSnapshot> {
     return this.registry.resume(owner, id, type)
   }
+
+  /**
+   * Sessions other host processes detached (the backends' `listDetached`, e.g. through a session
+   * host), marked `detachedAt`, for a caller of {@link TerminalSessionService.list} to add: `resume`
+   * adopts them too. Empty unless `detachedTtlMs` > 0.
+   */
+  listElsewhere(owner: Agent): Promise<TerminalSessionSnapshot[]> {
+    return this.registry.listElsewhere(owner)
+  }
 }

@@ -70,6 +70,11 @@ export interface TerminalBackendSpawnSpec extends TerminalSpawnRequest {
    * the terminal prints, from the first byte on, in order, synchronously as it arrives.
    */
   onOutput?: (bytes: Uint8Array) => void
+  /**
+   * The registry keeps sessions detached for this long after their owner ended (its `detachedTtlMs`,
+   * set when > 0): a backend whose provider can keep the terminal beyond this process asks it to.
+   */
+  detachedTtlMs?: number
 }
 
 /** One write to a session: `text` as UTF-8, plus Enter when `submit` is true. */

@@ -30,6 +30,7 @@ import { HumanTaps } from './human-taps'
 import { readScrollbackPage } from './scrollback-page'
 import { lineNumberOf } from '../output/line-numbers'
 import { TerminalStream } from './terminal-stream'
+import { serializeFacts } from './durable-facts'
 
 /**
  * One persistent shell: the provider's handle, the output pipeline and at most one active send.
@@ -73,6 +74,15 @@ export class ShellSession implements TerminalBackendSession {
   readonly #observe: ((bytes: Uint8Array) => void) | undefined
   /** The `TERM` the shell was started with. */
   readonly term: string | undefined
+  readonly #nonces: { nonce: number; replNonce?: number | undefined }
+  /** Output bytes taken so far, counted from the terminal's first (an adopted one starts at its replay's offset). */
+  #outputBytes: number
+  /** While an adoption replays what was already delivered: the offset where news starts. */
+  #replayUntil: number | undefined
+  /** The shell's process group once pinned, for the facts an adopter re-pins from. */
+  #shellGroup: number | undefined
+  /** The display name kept in the facts. */
+  readonly #name: string | undefined
 
   /**
    * Wraps a freshly spawned handle of `size` (default: the configured one); call
@@ -84,10 +94,19 @@ export class ShellSession implements TerminalBackendSession {
     config: ShellBackendConfig,
     nonces: { nonce: number; replNonce?: number | undefined },
     size: TerminalSize = { rows: config.rows, cols: config.cols },
-    launched: { observe?: ((bytes: Uint8Array) => void) | undefined; term?: string | undefined } = {},
+    launched: {
+      observe?: ((bytes: Uint8Array) => void) | undefined
+      term?: string | undefined
+      /** Absolute offset of the first byte the handle delivers (an adopted terminal's `replayFrom`). */
+      outputFrom?: number | undefined
+      name?: string | undefined
+    } = {},
   ) {
     this.#observe = launched.observe
     this.term = launched.term
+    this.#nonces = nonces
+    this.#outputBytes = launched.outputFrom ?? 0
+    this.#name = launched.name
     this.pid = handle.pid
     this.#handle = handle
     this.#config = config
@@ -123,6 +142,7 @@ export class ShellSession implements TerminalBackendSession {
         this.#active = undefined
         // A released send was shown to nobody: its output stays the session's, and its command's status is still news.
         if (operation.handedOver) return
+        this.#storeFacts()
         this.#earlier = operation.afterMatch ?? new SendOutputBuffer(this.#stream.line, this.#config.maxReadBytes)
         this.#markersSettled = this.#stream.markers
         this.#personTyped = false
@@ -160,25 +180,14 @@ export class ShellSession implements TerminalBackendSession {
     signal.throwIfAborted()
     const operation = this.#begin(undefined, true)
     // Subscribing replays what arrived before, synchronously, into the startup send.
-    const observe = this.#observe
-    this.#unsubscribe = this.#handle.onOutput(
-      observe
-        ? (chunk) => {
-            this.#stream.write(chunk)
-            this.#taps.deliver(chunk)
-            observe(chunk)
-          }
-        : (chunk) => {
-            this.#stream.write(chunk)
-            this.#taps.deliver(chunk)
-          },
-    )
+    this.#unsubscribe = this.#handle.onOutput((chunk) => this.#take(chunk))
     const result = await raceAbort(operation.done, signal)
     switch (result.waitReason) {
       case 'stdin_read':
       case 'inferred_idle':
         this.#motd = result.viewport
         this.#startPinning(operation)
+        this.#storeFacts()
         return
       case 'timeout':
         throw shellFailure.startupTimeout()
@@ -205,12 +214,13 @@ export class ShellSession implements TerminalBackendSession {
   #startPinning(operation: SendOperation): void {
     if (!this.#stream.promptReady) return
     const known = operation.promptFacts
-    if (known) return this.#handle.pinShellGroup(known.processGroupId)
+    if (known) return this.#pin(known.processGroupId)
     const arrivals = this.#stream.arrivals
     const pinning = this.#handle.inspectForeground().then(
       (facts) => {
         if (!facts || this.#closeStarted) return undefined
-        this.#handle.pinShellGroup(facts.processGroupId)
+        this.#pin(facts.processGroupId)
+        this.#storeFacts()
         // That sample, seen through the pin, is the shell idle at its prompt: the first send may use it
         // as its pre-write facts, exactly as after a send that ended on the prompt.
         const idle = isStdinWaitProvenOrUnprovable(facts) && arrivals === this.#stream.arrivals && this.#stream.promptReady
@@ -226,6 +236,56 @@ export class ShellSession implements TerminalBackendSession {
     void pinning.then(() => {
       if (this.#pinning === pinning) this.#pinning = undefined
     })
+  }
+
+  #pin(processGroupId: number): void {
+    this.#shellGroup = processGroupId
+    this.#handle.pinShellGroup(processGroupId)
+  }
+
+  /**
+   * Take over an adopted terminal (instead of {@link ShellSession.startup}): its replay rebuilds the
+   * scrollback and the screen, and what follows `facts.delivered` (the end of the last result its
+   * previous client delivered) is the next send's earlier output; the shell group is pinned again.
+   */
+  adopt(facts: { delivered: number; shellGroup?: number | undefined }): void {
+    // The ring no longer reaching back to the delivered end: everything replayed is news.
+    if (this.#outputBytes >= facts.delivered) this.#earlier = new SendOutputBuffer(this.#stream.line, this.#config.maxReadBytes)
+    else this.#replayUntil = facts.delivered
+    if (facts.shellGroup !== undefined) this.#pin(facts.shellGroup)
+    this.#unsubscribe = this.#handle.onOutput((chunk) => this.#take(chunk))
+  }
+
+  /** One raw chunk, counted; during an adoption's replay, split where the delivered output ends. */
+  #take(chunk: Uint8Array): void {
+    const start = this.#outputBytes
+    this.#outputBytes += chunk.length
+    const until = this.#replayUntil
+    if (until === undefined) return this.#feed(chunk)
+    if (this.#outputBytes <= until) return this.#feed(chunk)
+    this.#replayUntil = undefined
+    const at = until - start
+    if (at > 0) this.#feed(chunk.subarray(0, at))
+    this.#earlier = new SendOutputBuffer(this.#stream.line, this.#config.maxReadBytes)
+    this.#feed(at > 0 ? chunk.subarray(at) : chunk)
+  }
+
+  #feed(chunk: Uint8Array): void {
+    this.#stream.write(chunk)
+    this.#taps.deliver(chunk)
+    this.#observe?.(chunk)
+  }
+
+  /** A result was delivered: a durable terminal keeps what an adopter needs, with the offset it ended at. */
+  #storeFacts(): void {
+    const setFacts = this.#handle.setFacts
+    if (!setFacts) return
+    const { rows, cols } = this.#screen.size
+    const facts = { v: 1 as const, ...this.#nonces, delivered: this.#outputBytes, rows, cols, term: this.term, shellGroup: this.#shellGroup, name: this.#name }
+    // Best effort: a session host that went away is reported by the next operation, not here.
+    try {
+      setFacts.call(this.#handle, serializeFacts(facts))
+    } catch {}
   }
 
   /** Run `action` once the startup pin is in place (at once when it is). */
@@ -363,6 +423,7 @@ export class ShellSession implements TerminalBackendSession {
     if (showsNewest && (this.#earlier || this.#earlierBefore)) {
       this.#earlier = new SendOutputBuffer(this.#stream.line, maxBytes)
       this.#earlierBefore = undefined
+      this.#storeFacts()
     }
     return result
   }

@@ -18,7 +18,8 @@ export function listTool({ ctx, terminals, config }: ToolDeps) {
     kind: 'read',
     parameters: listParameters,
     async execute(_args, call) {
-      const snapshots = terminals.list(call.agent)
+      // Then the sessions other host processes detached (empty unless sessions are kept detached).
+      const snapshots = [...terminals.list(call.agent), ...(await terminals.listElsewhere(call.agent))]
       // Every session is looked at concurrently: one slow or failing backend only loses its own line part.
       const inputs = await Promise.all(snapshots.map((snapshot) => inputStateOf(ctx, call.agent, snapshot.sessionId)))
       const sessions = snapshots.map((snapshot, index) => {
