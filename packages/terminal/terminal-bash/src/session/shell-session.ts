@@ -30,7 +30,7 @@ import { HumanTaps } from './human-taps'
 import { readScrollbackPage } from './scrollback-page'
 import { lineNumberOf } from '../output/line-numbers'
 import { TerminalStream } from './terminal-stream'
-import { serializeFacts } from './durable-facts'
+import { OutputLedger } from './output-ledger'
 
 /**
  * One persistent shell: the provider's handle, the output pipeline and at most one active send.
@@ -74,15 +74,8 @@ export class ShellSession implements TerminalBackendSession {
   readonly #observe: ((bytes: Uint8Array) => void) | undefined
   /** The `TERM` the shell was started with. */
   readonly term: string | undefined
-  readonly #nonces: { nonce: number; replNonce?: number | undefined }
-  /** Output bytes taken so far, counted from the terminal's first (an adopted one starts at its replay's offset). */
-  #outputBytes: number
-  /** While an adoption replays what was already delivered: the offset where news starts. */
-  #replayUntil: number | undefined
-  /** The shell's process group once pinned, for the facts an adopter re-pins from. */
-  #shellGroup: number | undefined
-  /** The display name kept in the facts. */
-  readonly #name: string | undefined
+  /** Output offsets and the facts a durable terminal keeps for an adopter. */
+  readonly #ledger: OutputLedger
 
   /**
    * Wraps a freshly spawned handle of `size` (default: the configured one); call
@@ -104,9 +97,7 @@ export class ShellSession implements TerminalBackendSession {
   ) {
     this.#observe = launched.observe
     this.term = launched.term
-    this.#nonces = nonces
-    this.#outputBytes = launched.outputFrom ?? 0
-    this.#name = launched.name
+    this.#ledger = new OutputLedger(handle, { ...nonces, term: launched.term, name: launched.name }, launched.outputFrom)
     this.pid = handle.pid
     this.#handle = handle
     this.#config = config
@@ -142,7 +133,7 @@ export class ShellSession implements TerminalBackendSession {
         this.#active = undefined
         // A released send was shown to nobody: its output stays the session's, and its command's status is still news.
         if (operation.handedOver) return
-        this.#storeFacts()
+        this.#ledger.delivered(this.#screen.size)
         this.#earlier = operation.afterMatch ?? new SendOutputBuffer(this.#stream.line, this.#config.maxReadBytes)
         this.#markersSettled = this.#stream.markers
         this.#personTyped = false
@@ -187,7 +178,7 @@ export class ShellSession implements TerminalBackendSession {
       case 'inferred_idle':
         this.#motd = result.viewport
         this.#startPinning(operation)
-        this.#storeFacts()
+        this.#ledger.delivered(this.#screen.size)
         return
       case 'timeout':
         throw shellFailure.startupTimeout()
@@ -220,7 +211,7 @@ export class ShellSession implements TerminalBackendSession {
       (facts) => {
         if (!facts || this.#closeStarted) return undefined
         this.#pin(facts.processGroupId)
-        this.#storeFacts()
+        this.#ledger.delivered(this.#screen.size)
         // That sample, seen through the pin, is the shell idle at its prompt: the first send may use it
         // as its pre-write facts, exactly as after a send that ended on the prompt.
         const idle = isStdinWaitProvenOrUnprovable(facts) && arrivals === this.#stream.arrivals && this.#stream.promptReady
@@ -239,7 +230,7 @@ export class ShellSession implements TerminalBackendSession {
   }
 
   #pin(processGroupId: number): void {
-    this.#shellGroup = processGroupId
+    this.#ledger.pinned(processGroupId)
     this.#handle.pinShellGroup(processGroupId)
   }
 
@@ -250,42 +241,24 @@ export class ShellSession implements TerminalBackendSession {
    */
   adopt(facts: { delivered: number; shellGroup?: number | undefined }): void {
     // The ring no longer reaching back to the delivered end: everything replayed is news.
-    if (this.#outputBytes >= facts.delivered) this.#earlier = new SendOutputBuffer(this.#stream.line, this.#config.maxReadBytes)
-    else this.#replayUntil = facts.delivered
+    if (!this.#ledger.replayUntil(facts.delivered)) this.#startEarlier()
     if (facts.shellGroup !== undefined) this.#pin(facts.shellGroup)
     this.#unsubscribe = this.#handle.onOutput((chunk) => this.#take(chunk))
   }
 
-  /** One raw chunk, counted; during an adoption's replay, split where the delivered output ends. */
+  /** One raw chunk: counted, and split where an adoption's replay reaches output nobody was shown. */
   #take(chunk: Uint8Array): void {
-    const start = this.#outputBytes
-    this.#outputBytes += chunk.length
-    const until = this.#replayUntil
-    if (until === undefined) return this.#feed(chunk)
-    if (this.#outputBytes <= until) return this.#feed(chunk)
-    this.#replayUntil = undefined
-    const at = until - start
-    if (at > 0) this.#feed(chunk.subarray(0, at))
+    this.#ledger.take(chunk, (bytes) => this.#feed(bytes), () => this.#startEarlier())
+  }
+
+  #startEarlier(): void {
     this.#earlier = new SendOutputBuffer(this.#stream.line, this.#config.maxReadBytes)
-    this.#feed(at > 0 ? chunk.subarray(at) : chunk)
   }
 
   #feed(chunk: Uint8Array): void {
     this.#stream.write(chunk)
     this.#taps.deliver(chunk)
     this.#observe?.(chunk)
-  }
-
-  /** A result was delivered: a durable terminal keeps what an adopter needs, with the offset it ended at. */
-  #storeFacts(): void {
-    const setFacts = this.#handle.setFacts
-    if (!setFacts) return
-    const { rows, cols } = this.#screen.size
-    const facts = { v: 1 as const, ...this.#nonces, delivered: this.#outputBytes, rows, cols, term: this.term, shellGroup: this.#shellGroup, name: this.#name }
-    // Best effort: a session host that went away is reported by the next operation, not here.
-    try {
-      setFacts.call(this.#handle, serializeFacts(facts))
-    } catch {}
   }
 
   /** Run `action` once the startup pin is in place (at once when it is). */
@@ -423,7 +396,7 @@ export class ShellSession implements TerminalBackendSession {
     if (showsNewest && (this.#earlier || this.#earlierBefore)) {
       this.#earlier = new SendOutputBuffer(this.#stream.line, maxBytes)
       this.#earlierBefore = undefined
-      this.#storeFacts()
+      this.#ledger.delivered(this.#screen.size)
     }
     return result
   }

@@ -29,10 +29,10 @@ export class DurableLab {
             lab.#terminals.set(durable.key, terminal)
             return terminal.attach(client)
           }
-          async listDetached(): Promise<readonly DetachedTerminal[]> {
+          override async listDetached(): Promise<readonly DetachedTerminal[]> {
             return lab.#list()
           }
-          async adoptTerminal(key: string): Promise<AdoptedTerminal> {
+          override async adoptTerminal(key: string): Promise<AdoptedTerminal> {
             return lab.#adopt(key, client)
           }
         })(ctx, localPlugin.Config.parse({}))
