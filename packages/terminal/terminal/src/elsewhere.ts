@@ -40,14 +40,19 @@ export class ElsewhereSessions {
     const lists = await Promise.all(
       backends.map(async (backend) => {
         // A provider that cannot answer now lists nothing: the local sessions still show.
-        const detached = await backend.listDetached?.().catch(() => []) ?? []
+        const detached = (await backend.listDetached?.().catch(() => [])) ?? []
         return detached.map((session) => ({ ...session, type: backend.type }))
       }),
     )
     const snapshots: TerminalSessionSnapshot[] = []
     for (const session of lists.flat()) {
       this.#taken.add(session.sessionId)
-      const snapshot: TerminalSessionSnapshot = { sessionId: session.sessionId, type: session.type, status: { ...session.status }, detachedAt: session.detachedAt }
+      const snapshot: TerminalSessionSnapshot = {
+        sessionId: session.sessionId,
+        type: session.type,
+        status: { ...session.status },
+        detachedAt: session.detachedAt,
+      }
       if (session.name !== undefined) snapshot.name = session.name
       if (session.pid !== undefined) snapshot.pid = session.pid
       snapshots.push(snapshot)

@@ -1,5 +1,4 @@
 import type { Agent } from 'dsh-agent'
-import { LinePattern, MAX_TIMER_MS, utf8ByteLength } from 'dsh-basics'
 import type { TerminalBackend, TerminalBackendSession } from './backend'
 import { BackendRegistry } from './backends'
 import { DETACHED_EXPIRED_REASON, DetachedSessions } from './detached'
@@ -17,7 +16,7 @@ import {
 import { combineFailures, refuse } from './errors'
 import { sessionNameProblem } from './names'
 import type { TerminalScreen } from './screen'
-import { checkKeys, checkSize } from './request-checks'
+import { checkReadRequest, checkSendRequest, checkSize } from './request-checks'
 import { OwnerState } from './owner-state'
 import { PendingSpawn } from './pending-spawn'
 import { SessionRecord } from './session-record'
@@ -158,53 +157,14 @@ export class TerminalRegistry {
   /** Reserve the session and start one send before returning. */
   startSend(owner: Agent, id: TerminalSessionId, request: TerminalSendRequest): TerminalSendHandle {
     const record = this.#resolve(owner, id)
-    if (!request || typeof request.text !== 'string') throw refuse.invalid('PTY send text must be a string')
-    if (typeof request.submit !== 'boolean') throw refuse.invalid('PTY send submit must be a boolean')
-    if (request.settleOnSilence !== undefined && typeof request.settleOnSilence !== 'boolean') {
-      throw refuse.invalid('PTY send settleOnSilence must be a boolean')
-    }
-    for (const key of ['timeoutMs', 'idleMs'] as const) {
-      const value = request[key]
-      if (value !== undefined && !(Number.isSafeInteger(value) && value >= 1 && value <= MAX_TIMER_MS)) {
-        throw refuse.invalid(`PTY send ${key} must be an integer from 1 to ${MAX_TIMER_MS}`)
-      }
-    }
-    if (request.waitFor !== undefined && !(request.waitFor instanceof LinePattern)) {
-      // A RegExp would backtrack on the host's event loop: only a linear-time pattern is taken.
-      throw refuse.invalid('PTY send waitFor must be a LinePattern (LinePattern.compile from dsh-basics), not a RegExp')
-    }
-    if (request.keys !== undefined) checkKeys(request)
-    if (request.size !== undefined) checkSize(request.size, 'PTY send size')
-    // Checked here, not in a tool, so every caller is bounded: readline takes time per byte of a line.
-    const bytes = utf8ByteLength(request.text)
-    if (bytes > this.#maxTextBytes) throw refuse.textTooLarge(bytes, this.#maxTextBytes)
+    checkSendRequest(request, this.#maxTextBytes)
     return record.startSend(request)
   }
 
   /** Read one page of an owned session's scrollback: back from the newest line, or forward from `fromLine`. */
   read(owner: Agent, id: TerminalSessionId, request: TerminalReadRequest = {}): TerminalReadResult {
     const record = this.#resolve(owner, id)
-    for (const key of ['offset', 'count'] as const) {
-      const value = request?.[key]
-      if (value !== undefined && !(Number.isSafeInteger(value) && value >= 0)) {
-        throw refuse.invalid(`PTY read ${key} must be a non-negative integer`)
-      }
-    }
-    const fromLine = request?.fromLine
-    if (fromLine !== undefined) {
-      if (!(Number.isSafeInteger(fromLine) && fromLine >= 1)) {
-        throw refuse.invalid(
-          'PTY read fromLine must be a positive integer: the absolute number of a line, 1 being the first line ' +
-            'the session printed (the lineBegin, lineEnd and oldestLine of a read are such numbers)',
-        )
-      }
-      if (request.offset !== undefined) {
-        throw refuse.invalid(
-          'PTY read takes fromLine or offset, not both: fromLine reads forward from that absolute line, ' +
-            'offset reads back from the newest line; leave one out',
-        )
-      }
-    }
+    checkReadRequest(request)
     return record.session.read(request ?? {})
   }
 
