@@ -1,11 +1,6 @@
 import type { DurableTerminalSpec, SubprocessRuntime } from 'dsh-subprocess'
 import { isSubprocessError } from 'dsh-subprocess'
-import {
-  asTerminalSessionId,
-  type TerminalBackendSpawnSpec,
-  type TerminalDetachedSession,
-  TerminalError,
-} from 'dsh-terminal'
+import { asTerminalSessionId, type TerminalBackendSpawnSpec, type TerminalDetachedSession, TerminalError } from 'dsh-terminal'
 import type { ShellBackendConfig } from '../config'
 import { factsSize, parseFacts } from './durable-facts'
 import { ShellSession } from './shell-session'
@@ -48,7 +43,9 @@ export function durableShell(options: DurableOptions) {
         const facts = parseFacts(terminal.facts)
         // Not a shell this backend can rebuild (no facts yet, another version): not offered.
         if (!facts) return []
-        const status = terminal.exit ? { kind: 'exited' as const, exitCode: terminal.exit.exitCode, signal: terminal.exit.signal } : { kind: 'running' as const }
+        const status = terminal.exit
+          ? { kind: 'exited' as const, exitCode: terminal.exit.exitCode, signal: terminal.exit.signal }
+          : { kind: 'running' as const }
         const session: TerminalDetachedSession = { sessionId: asTerminalSessionId(terminal.key), pid: terminal.pid, detachedAt: terminal.detachedAt, status }
         return facts.name === undefined ? [session] : [{ ...session, name: facts.name }]
       })

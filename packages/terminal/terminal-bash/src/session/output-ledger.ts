@@ -1,4 +1,5 @@
-import type { SubprocessTerminalHandle } from 'dsh-subprocess'
+import { MAX_TERMINAL_FACTS_BYTES, type SubprocessTerminalHandle } from 'dsh-subprocess'
+import { utf8ByteLength } from 'dsh-basics'
 import type { TerminalSize } from 'dsh-terminal'
 import { serializeFacts } from './durable-facts'
 
@@ -62,9 +63,12 @@ export class OutputLedger {
     if (!setFacts) return
     const { nonce, replNonce, term, name } = this.identity
     const facts = { v: 1 as const, nonce, replNonce, delivered: this.#bytes, rows: size.rows, cols: size.cols, term, shellGroup: this.#shellGroup, name }
+    const text = serializeFacts(facts)
+    // A few hundred bytes; the bound is the provider's, checked here so a stored value is never refused.
+    if (utf8ByteLength(text) > MAX_TERMINAL_FACTS_BYTES) return
     // Best effort: a session host that went away is reported by the next operation, not here.
     try {
-      setFacts.call(this.handle, serializeFacts(facts))
+      setFacts.call(this.handle, text)
     } catch {}
   }
 }

@@ -248,7 +248,11 @@ export class ShellSession implements TerminalBackendSession {
 
   /** One raw chunk: counted, and split where an adoption's replay reaches output nobody was shown. */
   #take(chunk: Uint8Array): void {
-    this.#ledger.take(chunk, (bytes) => this.#feed(bytes), () => this.#startEarlier())
+    this.#ledger.take(
+      chunk,
+      (bytes) => this.#feed(bytes),
+      () => this.#startEarlier(),
+    )
   }
 
   #startEarlier(): void {

@@ -50,7 +50,14 @@ export class DurableLab {
     for (const [key, terminal] of this.#terminals) {
       if (terminal.client !== undefined || terminal.detachedAt === undefined) continue
       const exit = terminal.real.exit
-      found.push({ key, pid: terminal.real.pid, detachedAt: terminal.detachedAt, facts: terminal.facts, outputBytes: terminal.bytes, ...(exit ? { exit } : {}) })
+      found.push({
+        key,
+        pid: terminal.real.pid,
+        detachedAt: terminal.detachedAt,
+        facts: terminal.facts,
+        outputBytes: terminal.bytes,
+        ...(exit ? { exit } : {}),
+      })
     }
     return found
   }
