@@ -54,7 +54,18 @@ describe('a shell resumed by another host process', () => {
     expect(state.earlierOutput).toBeUndefined()
     // The scrollback was rebuilt from the replay: what A delivered is still there to read.
     expect(b.terminals.read(b.agent, asTerminalSessionId(sessionId), { offset: 0, count: 50 }).text).toContain('delivered-42')
-    await b.terminals.close(b.agent, sessionId)
+
+    // Host B shuts down gracefully (its client went, then the process exits): the session is left
+    // to the provider, not closed, and a next host resumes it again.
+    await b.agent.dispose()
+    stacks.splice(stacks.indexOf(b), 1)
+    await b.dispose()
+    lab.crash('b')
+    expect(isAlive(pid as number)).toBe(true)
+    const d = await host(lab, 'd')
+    await d.terminals.resume(d.agent, sessionId, 'shell')
+    expect((await d.run(sessionId, 'echo "$DSH_LAB-again"')).viewport).toContain('\nkept-again\n')
+    await d.terminals.close(d.agent, sessionId)
     expect(isAlive(pid as number)).toBe(false)
   })
 })

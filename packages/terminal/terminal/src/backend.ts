@@ -90,6 +90,12 @@ export interface TerminalBackendSession {
    * without it the send runs to its end and its result is lost.
    */
   release?(): void
+  /**
+   * Let go of the session without ending it, when its terminal outlives this process (a durable
+   * terminal of a session host, which keeps it detached for another host to adopt): stop reading
+   * and answer true. False when it cannot (the caller then closes it). Optional: without it, closed.
+   */
+  leave?(): boolean
   /** Idempotently close the whole process tree and await quiescence; a rejection may be retried. */
   close(reason: string): Promise<void>
 }

@@ -439,7 +439,11 @@ export class TerminalRegistry {
       const pending = [...this.#owners.values()].flatMap((state) => [...state.pending])
       for (const spawn of pending) spawn.abort(refuse.disposing())
       await Promise.all(pending.map((spawn) => spawn.settled))
-      const closes = [...this.#sessions.values()].map((record) => record.close(SERVICE_DISPOSED_REASON).promise)
+      // A detached session whose terminal outlives this process is left to it (its session host keeps
+      // it for another host process to resume); every other session is closed.
+      const closes = [...this.#sessions.values()].map((record) =>
+        record.detachedAt !== undefined && record.session.leave?.() === true ? Promise.resolve() : record.close(SERVICE_DISPOSED_REASON).promise,
+      )
       const closeFailures = rejections(await Promise.allSettled(closes))
       for (const state of this.#owners.values()) failures.push(...state.failures.splice(0))
       failures.push(...this.#expiryFailures.splice(0), ...closeFailures)

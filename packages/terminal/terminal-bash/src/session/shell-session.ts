@@ -454,6 +454,22 @@ export class ShellSession implements TerminalBackendSession {
   }
 
   /**
+   * Let go of a durable terminal (one whose provider keeps it for an adopter: it has `setFacts`)
+   * without ending it: stop reading, end the taps, keep the processes. False, doing nothing, for
+   * any other terminal: the caller closes it.
+   */
+  leave(): boolean {
+    if (!this.#handle.setFacts || this.#closeStarted) return false
+    this.#closeStarted = true
+    this.release()
+    this.#taps.end('this host went away; the session stays detached for another host to resume')
+    this.#unsubscribe?.()
+    this.#unsubscribe = undefined
+    this.#screen.dispose()
+    return true
+  }
+
+  /**
    * Close: no further sends or signals, the active send settles as `session_exit`, then the whole
    * process tree is torn down. Idempotent while in flight and after success; after a failure (the
    * provider names the survivors) a later call retries.
