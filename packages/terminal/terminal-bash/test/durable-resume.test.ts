@@ -41,7 +41,7 @@ describe('a shell resumed by another host process', () => {
 
     const c = await host(lab, 'c')
     const [won, lost] = await Promise.allSettled([b.terminals.resume(b.agent, sessionId, 'shell'), c.terminals.resume(c.agent, sessionId, 'shell')])
-    expect(won.status).toBe('fulfilled')
+    expect(won).toMatchObject({ status: 'fulfilled', value: { sessionId, name: 'build', pid } })
     expect(lost).toMatchObject({ status: 'rejected', reason: { code: 'SESSION_ADOPTED' } })
 
     const resumed = await b.run(sessionId, '', { submit: false })

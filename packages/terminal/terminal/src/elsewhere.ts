@@ -8,6 +8,8 @@ import type { TerminalSessionId, TerminalSessionSnapshot } from './types'
 export class ElsewhereSessions {
   /** Ids a detached terminal of another process holds (or held): the counter skips them. */
   readonly #taken = new Set<string>()
+  /** The names the last looks reported, so a resumed session keeps its own. */
+  readonly #names = new Map<string, string>()
   /** The first look, which a spawn awaits so that it cannot mint a taken id. */
   #scan: Promise<void> | undefined
 
@@ -23,6 +25,11 @@ export class ElsewhereSessions {
   /** Settles once every first look ended (at once when there is none): a spawn waits for it. */
   get scanning(): Promise<void> | undefined {
     return this.#scan
+  }
+
+  /** The name the session `id` had, as the last look reported it. */
+  nameOf(id: string): string | undefined {
+    return this.#names.get(id)
   }
 
   /** Whether another process's detached terminal holds `id`. */
@@ -53,7 +60,10 @@ export class ElsewhereSessions {
         status: { ...session.status },
         detachedAt: session.detachedAt,
       }
-      if (session.name !== undefined) snapshot.name = session.name
+      if (session.name !== undefined) {
+        snapshot.name = session.name
+        this.#names.set(session.sessionId, session.name)
+      }
       if (session.pid !== undefined) snapshot.pid = session.pid
       snapshots.push(snapshot)
     }

@@ -275,7 +275,10 @@ export class TerminalRegistry {
 
   /** Adopt a session another host process detached (checked by `resume`): the backend rebuilds it, published under its id. */
   async #resumeElsewhere(owner: Agent, id: TerminalSessionId, type: string): Promise<TerminalSessionSnapshot> {
-    const request: TerminalSpawnRequest = { type }
+    // It keeps its name unless the adopter already uses that name for a session of its own.
+    const name = this.#elsewhere.nameOf(id)
+    const keepName = name !== undefined && !this.#owners.get(owner)?.nameTaken(name)
+    const request: TerminalSpawnRequest = keepName ? { type, name } : { type }
     const reserved = this.#reserveSpawn(owner, request, undefined, id)
     this.#resuming.add(id)
     try {
