@@ -3,6 +3,10 @@ export { ProtocolError, type ProtocolErrorCode } from './protocol/errors'
 export { encodeControl, encodeOutput, type Frame, FrameDecoder, MAX_FRAME_BYTES, PROTOCOL_VERSION } from './protocol/frames'
 export type {
   AckMessage,
+  AdoptResult,
+  ListResult,
+  PingMessage,
+  PongMessage,
   CancelMessage,
   ControlMessage,
   ErrorMessage,
@@ -20,4 +24,5 @@ export type {
 export { isPositiveInteger } from './protocol/messages'
 export { describePeerValue } from './protocol/peer-value'
 export { sessionHostCommand } from './command'
+export { connectLocalSessionHost, type LocalSocketOptions } from './local-start'
 export { assertOwnSocket, defaultSocketPath, ensureSocketDir, SessionHostDirError } from './runtime-dir'

@@ -28,24 +28,24 @@ function harness(role: 'client' | 'session-host' = 'session-host') {
 }
 
 describe('FrameChannel: hello first, versions, and bad frames', () => {
-  it('sends its hello at once and accepts a peer hello of version 1', async () => {
+  it('sends its hello at once and accepts a peer hello of version 2', async () => {
     const { toChannel, seen, controls, flush } = harness()
-    toChannel.write(encodeControl({ type: 'hello', version: 1, role: 'client', features: ['binary-output', 'credit'] } as never))
+    toChannel.write(encodeControl({ type: 'hello', version: 2, role: 'client', features: ['binary-output', 'credit'] } as never))
     toChannel.write(encodeControl({ type: 'cancel', id: 3 } as never))
     await flush()
-    expect(controls()[0]).toMatchObject({ type: 'hello', version: 1, role: 'session-host', features: ['binary-output', 'credit'] })
+    expect(controls()[0]).toMatchObject({ type: 'hello', version: 2, role: 'session-host', features: ['binary-output', 'credit', 'durable', 'ping'] })
     expect(seen.hello).toBe(1)
     expect(seen.control).toEqual([{ type: 'cancel', id: 3 }])
   })
 
-  it('a wrong version gets PROTOCOL_VERSION naming both versions, then the hang-up', async () => {
+  it('a version 1 peer gets PROTOCOL_VERSION naming both versions, then the hang-up', async () => {
     const { toChannel, seen, controls, flush, channel } = harness()
-    toChannel.write(encodeControl({ type: 'hello', version: 2, role: 'client', features: ['binary-output', 'credit'] } as never))
+    toChannel.write(encodeControl({ type: 'hello', version: 1, role: 'client', features: ['binary-output', 'credit'] } as never))
     await flush()
     expect(controls()[1]).toEqual({
       type: 'error',
       code: 'PROTOCOL_VERSION',
-      message: 'this session host speaks protocol version 1, the client sent version 2',
+      message: 'this session host speaks protocol version 2, the client sent version 1',
     })
     expect(channel.closed).toBe(true)
     expect(seen.closed).toBe(1)
@@ -61,7 +61,7 @@ describe('FrameChannel: hello first, versions, and bad frames', () => {
 
   it('a second hello is UNEXPECTED_FRAME and the connection stays', async () => {
     const { toChannel, controls, flush, channel, seen } = harness()
-    const hello = encodeControl({ type: 'hello', version: 1, role: 'client', features: ['binary-output', 'credit'] } as never)
+    const hello = encodeControl({ type: 'hello', version: 2, role: 'client', features: ['binary-output', 'credit'] } as never)
     toChannel.write(hello)
     toChannel.write(hello)
     await flush()

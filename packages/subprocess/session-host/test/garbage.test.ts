@@ -27,7 +27,7 @@ describe('a session host fed garbage', () => {
   it('survives random bytes, truncated frames and frames after a bad hello, and keeps serving a well-behaved client', async () => {
     const client = await socketClient(host.socketPath)
     const { terminal } = (await client.ok('spawn', bashSpawn())) as { terminal: number }
-    const hello = encodeControl({ type: 'hello', version: 1, role: 'client', features: ['binary-output', 'credit'] })
+    const hello = encodeControl({ type: 'hello', version: 2, role: 'client', features: ['binary-output', 'credit'] })
     const attacks: Buffer[] = [
       randomBytes(64 * 1024),
       Buffer.concat([hello, randomBytes(64 * 1024)]),
@@ -54,7 +54,7 @@ describe('a client that keeps asking and never reads', () => {
     raw.pause()
     const closed = new Promise<void>((resolve) => raw.on('close', () => resolve()))
     raw.on('error', () => {})
-    const hello = encodeControl({ type: 'hello', version: 1, role: 'client', features: ['binary-output', 'credit'] })
+    const hello = encodeControl({ type: 'hello', version: 2, role: 'client', features: ['binary-output', 'credit'] })
     // Each asks about a terminal it does not hold: every reply is an error frame of ~130 bytes.
     const asks = Array.from({ length: 300_000 }, (_, index) =>
       encodeControl({ type: 'request', id: index + 1, method: 'resize', params: { terminal: 7, rows: 1, cols: 1 } }),

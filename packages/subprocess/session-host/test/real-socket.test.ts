@@ -29,8 +29,8 @@ async function bash(on: WireClient = client) {
 const write = (on: WireClient, terminal: number, text: string) => on.ok('write', { terminal, data: Buffer.from(text).toString('base64') })
 
 describe('session host over its socket: the handle contract', () => {
-  it('says hello with version 1, its pid and its window', async () => {
-    expect(await client.hello).toMatchObject({ type: 'hello', version: 1, role: 'session-host', pid: host.pid, windowBytes: 1024 * 1024 })
+  it('says hello with version 2, its pid and its window', async () => {
+    expect(await client.hello).toMatchObject({ type: 'hello', version: 2, role: 'session-host', pid: host.pid, windowBytes: 1024 * 1024 })
     expect(host.stdout()).toBe('')
   })
 
@@ -119,7 +119,7 @@ describe('session host over its socket: the handle contract', () => {
     const raw = connect(host.socketPath)
     const received: string[] = []
     raw.on('data', (chunk: Buffer) => received.push(chunk.toString('utf8')))
-    raw.write(encodeControl({ type: 'hello', version: 1, role: 'client', features: ['binary-output', 'credit'] }))
+    raw.write(encodeControl({ type: 'hello', version: 2, role: 'client', features: ['binary-output', 'credit'] }))
     const bad = Buffer.from('{oops')
     const head = Buffer.alloc(5)
     head.writeUInt32BE(bad.length + 1, 0)
@@ -134,7 +134,7 @@ describe('session host over its socket: the handle contract', () => {
     raw.destroy()
   })
 
-  it('an oversized frame gets FRAME_TOO_LARGE and a hang-up; a wrong version gets PROTOCOL_VERSION; other clients are unaffected', async () => {
+  it('an oversized frame gets FRAME_TOO_LARGE and a hang-up; a version 1 client gets PROTOCOL_VERSION naming both versions; other clients are unaffected', async () => {
     const { terminal, seen } = await bash()
     for (const attack of ['oversize', 'version'] as const) {
       const raw = connect(host.socketPath)
@@ -142,14 +142,14 @@ describe('session host over its socket: the handle contract', () => {
       raw.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')))
       const ended = new Promise<void>((resolve) => raw.on('close', () => resolve()))
       if (attack === 'oversize') {
-        raw.write(encodeControl({ type: 'hello', version: 1, role: 'client', features: ['binary-output', 'credit'] }))
+        raw.write(encodeControl({ type: 'hello', version: 2, role: 'client', features: ['binary-output', 'credit'] }))
         const head = Buffer.alloc(4)
         head.writeUInt32BE(64 * 1024 * 1024, 0)
         raw.write(head)
-      } else raw.write(encodeControl({ type: 'hello', version: 2, role: 'client', features: [] }))
+      } else raw.write(encodeControl({ type: 'hello', version: 1, role: 'client', features: ['binary-output', 'credit'] }))
       await ended
       if (attack === 'oversize') expect(received).toContain('FRAME_TOO_LARGE')
-      else expect(received).toContain('this session host speaks protocol version 1, the client sent version 2')
+      else expect(received).toContain('this session host speaks protocol version 2, the client sent version 1')
     }
     await write(client, terminal, 'echo still-serving\r')
     await eventually(() => seen.text().includes('still-serving'), 'the echo after the attacks')
@@ -171,7 +171,7 @@ describe('cancel', () => {
     // In one write, so the session host reads the cancel before the spawn could finish.
     raw.write(
       Buffer.concat([
-        encodeControl({ type: 'hello', version: 1, role: 'client', features: ['binary-output', 'credit'] }),
+        encodeControl({ type: 'hello', version: 2, role: 'client', features: ['binary-output', 'credit'] }),
         encodeControl({ type: 'request', id: 1, method: 'spawn', params: bashSpawn() }),
         encodeControl({ type: 'cancel', id: 1 }),
       ]),

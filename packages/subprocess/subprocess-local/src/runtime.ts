@@ -115,6 +115,13 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
 
   async spawnTerminal(spec: TerminalSpawnSpec): Promise<SubprocessTerminalHandle> {
     validateSpawnSpec(spec)
+    // Its terminals live in this process and end with it: it cannot honour a terminal that outlives its client.
+    if (spec.durable !== undefined) {
+      throw new SubprocessError(
+        'INVALID_SPEC',
+        'dsh-subprocess-local cannot keep a durable terminal (it ends with this process); mount dsh-subprocess-remote for durable terminals',
+      )
+    }
     // Refuses a platform without an inspector before anything starts.
     inspectorFor(process.platform)
     throwIfAborted(spec.signal)

@@ -26,6 +26,14 @@ describe('dsh-subprocess-local plugin', () => {
     await first.dispose()
   })
 
+  it('refuses a durable spawn with INVALID_SPEC and starts nothing: its terminals end with this process', async () => {
+    const root = new Context()
+    const fiber = await root.plugin(local)
+    const refused = root.subprocess.spawnTerminal({ ...spec, durable: { key: 'k', ttlMs: 1000, retainBytes: 1024 } })
+    await expect(refused).rejects.toMatchObject({ code: 'INVALID_SPEC', message: expect.stringMatching(/dsh-subprocess-remote/) })
+    await fiber.dispose()
+  })
+
   it('rejects invalid config', async () => {
     const root = new Context()
     await expect(root.plugin(local, { killWaitMs: 0 })).rejects.toThrow(/killWaitMs/)

@@ -9,7 +9,7 @@ import {
   type RequestParams,
   type WireError,
 } from 'dsh-session-host'
-import { errorFromWire, sessionHostLost } from './errors'
+import { errorFromWire, sessionHostLost, targetUnreachable } from './errors'
 
 /** What the client tells the terminals it holds. */
 export interface ClientTerminal {
@@ -28,10 +28,17 @@ interface Pending {
   readonly onResult?: ((result: unknown) => void) | undefined
 }
 
+/** How a {@link SessionHostClient} watches its link. */
+export interface ClientOptions {
+  /** Silence (with calls pending or terminals attached) before a ping, and the ping's deadline. */
+  readonly livenessMs: number
+}
+
 /**
  * One protocol connection to a session host: the hello, requests with ids and their replies,
  * output and exit events routed to terminals by number, acks, and the loss of the connection,
- * which rejects every pending call with `SESSION_HOST_LOST`.
+ * which rejects every pending call with `SESSION_HOST_LOST` (it ended) or `TARGET_UNREACHABLE` (it
+ * went silent and a liveness ping was not answered).
  */
 export class SessionHostClient {
   readonly #channel: FrameChannel
@@ -42,12 +49,28 @@ export class SessionHostClient {
   readonly ready: Promise<HelloMessage>
   /** Resolves once the connection ended, after the pending calls were rejected. */
   readonly closed: Promise<void>
+  readonly #input: Readable
+  readonly #outputStream: Writable
+  readonly #livenessMs: number
   #nextId = 1
+  #nextNonce = 1
   #windowBytes = 1
   #lost: Error | undefined
+  #lastHeard = performance.now()
+  #pingSentAt: number | undefined
+  #livenessTimer: NodeJS.Timeout | undefined
 
-  constructor(input: Readable, output: Writable, report: (message: string) => void, onClosed: () => void = () => {}) {
+  constructor(
+    input: Readable,
+    output: Writable,
+    report: (message: string) => void,
+    onClosed: () => void = () => {},
+    options: ClientOptions = { livenessMs: 5_000 },
+  ) {
     this.#report = report
+    this.#input = input
+    this.#outputStream = output
+    this.#livenessMs = options.livenessMs
     let ready!: (hello: HelloMessage) => void
     let failed!: (error: Error) => void
     let closed!: () => void
@@ -76,13 +99,51 @@ export class SessionHostClient {
           report(`session host reported ${peerError}`)
         },
         closed: () => {
-          this.#lose(peerError ? `it refused the connection: ${peerError}` : 'the connection ended')
+          clearTimeout(this.#livenessTimer)
+          this.#lose(sessionHostLost(peerError ? `it refused the connection: ${peerError}` : 'the connection ended'))
           failed(this.#lost!)
           onClosed()
           closed()
         },
       },
     )
+    // Any byte from the peer proves the link carries bytes: the liveness clock starts over.
+    input.on('data', () => {
+      this.#lastHeard = performance.now()
+      this.#pingSentAt = undefined
+    })
+    this.#watchLiveness()
+  }
+
+  /**
+   * Ping after `livenessMs` of silence while something waits for the peer (a pending call, an
+   * attached terminal); no byte back within `livenessMs` more and the link is given up.
+   */
+  #watchLiveness(): void {
+    if (this.#lost) return
+    const now = performance.now()
+    let wait = this.#livenessMs
+    if (this.#pingSentAt !== undefined) {
+      wait = this.#pingSentAt + this.#livenessMs - now
+      if (wait <= 0) return this.#unreachable()
+    } else if (this.#pending.size > 0 || this.#terminals.size > 0) {
+      wait = this.#lastHeard + this.#livenessMs - now
+      if (wait <= 0) {
+        this.#pingSentAt = now
+        this.#channel.send({ type: 'ping', nonce: this.#nextNonce++ })
+        wait = this.#livenessMs
+      }
+    }
+    this.#livenessTimer = setTimeout(() => this.#watchLiveness(), Math.max(1, wait))
+    this.#livenessTimer.unref()
+  }
+
+  /** The link went silent: reject everything with `TARGET_UNREACHABLE` and drop the streams (a stuck peer would never read an orderly end). */
+  #unreachable(): void {
+    this.#lose(targetUnreachable(this.#livenessMs))
+    this.#channel.close()
+    this.#input.destroy()
+    this.#outputStream.destroy()
   }
 
   /** Unacknowledged output per terminal before the session host pauses its PTY (from its hello; 1 before it). */
@@ -133,6 +194,8 @@ export class SessionHostClient {
 
   #control(message: { readonly type: string; readonly [field: string]: unknown }): void {
     if (message.type === 'reply') return this.#reply(message as unknown as ReplyMessage)
+    // The answer to a liveness ping: hearing it already restarted the clock.
+    if (message.type === 'pong') return
     if (message.type === 'exit') {
       const terminal = isPositiveInteger(message.terminal) ? this.#terminals.get(message.terminal) : undefined
       if (!terminal) return this.#report(`exit for unknown terminal ${describePeerValue(message.terminal)}`)
@@ -164,9 +227,9 @@ export class SessionHostClient {
     }
   }
 
-  #lose(why: string): void {
+  #lose(error: Error): void {
     if (this.#lost) return
-    this.#lost = sessionHostLost(why)
+    this.#lost = error
     for (const pending of this.#pending.values()) pending.reject(this.#lost)
     this.#pending.clear()
     for (const terminal of this.#terminals.values()) terminal.lost(this.#lost)

@@ -18,6 +18,11 @@ export const Config = z
     idleExitMs: z.number().int().min(0).max(MAX_TIMER_MS).default(30_000),
     /** How long starting the session host and connecting to it may take before a spawn fails. */
     startTimeoutMs: z.number().int().min(1).max(MAX_TIMER_MS).default(15_000),
+    /**
+     * Liveness: with calls pending or terminals attached and nothing heard for this long, ping; no
+     * answer within as long again and the connection is lost with `TARGET_UNREACHABLE`.
+     */
+    livenessMs: z.number().int().min(10).max(MAX_TIMER_MS).default(5_000),
     /** Inherited names let through the environment scrub as they are, as in dsh-subprocess-local (never `DSH_*`). */
     envAllow: EnvAllowSchema,
   })

@@ -11,6 +11,8 @@ const SEAM_CODES: ReadonlySet<string> = new Set<SubprocessErrorCode>([
   'REFUSED_SHELL_KILL',
   'TERMINAL_EXITED',
   'CLEANUP_FAILED',
+  'TERMINAL_ADOPTED',
+  'TERMINAL_NOT_FOUND',
 ])
 
 /** A session host refused a call for a reason of the protocol (`UNKNOWN_TERMINAL`, …) or failed inside. */
@@ -28,6 +30,8 @@ export class SessionHostCallError extends Error {
 /** The error to raise for a failed reply: a `SubprocessError` for the seam's codes, else a {@link SessionHostCallError}. */
 export function errorFromWire(error: WireError): Error {
   if (error.code === 'CLEANUP_FAILED') return new TerminalCleanupError(error.survivors ?? [])
+  // The session host's cap: the spawn could not start, which the seam calls SPAWN_FAILED; the message keeps the code.
+  if (error.code === 'TOO_MANY_TERMINALS') return new SubprocessError('SPAWN_FAILED', `TOO_MANY_TERMINALS: ${error.message}`)
   if (SEAM_CODES.has(error.code)) return new SubprocessError(error.code as SubprocessErrorCode, error.message)
   return new SessionHostCallError(error.code, error.message)
 }
@@ -37,5 +41,13 @@ export function sessionHostLost(why: string): SubprocessError {
   return new SubprocessError(
     'SESSION_HOST_LOST',
     `the session host is gone (${why}); its terminals ended with it. Open a new terminal: a fresh session host starts.`,
+  )
+}
+
+/** The link stopped carrying bytes: nothing came back within `livenessMs` of a ping sent after `livenessMs` of silence. */
+export function targetUnreachable(livenessMs: number): SubprocessError {
+  return new SubprocessError(
+    'TARGET_UNREACHABLE',
+    `the session host did not answer for ${2 * livenessMs} ms, not even a liveness ping (a cut network, a stopped relay or ssh); this connection is given up. Durable terminals stay detached on the far side: open again to adopt them; other terminals end there once it notices.`,
   )
 }

@@ -8,6 +8,8 @@ export interface OutputDeliveryOptions {
   readonly ackEveryBytes: number
   /** A listener threw; delivery to the others continues. */
   readonly report: (error: unknown) => void
+  /** Offset of the first byte that will arrive (an adoption's `replayFrom`; 0 for a spawn). */
+  readonly from?: number
 }
 
 /**
@@ -28,6 +30,7 @@ export class OutputDelivery {
 
   constructor(options: OutputDeliveryOptions) {
     this.#options = options
+    this.#delivered = this.#received = this.#acknowledged = options.from ?? 0
   }
 
   /** Take the bytes at `offset`; false when they do not continue the stream (a protocol fault). */

@@ -7,6 +7,7 @@ import {
   type SubprocessTerminalHandle,
   type TerminalExit,
   type TerminalOutputListener,
+  validateTerminalFacts,
   validateTerminalSize,
 } from 'dsh-subprocess'
 import type { ClientTerminal, SessionHostClient } from './client'
@@ -34,6 +35,10 @@ export interface RemoteTerminalOptions {
   readonly report: (error: unknown) => void
   /** The terminal was terminated (or lost): the runtime forgets it. */
   readonly forget: (terminal: RemoteTerminal) => void
+  /** Spawned durable (or adopted): it stays with the session host when this side hangs up, and has `setFacts`. */
+  readonly durable: boolean
+  /** Offset of its first byte that will arrive (an adoption's `replayFrom`; 0 for a spawn). */
+  readonly from?: number
 }
 
 /**
@@ -45,6 +50,10 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
   readonly pid: number
   readonly limits: AppliedTerminalLimits
   readonly done: Promise<TerminalExit>
+  /** True for a durable terminal: disposal hangs up on it instead of terminating it. */
+  readonly durable: boolean
+  /** Present on durable terminals (the seam's contract): stores facts for the next adopter. */
+  readonly setFacts?: (facts: string) => void
   readonly #client: SessionHostClient
   readonly #number: number
   readonly #output: OutputDelivery
@@ -65,8 +74,18 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
       acknowledge: (offset) => this.#client.acknowledge(this.#number, offset),
       ackEveryBytes: options.ackEveryBytes,
       report: options.report,
+      from: options.from ?? 0,
     })
     this.done = new Promise((resolve) => (this.#resolveDone = resolve))
+    this.durable = options.durable
+    if (options.durable) this.setFacts = (facts) => this.#setFacts(facts)
+  }
+
+  /** Fire and forget, ordered with writes (one connection, handled in arrival order); bad facts throw `INVALID_SPEC` here. */
+  #setFacts(facts: string): void {
+    validateTerminalFacts(facts)
+    if (this.#lost || this.#terminated) return
+    this.#client.request('setFacts', { terminal: this.#number, facts }).catch(() => {})
   }
 
   get exit(): TerminalExit | undefined {
@@ -133,8 +152,10 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
   }
 
   /**
-   * Tear the session down in the session host. After the session host was lost it resolves: its
-   * death took the tree down (a call pending at that moment rejects with `SESSION_HOST_LOST`).
+   * Tear the session down in the session host. After the connection was lost it resolves: the
+   * session host's death took the tree down, or, for a link that stopped answering
+   * (`TARGET_UNREACHABLE`), the session host ends the connection's terminals (detaches the durable
+   * ones) once it notices the link is gone. A call pending at that moment rejects with the loss.
    */
   terminate(): Promise<void> {
     if (this.#terminated || this.#lost) return Promise.resolve()

@@ -262,7 +262,7 @@ describe('a forged or broken session host cannot crash the client', () => {
     mkdirSync(dir, { mode: 0o700 })
     const hello = (() => {
       const body = Buffer.from(
-        JSON.stringify({ type: 'hello', version: 1, role: 'session-host', features: ['binary-output', 'credit'], pid: 1, windowBytes: 1024 }),
+        JSON.stringify({ type: 'hello', version: 2, role: 'session-host', features: ['binary-output', 'credit'], pid: 1, windowBytes: 1024 }),
       )
       const head = Buffer.alloc(5)
       head.writeUInt32BE(body.length + 1)

@@ -16,7 +16,7 @@ function harness() {
   fromClient.on('data', (chunk: Buffer) => decoder.push(chunk))
   const reports: string[] = []
   const client = new SessionHostClient(toClient, fromClient, (message) => reports.push(message))
-  toClient.write(encodeControl({ type: 'hello', version: 1, role: 'session-host', features: ['binary-output', 'credit'], pid: 1, windowBytes: 1024 } as never))
+  toClient.write(encodeControl({ type: 'hello', version: 2, role: 'session-host', features: ['binary-output', 'credit'], pid: 1, windowBytes: 1024 } as never))
   const controls = () => sent.flatMap((frame) => (frame.kind === 'control' ? [frame.message] : []))
   const flush = () => new Promise((resolve) => setImmediate(resolve))
   return { toClient, client, controls, reports, flush }

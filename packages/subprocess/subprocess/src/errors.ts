@@ -2,7 +2,8 @@
  * Stable codes callers route on: the spawn could not start (`UNSUPPORTED_PLATFORM`, `INVALID_SPEC`,
  * `SPAWN_ABORTED`, `SPAWN_FAILED`), a foreground signal was not delivered (`NO_FOREGROUND_GROUP`,
  * `REFUSED_SHELL_KILL`), input arrived too late (`TERMINAL_EXITED`), teardown left survivors
- * (`CLEANUP_FAILED`), a provider lost the session host that held its terminals (`SESSION_HOST_LOST`),
+ * (`CLEANUP_FAILED`), a provider lost the session host that held its terminals (`SESSION_HOST_LOST`:
+ * the connection ended; `TARGET_UNREACHABLE`: the link stopped carrying bytes and a liveness ping went unanswered),
  * or a detached durable terminal could not be adopted (`TERMINAL_ADOPTED`: another client won;
  * `TERMINAL_NOT_FOUND`: no detached terminal has that key, it closed or its TTL passed).
  */
@@ -16,6 +17,7 @@ export type SubprocessErrorCode =
   | 'TERMINAL_EXITED'
   | 'CLEANUP_FAILED'
   | 'SESSION_HOST_LOST'
+  | 'TARGET_UNREACHABLE'
   | 'TERMINAL_ADOPTED'
   | 'TERMINAL_NOT_FOUND'
 

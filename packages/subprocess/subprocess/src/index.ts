@@ -3,7 +3,7 @@ export { isSubprocessError, SubprocessError, type SubprocessErrorCode, TerminalC
 export { isNewWait } from './new-wait'
 export { SubprocessRuntime } from './service'
 export { canProveStdinWait, isStdinWaitProven, isStdinWaitProvenOrUnprovable, isStdinWaitUnproven } from './stdin-wait-proof'
-export { validateSpawnSpec, validateTerminalSize, wrappedArgv } from './spec'
+export { validateDurableSpec, validateSpawnSpec, validateTerminalFacts, validateTerminalSize, wrappedArgv } from './spec'
 export { MAX_TERMINAL_FACTS_BYTES } from './types'
 export type {
   AdoptedTerminal,

@@ -1,7 +1,7 @@
 import { isAbsolute } from 'node:path'
 import { MAX_TIMER_MS } from 'dsh-basics'
 import { SubprocessError } from './errors'
-import type { SpawnWrapper, TerminalLimits, TerminalSpawnSpec } from './types'
+import { type DurableTerminalSpec, MAX_TERMINAL_FACTS_BYTES, type SpawnWrapper, type TerminalLimits, type TerminalSpawnSpec } from './types'
 
 /** Largest row or column count a PTY window size can carry. */
 export const MAX_TERMINAL_SIZE = 65_535
@@ -39,6 +39,38 @@ export function validateSpawnSpec(spec: TerminalSpawnSpec): void {
   if (wrapper !== undefined && (typeof wrapper !== 'object' || wrapper === null || typeof wrapper.key !== 'string' || typeof wrapper.wrap !== 'function')) {
     invalid('wrapper must be an object with a string key and a wrap function')
   }
+  if (spec.durable !== undefined) validateDurableSpec(spec.durable)
+}
+
+/** Longest durable key: a session id, never a payload. */
+export const MAX_DURABLE_KEY_LENGTH = 256
+
+/** Most output a durable terminal may retain for its adopter (a bound on one session host's memory per terminal). */
+export const MAX_RETAIN_BYTES = 256 * 1024 * 1024
+
+/**
+ * Check a durable spec (every provider that honours one, and the session host for what crossed the
+ * wire): a key of 1–256 characters without NUL, a TTL of 1–2147483647 ms, a positive retain bound.
+ */
+export function validateDurableSpec(durable: DurableTerminalSpec): void {
+  if (typeof durable !== 'object' || durable === null || Array.isArray(durable)) invalid('durable must be an object { key, ttlMs, retainBytes }')
+  const { key, ttlMs, retainBytes } = durable
+  if (typeof key !== 'string' || key === '' || key.length > MAX_DURABLE_KEY_LENGTH || key.includes('\0')) {
+    invalid(`durable.key must be a string of 1-${MAX_DURABLE_KEY_LENGTH} characters without NUL`)
+  }
+  if (!Number.isSafeInteger(ttlMs) || ttlMs < 1 || ttlMs > MAX_TIMER_MS)
+    invalid(`durable.ttlMs must be an integer between 1 and ${MAX_TIMER_MS}, got ${String(ttlMs)}`)
+  if (!Number.isSafeInteger(retainBytes) || retainBytes < 1 || retainBytes > MAX_RETAIN_BYTES) {
+    invalid(`durable.retainBytes must be an integer between 1 and ${MAX_RETAIN_BYTES}, got ${String(retainBytes)}`)
+  }
+}
+
+/** Check facts for `setFacts`: a string of at most {@link MAX_TERMINAL_FACTS_BYTES} UTF-8 bytes. */
+export function validateTerminalFacts(facts: string): void {
+  if (typeof facts !== 'string') invalid('facts must be a string')
+  const bytes = Buffer.byteLength(facts, 'utf8')
+  if (bytes > MAX_TERMINAL_FACTS_BYTES)
+    invalid(`facts are ${bytes} UTF-8 bytes; at most ${MAX_TERMINAL_FACTS_BYTES} are kept (store less: what an adopter needs to resume)`)
 }
 
 const LIMIT_NAMES: readonly (keyof TerminalLimits)[] = ['maxProcesses', 'maxMemoryBytes']

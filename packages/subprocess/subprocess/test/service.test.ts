@@ -7,7 +7,9 @@ import {
   type SubprocessTerminalHandle,
   TerminalCleanupError,
   type TerminalSpawnSpec,
+  MAX_TERMINAL_FACTS_BYTES,
   validateSpawnSpec,
+  validateTerminalFacts,
   validateTerminalSize,
 } from 'dsh-subprocess'
 
@@ -105,5 +107,32 @@ describe('errors', () => {
     expect(error.survivors).toEqual([12, 34])
     expect(isSubprocessError(error, 'CLEANUP_FAILED')).toBe(true)
     expect(isSubprocessError(new Error('x'))).toBe(false)
+  })
+})
+
+describe('durable specs and facts', () => {
+  const durable = { key: 'pty-3', ttlMs: 60_000, retainBytes: 65_536 }
+  it('accepts a well-formed durable spec', () => {
+    expect(() => validateSpawnSpec({ ...spec, durable })).not.toThrow()
+  })
+
+  it.each([
+    ['a missing key', { ...durable, key: '' }],
+    ['a key with NUL', { ...durable, key: 'a\0b' }],
+    ['a key too long', { ...durable, key: 'k'.repeat(257) }],
+    ['a zero TTL', { ...durable, ttlMs: 0 }],
+    ['a TTL beyond a timer', { ...durable, ttlMs: 2 ** 31 }],
+    ['a fractional retain bound', { ...durable, retainBytes: 1.5 }],
+    ['no retain bound', { ...durable, retainBytes: 0 }],
+    ['not an object', 'pty-3'],
+  ])('refuses %s with INVALID_SPEC', (_label, bad) => {
+    expect(() => validateSpawnSpec({ ...spec, durable: bad as never })).toThrow(expect.objectContaining({ code: 'INVALID_SPEC' }))
+  })
+
+  it('facts are bounded by MAX_TERMINAL_FACTS_BYTES counted in UTF-8 bytes, not characters', () => {
+    expect(() => validateTerminalFacts('x'.repeat(MAX_TERMINAL_FACTS_BYTES))).not.toThrow()
+    expect(() => validateTerminalFacts('x'.repeat(MAX_TERMINAL_FACTS_BYTES + 1))).toThrow(expect.objectContaining({ code: 'INVALID_SPEC' }))
+    // 'é' is two UTF-8 bytes: half as many characters already reach the bound.
+    expect(() => validateTerminalFacts('é'.repeat(MAX_TERMINAL_FACTS_BYTES / 2 + 1))).toThrow(expect.objectContaining({ code: 'INVALID_SPEC' }))
   })
 })

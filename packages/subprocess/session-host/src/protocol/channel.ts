@@ -2,7 +2,7 @@ import type { Readable, Writable } from 'node:stream'
 import { ProtocolError } from './errors'
 import { describePeerValue, peerText, QUOTED_CHARACTERS } from './peer-value'
 import { encodeControl, encodeOutput, type Frame, FrameDecoder, PROTOCOL_VERSION } from './frames'
-import { type ControlMessage, FEATURES, type HelloMessage, type PeerRole } from './messages'
+import { type ControlMessage, FEATURES, type HelloMessage, OFFERED_FEATURES, type PeerRole } from './messages'
 
 /** How long a peer has to send its hello; a connection still silent then is refused (`HELLO_REQUIRED`) and closed. */
 export const HELLO_DEADLINE_MS = 5_000
@@ -58,7 +58,7 @@ export class FrameChannel {
     input.on('error', () => this.close())
     input.on('close', () => this.close())
     output.on('error', () => this.close())
-    this.send({ type: 'hello', version: PROTOCOL_VERSION, role, features: FEATURES, ...hello })
+    this.send({ type: 'hello', version: PROTOCOL_VERSION, role, features: OFFERED_FEATURES, ...hello })
     // A connection that says nothing must not hold a descriptor (and a session host's idle exit) forever.
     this.#helloDeadline = setTimeout(
       () => this.#refuse(new ProtocolError('HELLO_REQUIRED', `no hello within ${HELLO_DEADLINE_MS} ms of connecting`)),
@@ -120,6 +120,8 @@ export class FrameChannel {
     const { message } = frame
     if (message.type === 'hello') return this.#refuse(new ProtocolError('UNEXPECTED_FRAME', 'a second hello on one connection'))
     if (message.type === 'error') return this.#handlers.peerError(peerText(message.code, QUOTED_CHARACTERS), peerText(message.message))
+    // Liveness (version 2): answered here, by whichever side, before anything else can delay it.
+    if (message.type === 'ping') return this.send({ type: 'pong', nonce: typeof message.nonce === 'number' ? message.nonce : 0 })
     this.#handlers.control(message)
   }
 

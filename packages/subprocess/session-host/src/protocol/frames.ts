@@ -1,7 +1,7 @@
 import { ProtocolError } from './errors'
 
 /** The protocol version this package speaks (see PROTOCOL.md). */
-export const PROTOCOL_VERSION = 1
+export const PROTOCOL_VERSION = 2
 
 /** Largest frame (type byte plus body) either side accepts: beyond it the connection closes. */
 export const MAX_FRAME_BYTES = 1024 * 1024

@@ -1,8 +1,11 @@
-import type { AppliedTerminalLimits, TerminalExit, TerminalLimits } from 'dsh-subprocess'
+import type { AppliedTerminalLimits, DetachedTerminal, DurableTerminalSpec, TerminalExit, TerminalLimits } from 'dsh-subprocess'
 import type { ProtocolErrorCode } from './errors'
 
-/** Features version 1 defines; both are required (see PROTOCOL.md, "Hello"). */
+/** Features every peer must have (version 1's; see PROTOCOL.md, "Hello"). */
 export const FEATURES: readonly string[] = ['binary-output', 'credit']
+
+/** Features this side announces: the required ones, durable terminals and liveness pings (version 2). */
+export const OFFERED_FEATURES: readonly string[] = [...FEATURES, 'durable', 'ping']
 
 /** Who sent a hello. */
 export type PeerRole = 'client' | 'session-host'
@@ -31,6 +34,9 @@ export interface RequestParams {
   readonly signalForeground: { readonly terminal: number; readonly signal: string }
   readonly pinShellGroup: { readonly terminal: number; readonly processGroupId: number }
   readonly terminate: { readonly terminal: number }
+  readonly setFacts: { readonly terminal: number; readonly facts: string }
+  readonly list: Readonly<Record<string, never>>
+  readonly adopt: { readonly key: string }
 }
 
 /** A method name of {@link RequestParams}. */
@@ -52,6 +58,8 @@ export interface SpawnParams {
   readonly graceMs: number
   /** Caps for the whole session. */
   readonly limits?: TerminalLimits
+  /** Keep the terminal, detached, when this connection ends (version 2). */
+  readonly durable?: DurableTerminalSpec
 }
 
 /** What a spawn answers. */
@@ -62,6 +70,19 @@ export interface SpawnResult {
   readonly pid: number
   /** The caps in force. */
   readonly limits: AppliedTerminalLimits
+}
+
+/** What `list` answers: the detached durable terminals of this session host. */
+export interface ListResult {
+  readonly terminals: readonly DetachedTerminal[]
+}
+
+/** What `adopt` answers; the output frames from `replayFrom` follow it. */
+export interface AdoptResult extends SpawnResult {
+  /** What the last client stored with `setFacts` (`''` when nothing). */
+  readonly facts: string
+  /** Absolute offset of the first replayed byte: older ones were dropped from the ring. */
+  readonly replayFrom: number
 }
 
 /** A call from the client. */
@@ -126,8 +147,22 @@ export interface ErrorMessage {
   readonly message: string
 }
 
-/** Every control message of version 1. */
-export type ControlMessage = HelloMessage | RequestMessage | ReplyMessage | ExitMessage | AckMessage | CancelMessage | ErrorMessage
+/** Are you there? Answered at once by a {@link PongMessage} with the same nonce (feature `ping`). */
+export interface PingMessage {
+  readonly type: 'ping'
+  /** Chosen by the sender; echoed. */
+  readonly nonce: number
+}
+
+/** The answer to a {@link PingMessage}. */
+export interface PongMessage {
+  readonly type: 'pong'
+  /** The ping's nonce. */
+  readonly nonce: number
+}
+
+/** Every control message of version 2. */
+export type ControlMessage = HelloMessage | RequestMessage | ReplyMessage | ExitMessage | AckMessage | CancelMessage | ErrorMessage | PingMessage | PongMessage
 
 /** True for a positive safe integer (ids, terminal numbers). */
 export function isPositiveInteger(value: unknown): value is number {

@@ -1,12 +1,13 @@
 import type { Readable, Writable } from 'node:stream'
 import { errorMessage } from 'dsh-basics'
-import type { SubprocessRuntime } from 'dsh-subprocess'
+import { SubprocessError, type SubprocessRuntime, validateTerminalFacts } from 'dsh-subprocess'
 import { FrameChannel } from '../protocol/channel'
 import { ProtocolError } from '../protocol/errors'
-import { isPositiveInteger, type RequestMethod, type RequestParams, type WireError } from '../protocol/messages'
-import { HostedTerminal } from './hosted-terminal'
+import { type AdoptResult, isPositiveInteger, type RequestMethod, type RequestParams, type WireError } from '../protocol/messages'
 import { describePeerValue } from '../protocol/peer-value'
-import { paramsObject, spawnSpecOf, terminalOf, writeDataOf } from './requests'
+import { HostedTerminal } from './hosted-terminal'
+import { adoptKeyOf, durableOf, paramsObject, spawnSpecOf, terminalOf, writeDataOf } from './requests'
+import type { TerminalTable } from './terminal-table'
 
 /** What a {@link ClientConnection} needs from its session host. */
 export interface ClientConnectionOptions {
@@ -14,6 +15,8 @@ export interface ClientConnectionOptions {
   readonly subprocess: SubprocessRuntime
   /** Unacknowledged bytes per terminal before its PTY is paused. */
   readonly windowBytes: number
+  /** Every terminal of the session host: the cap, durable keys, detached terminals and adoption. */
+  readonly table: TerminalTable
   /** Diagnostics (stderr in the bin). */
   readonly log: (message: string) => void
   /** The connection ended and its terminals are gone. */
@@ -26,14 +29,26 @@ export interface ClientConnectionOptions {
  */
 const UNREAD_REPLY_BYTES = 16 * 1024 * 1024
 
-const METHODS: readonly RequestMethod[] = ['spawn', 'write', 'resize', 'inspectForeground', 'signalForeground', 'pinShellGroup', 'terminate']
+const METHODS: readonly RequestMethod[] = [
+  'spawn',
+  'write',
+  'resize',
+  'inspectForeground',
+  'signalForeground',
+  'pinShellGroup',
+  'terminate',
+  'setFacts',
+  'list',
+  'adopt',
+]
 
 /** Refusals of one client that reach the log; later ones are only answered. */
 export const LOGGED_REFUSALS = 20
 
 /**
- * One client of a session host: its protocol channel, the terminals it spawned (and only those:
- * numbers are per connection) and its pending spawns. When it ends, its terminals are terminated.
+ * One client of a session host: its protocol channel, the terminals it spawned or adopted (and only
+ * those: numbers are per connection) and its pending spawns. When it ends, its terminals are
+ * terminated, except the durable ones, which are detached for a later adopter.
  */
 export class ClientConnection {
   readonly #channel: FrameChannel
@@ -62,16 +77,31 @@ export class ClientConnection {
     )
   }
 
-  /** Hang up and terminate every terminal of this client; resolves once they are gone. */
-  end(): Promise<void> {
+  /**
+   * Hang up: every terminal of this client is terminated, except durable ones, which are detached
+   * (or terminated too when `terminateDurable`: the session host closes). Resolves once done.
+   */
+  end(terminateDurable = false): Promise<void> {
     this.#ended ??= (async () => {
       this.#channel.close()
       for (const controller of this.#spawning.values()) controller.abort()
-      await Promise.allSettled([...this.#terminals.values()].map((terminal) => terminal.handle.terminate()))
+      const ending: HostedTerminal[] = []
+      for (const terminal of this.#terminals.values()) {
+        if (terminal.durable && !terminateDurable) this.#options.table.detach(terminal)
+        else ending.push(terminal)
+      }
       this.#terminals.clear()
+      await Promise.allSettled(ending.map((terminal) => this.#terminate(terminal)))
       this.#options.ended(this)
     })()
     return this.#ended
+  }
+
+  /** Terminate a terminal for good: its key and its place in the table are freed. */
+  async #terminate(terminal: HostedTerminal): Promise<void> {
+    await terminal.handle.terminate()
+    this.#options.table.forget(terminal)
+    terminal.slot()
   }
 
   #refuse(error: ProtocolError): void {
@@ -87,7 +117,10 @@ export class ClientConnection {
   }
 
   #control(message: { readonly type: string; readonly [field: string]: unknown }): void {
-    const unreadBound = this.#options.windowBytes * (this.#terminals.size + 1) + UNREAD_REPLY_BYTES
+    // An adopter is sent a durable terminal's whole ring at once: it counts as its window here.
+    let windows = this.#options.windowBytes
+    for (const terminal of this.#terminals.values()) windows += Math.max(this.#options.windowBytes, terminal.durable?.retainBytes ?? 0)
+    const unreadBound = windows + UNREAD_REPLY_BYTES
     if (this.#channel.bufferedBytes > unreadBound) {
       this.#refuse(
         new ProtocolError('NOT_READING', `the client left ${this.#channel.bufferedBytes} bytes unread while it kept sending; closing its connection`),
@@ -101,6 +134,9 @@ export class ClientConnection {
         return this.#ack(message)
       case 'cancel':
         if (isPositiveInteger(message.id)) this.#spawning.get(message.id)?.abort()
+        return
+      case 'pong':
+        // The session host never pings; a pong nobody asked for is harmless.
         return
       case 'reply':
       case 'exit':
@@ -116,7 +152,9 @@ export class ClientConnection {
       return this.#refuse(new ProtocolError('UNKNOWN_TERMINAL', `ack for terminal ${describePeerValue(message.terminal)}, which this connection does not hold`))
     const offset = message.offset
     if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0 || !terminal.acknowledge(offset)) {
-      this.#refuse(new ProtocolError('INVALID_ACK', `ack of terminal ${terminal.id} at ${describePeerValue(offset)} is beyond what was sent`))
+      this.#refuse(
+        new ProtocolError('INVALID_ACK', `ack of terminal ${describePeerValue(message.terminal)} at ${describePeerValue(offset)} is beyond what was sent`),
+      )
     }
   }
 
@@ -127,10 +165,11 @@ export class ClientConnection {
       return this.#fail(id, { code: 'UNKNOWN_METHOD', message: `unknown method ${describePeerValue(method)}; known: ${METHODS.join(', ')}` })
     }
     if (method === 'spawn') return this.#spawnRequest(id, params)
+    if (method === 'adopt') return this.#adopt(id, params)
     // Called synchronously in arrival order: writes reach the PTY in the order they were sent.
     let result: unknown
     try {
-      result = this.#call(method as Exclude<RequestMethod, 'spawn'>, params)
+      result = this.#call(method as Exclude<RequestMethod, 'spawn' | 'adopt'>, params)
     } catch (error) {
       return this.#fail(id, wireError(error))
     }
@@ -147,17 +186,34 @@ export class ClientConnection {
   /** A spawn: its reply goes out before the terminal's first output frame. */
   #spawnRequest(id: number, params: unknown): void {
     this.#spawn(id, params).then(
-      (terminal) => {
+      ({ terminal, number }) => {
         const { handle } = terminal
-        this.#channel.send({ type: 'reply', id, ok: true, result: { terminal: terminal.id, pid: handle.pid, limits: handle.limits } })
-        terminal.start()
+        this.#channel.send({ type: 'reply', id, ok: true, result: { terminal: number, pid: handle.pid, limits: handle.limits } })
+        terminal.start(this.#channel, number)
       },
       (error: unknown) => this.#fail(id, wireError(error)),
     )
   }
 
-  #call(method: Exclude<RequestMethod, 'spawn'>, params: unknown): unknown {
-    const terminal = this.#terminal(params)
+  /** An adoption, decided synchronously (first come wins); the reply goes out before the replayed output. */
+  #adopt(id: number, params: unknown): void {
+    let terminal: HostedTerminal
+    try {
+      terminal = this.#options.table.adopt(adoptKeyOf(params))
+    } catch (error) {
+      return this.#fail(id, wireError(error))
+    }
+    const number = this.#nextTerminal++
+    this.#terminals.set(number, terminal)
+    const { handle } = terminal
+    const result: AdoptResult = { terminal: number, pid: handle.pid, limits: handle.limits, facts: terminal.facts, replayFrom: terminal.replayFrom }
+    this.#channel.send({ type: 'reply', id, ok: true, result })
+    terminal.adopt(this.#channel, number)
+  }
+
+  #call(method: Exclude<RequestMethod, 'spawn' | 'adopt'>, params: unknown): unknown {
+    if (method === 'list') return { terminals: this.#options.table.list() }
+    const [number, terminal] = this.#terminal(params)
     const { handle } = terminal
     const args = paramsObject(params)
     switch (method) {
@@ -172,30 +228,47 @@ export class ClientConnection {
       case 'pinShellGroup':
         return handle.pinShellGroup(args.processGroupId as number)
       case 'terminate':
-        return handle.terminate().then(() => void this.#terminals.delete(terminal.id))
+        return this.#terminate(terminal).then(() => {
+          if (this.#terminals.get(number) === terminal) this.#terminals.delete(number)
+        })
+      case 'setFacts': {
+        if (!terminal.durable)
+          throw new SubprocessError('INVALID_SPEC', `terminal ${number} is not durable: facts are kept only for a durable terminal's adopter`)
+        validateTerminalFacts(args.facts as string)
+        terminal.facts = args.facts as string
+        return null
+      }
     }
   }
 
-  #terminal(params: unknown): HostedTerminal {
+  #terminal(params: unknown): [number, HostedTerminal] {
     const number = terminalOf(params)
     const terminal = this.#terminals.get(number)
-    if (!terminal) throw new ProtocolError('UNKNOWN_TERMINAL', `terminal ${number} is not one this connection spawned (or it was terminated)`)
-    return terminal
+    if (!terminal) throw new ProtocolError('UNKNOWN_TERMINAL', `terminal ${number} is not one this connection spawned or adopted (or it was terminated)`)
+    return [number, terminal]
   }
 
-  async #spawn(id: number, params: unknown): Promise<HostedTerminal> {
+  async #spawn(id: number, params: unknown): Promise<{ terminal: HostedTerminal; number: number }> {
     const controller = new AbortController()
     this.#spawning.set(id, controller)
+    let slot: (() => void) | undefined
     try {
-      const handle = await this.#options.subprocess.spawnTerminal(spawnSpecOf(params, controller.signal))
+      const spec = spawnSpecOf(params, controller.signal)
+      const durable = durableOf(params)
+      slot = this.#options.table.admit(durable?.key)
+      const handle = await this.#options.subprocess.spawnTerminal(spec)
       if (this.#ended) {
         await handle.terminate()
         throw new ProtocolError('UNKNOWN_TERMINAL', 'the connection ended before the spawn completed')
       }
-      const terminal = new HostedTerminal(this.#nextTerminal++, handle, this.#channel, this.#options.windowBytes)
-      this.#terminals.set(terminal.id, terminal)
-      return terminal
+      const terminal = new HostedTerminal(handle, this.#options.windowBytes, durable, slot)
+      slot = undefined
+      this.#options.table.register(terminal)
+      const number = this.#nextTerminal++
+      this.#terminals.set(number, terminal)
+      return { terminal, number }
     } finally {
+      slot?.()
       this.#spawning.delete(id)
     }
   }

@@ -1,4 +1,4 @@
-import { SubprocessError, type TerminalSpawnSpec } from 'dsh-subprocess'
+import { type DurableTerminalSpec, SubprocessError, type TerminalSpawnSpec, validateDurableSpec } from 'dsh-subprocess'
 import { isPositiveInteger, type RequestParams, type SpawnParams } from '../protocol/messages'
 
 /** A request's params that are not an object of the right shape: the seam's own `INVALID_SPEC`. */
@@ -43,6 +43,25 @@ export function spawnSpecOf(params: unknown, signal: AbortSignal): TerminalSpawn
     signal,
     ...(spawn.limits === undefined ? {} : { limits: spawn.limits }),
   }
+}
+
+/**
+ * The durable part of a spawn request, checked (the local provider refuses `durable`: the session
+ * host keeps the terminal itself); undefined for an ordinary spawn.
+ */
+export function durableOf(params: unknown): DurableTerminalSpec | undefined {
+  const durable = paramsObject(params).durable
+  if (durable === undefined) return undefined
+  validateDurableSpec(durable as DurableTerminalSpec)
+  const { key, ttlMs, retainBytes } = durable as DurableTerminalSpec
+  return { key, ttlMs, retainBytes }
+}
+
+/** The key of an `adopt` request, checked. */
+export function adoptKeyOf(params: unknown): string {
+  const key = paramsObject(params).key
+  if (typeof key !== 'string' || key === '') invalid("params.key must be the durable terminal's key (a non-empty string)")
+  return key
 }
 
 /** Decode a write's base64 data. */

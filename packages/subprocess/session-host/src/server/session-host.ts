@@ -5,15 +5,19 @@ import { Context, type Fiber, Logger, type Message } from '@deepseek-ai/cordis'
 import type { SubprocessRuntime } from 'dsh-subprocess'
 import * as localProvider from 'dsh-subprocess-local'
 import type { LocalSubprocessConfig } from 'dsh-subprocess-local'
+import { DEFAULT_MAX_TERMINALS } from '../defaults'
 import { ensureSocketDir } from '../runtime-dir'
 import { ClientConnection } from './connection'
+import { TerminalTable } from './terminal-table'
 
 /** How a session host runs. */
 export interface SessionHostOptions {
   /** Unacknowledged output bytes per terminal before its PTY is paused. */
   readonly windowBytes: number
-  /** Exit after this long with no client (and so no terminal); 0 never. */
+  /** Exit after this long with no client and no detached terminal; 0 never. */
   readonly idleExitMs: number
+  /** Terminals it holds at most, of every connection, detached ones included (default {@link DEFAULT_MAX_TERMINALS}). */
+  readonly maxTerminals?: number
   /** Config of the dsh-subprocess-local it mounts. */
   readonly subprocess?: Partial<LocalSubprocessConfig>
   /** Diagnostics (the bin writes them to stderr). */
@@ -45,6 +49,7 @@ export class SessionHost {
   readonly #subprocess: SubprocessRuntime
   readonly #options: SessionHostOptions
   readonly #connections = new Set<ClientConnection>()
+  readonly #table: TerminalTable
   #server: Server | undefined
   #socket: { path: string; inode: number } | undefined
   #idleTimer: NodeJS.Timeout | undefined
@@ -54,6 +59,7 @@ export class SessionHost {
     this.#provider = provider
     this.#subprocess = root.subprocess
     this.#options = options
+    this.#table = new TerminalTable(options.maxTerminals ?? DEFAULT_MAX_TERMINALS, () => this.#armIdle())
     this.#armIdle()
   }
 
@@ -76,6 +82,7 @@ export class SessionHost {
     const connection = new ClientConnection(input, output, {
       subprocess: this.#subprocess,
       windowBytes: this.#options.windowBytes,
+      table: this.#table,
       log: this.#options.log,
       ended: (ended) => {
         this.#connections.delete(ended)
@@ -107,13 +114,14 @@ export class SessionHost {
     this.#socket = { path, inode: lstatSync(path).ino }
   }
 
-  /** Stop listening, end every client (terminating its terminals) and unload the provider. */
+  /** Stop listening, end every client, terminate every terminal (durable and detached ones too) and unload the provider. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#disarmIdle()
       this.#server?.close()
       this.#removeSocket()
-      await Promise.allSettled([...this.#connections].map((connection) => connection.end()))
+      await Promise.allSettled([...this.#connections].map((connection) => connection.end(true)))
+      await this.#table.closeDetached()
       await this.#provider.dispose()
     })()
     return this.#closing
@@ -131,7 +139,8 @@ export class SessionHost {
 
   #armIdle(): void {
     this.#disarmIdle()
-    if (this.#options.idleExitMs <= 0 || this.#connections.size > 0 || this.#closing) return
+    // A detached terminal waits for its adopter: the session host stays while one exists.
+    if (this.#options.idleExitMs <= 0 || this.#connections.size > 0 || this.#table.detached > 0 || this.#closing) return
     this.#idleTimer = setTimeout(() => this.#options.onIdle?.(), this.#options.idleExitMs)
   }
 

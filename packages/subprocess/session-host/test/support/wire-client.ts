@@ -5,7 +5,12 @@ import { FrameChannel, type HelloMessage, type ReplyMessage, type RequestMethod,
 /** What a test sees of one terminal: its output in order (offsets checked) and its exit. */
 export interface SeenTerminal {
   chunks: Buffer[]
+  /** Bytes received. */
   bytes: number
+  /** Offset of the first byte received (an adoption's `replayFrom`; 0 for a spawn). */
+  start: number
+  /** Offset one past the last byte received. */
+  end: number
   text: () => string
   exit?: { exitCode: number | null; signal: string | null }
   gaps: number
@@ -21,6 +26,8 @@ export interface WireClient {
   readonly replies: ReplyMessage[]
   /** What arrived, in order: `reply:<id>`, `output:<terminal>`, `exit:<terminal>`. */
   readonly events: string[]
+  /** Control messages other than replies and exits (pongs, …). */
+  readonly others: { type: string; [field: string]: unknown }[]
   readonly closed: Promise<void>
   /** Send a request and resolve its reply (ok or not). */
   call<M extends RequestMethod>(method: M, params: RequestParams[M]): Promise<ReplyMessage>
@@ -39,6 +46,7 @@ export function wireClient(input: Readable, output: Writable, options: { autoAck
   const terminals = new Map<number, SeenTerminal>()
   const replies: ReplyMessage[] = []
   const events: string[] = []
+  const others: { type: string; [field: string]: unknown }[] = []
   let nextId = 1
   let helloResolve!: (hello: HelloMessage) => void
   const hello = new Promise<HelloMessage>((resolve) => (helloResolve = resolve))
@@ -47,7 +55,7 @@ export function wireClient(input: Readable, output: Writable, options: { autoAck
   const seen = (id: number): SeenTerminal => {
     let terminal = terminals.get(id)
     if (!terminal) {
-      const fresh: SeenTerminal = { chunks: [], bytes: 0, gaps: 0, text: () => Buffer.concat(fresh.chunks).toString('utf8') }
+      const fresh: SeenTerminal = { chunks: [], bytes: 0, start: 0, end: 0, gaps: 0, text: () => Buffer.concat(fresh.chunks).toString('utf8') }
       terminal = fresh
       terminals.set(id, terminal)
     }
@@ -70,14 +78,17 @@ export function wireClient(input: Readable, output: Writable, options: { autoAck
         } else if (message.type === 'exit') {
           events.push(`exit:${message.terminal}`)
           seen(message.terminal as number).exit = message.exit as SeenTerminal['exit']
-        }
+        } else others.push(message)
       },
       output: (terminal, offset, bytes) => {
+        events.push(`output:${terminal}`)
         const target = seen(terminal)
-        if (offset !== target.bytes) target.gaps += 1
+        if (target.bytes === 0) target.start = target.end = offset
+        if (offset !== target.end) target.gaps += 1
         target.chunks.push(bytes)
         target.bytes += bytes.length
-        if (autoAck) channel.send({ type: 'ack', terminal, offset: target.bytes })
+        target.end = offset + bytes.length
+        if (autoAck) channel.send({ type: 'ack', terminal, offset: target.end })
       },
       protocolError: (error) => errors.push({ code: error.code, message: error.message }),
       peerError: (code, message) => errors.push({ code, message }),
@@ -97,6 +108,7 @@ export function wireClient(input: Readable, output: Writable, options: { autoAck
     terminals,
     replies,
     events,
+    others,
     closed,
     call,
     ok: async (method, params) => {
@@ -104,7 +116,7 @@ export function wireClient(input: Readable, output: Writable, options: { autoAck
       if (reply.ok) return reply.result
       throw Object.assign(new Error(reply.error.message), { code: reply.error.code })
     },
-    ackAll: (terminal) => channel.send({ type: 'ack', terminal, offset: seen(terminal).bytes }),
+    ackAll: (terminal) => channel.send({ type: 'ack', terminal, offset: seen(terminal).end }),
     close: () => channel.close(),
   }
 }

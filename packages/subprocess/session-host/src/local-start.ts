@@ -3,7 +3,7 @@ import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { connect, type Socket } from 'node:net'
 import { dirname, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { assertOwnSocket, ensureSocketDir } from 'dsh-session-host'
+import { assertOwnSocket, ensureSocketDir } from './runtime-dir'
 import { SubprocessError, scrubEnvironment } from 'dsh-subprocess'
 
 /** How the local session host is reached and, when it is not running, started. */
@@ -12,6 +12,8 @@ export interface LocalSocketOptions {
   readonly socketPath: string
   /** The argv that runs `dsh-session-host` (the socket and idle options are appended). */
   readonly command: readonly string[]
+  /** More options for a session host started here (`--max-terminals N`, …), appended after the socket and idle ones. */
+  readonly extraArgs?: readonly string[]
   /** Passed as `--idle-exit-ms` to a session host started here. */
   readonly idleExitMs: number
   /** Deadline for the lock, the start and the first connection. */
@@ -21,20 +23,21 @@ export interface LocalSocketOptions {
 /**
  * Connect to the per-user session host, starting it the way tmux starts its server when nothing
  * answers: under a lock file (so two racing starters make one session host), detached in a session
- * of its own, stdio not inherited, its log in `session-host.log` beside the socket.
+ * of its own, stdio not inherited, its log in `session-host.log` beside the socket. Used by
+ * dsh-subprocess-remote and by the `--stdio` relay, so both reach (and start) the same one.
  */
 export async function connectLocalSessionHost(options: LocalSocketOptions): Promise<Socket> {
   const deadline = performance.now() + options.startTimeoutMs
-  const existing = await tryConnect(options.socketPath)
+  const existing = await reachLive(options.socketPath, deadline)
   if (existing) return existing
   const dir = ensureSocketDir(options.socketPath)
   const release = await lock(join(dir, 'session-host.lock'), deadline)
   try {
-    const raced = await tryConnect(options.socketPath)
+    const raced = await reachLive(options.socketPath, deadline)
     if (raced) return raced
     const started = startDetached(options, join(dir, 'session-host.log'))
     for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
-      const socket = await tryConnect(options.socketPath)
+      const socket = await reachLive(options.socketPath, deadline)
       if (socket) return socket
       if (started.exited !== undefined) throw startFailed(`it exited with ${started.exited} before listening; see ${join(dir, 'session-host.log')}`)
       if (performance.now() > deadline)
@@ -50,8 +53,23 @@ function startFailed(why: string): SubprocessError {
   return new SubprocessError('SPAWN_FAILED', `could not start the session host: ${why}`)
 }
 
-/** A connected socket, or undefined when nothing listens (missing or stale socket). Foreign sockets throw. */
-async function tryConnect(path: string): Promise<Socket | undefined> {
+/**
+ * A connected socket, or undefined when nothing listens. A live session host that is merely busy
+ * (EAGAIN: its listen backlog is full) is waited for until the deadline, never taken for a dead one:
+ * starting another would only meet `SESSION_HOST_RUNNING`.
+ */
+async function reachLive(path: string, deadline: number): Promise<Socket | undefined> {
+  for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
+    const reached = await tryConnect(path)
+    if (reached !== 'busy') return reached
+    if (performance.now() > deadline)
+      throw startFailed(`the session host on ${path} is alive but accepted no connection in time (its listen backlog stayed full)`)
+    await sleep(delay)
+  }
+}
+
+/** A connected socket, `busy` for a live listener with a full backlog, or undefined when nothing listens (missing or stale socket). Foreign sockets throw. */
+async function tryConnect(path: string): Promise<Socket | 'busy' | undefined> {
   try {
     assertOwnSocket(path)
   } catch (error) {
@@ -66,7 +84,7 @@ async function tryConnect(path: string): Promise<Socket | undefined> {
       socket.removeAllListeners('error')
       resolve(socket)
     })
-    socket.once('error', () => resolve(undefined))
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'EAGAIN' ? 'busy' : undefined))
   })
 }
 
@@ -76,7 +94,7 @@ function startDetached(options: LocalSocketOptions, logPath: string): { exited: 
   const [file = '', ...args] = options.command
   const state: { exited: number | string | undefined } = { exited: undefined }
   try {
-    const child = spawn(file, [...args, '--socket', options.socketPath, '--idle-exit-ms', String(options.idleExitMs)], {
+    const child = spawn(file, [...args, '--socket', options.socketPath, '--idle-exit-ms', String(options.idleExitMs), ...(options.extraArgs ?? [])], {
       detached: true,
       stdio: ['ignore', log, log],
       cwd: dirname(options.socketPath),
