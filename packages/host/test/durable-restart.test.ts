@@ -87,6 +87,24 @@ describe('a host process SIGKILLed in the middle of a send', () => {
     expect(isAlive(shell)).toBe(false)
   })
 
+  it('keeps the sessions of a host whose client went away gracefully (an MCP client reload)', async () => {
+    const config = await overlay('long', 900_000)
+    const a = await host(config)
+    const opened = await a.call('terminal_open', { type: 'shell', name: 'reloaded' })
+    const sessionId = opened.meta.sessionId as string
+    const shell = opened.meta.pid as number
+    await a.call('terminal_send', { sessionId, text: 'export DSH_RELOAD=kept' })
+    await a.client.close()
+    await eventually(() => !isAlive(a.pid), 'host A exited')
+    expect(isAlive(shell)).toBe(true)
+    const b = await host(config)
+    const resumed = await b.call('terminal_open', { type: 'shell', resume: sessionId })
+    expect(resumed.text.startsWith(`resumed terminal session ${sessionId} (reloaded) [type: shell]`)).toBe(true)
+    expect((await b.call('terminal_send', { sessionId, text: 'echo "$DSH_RELOAD"' })).text).toContain('\nkept\n')
+    await b.call('terminal_close', { sessionId })
+    expect(isAlive(shell)).toBe(false)
+  })
+
   it('closes a detached session with its whole tree when its TTL passes', async () => {
     const config = await overlay('short', 1_000)
     const a = await host(config)
