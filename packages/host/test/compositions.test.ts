@@ -83,8 +83,12 @@ describe('which composition a command serves', () => {
     expect(parseCliArgs(['headless', '--preset', 'read-only', '--cwd', '/w'])).toEqual({ kind: 'run', command: 'headless', preset: 'read-only', cwd: '/w' })
     expect(parseCliArgs(['--preset', 'yolo'])).toEqual({
       kind: 'usage-error',
-      message: 'unknown preset "yolo": default, read-only, danger-full-access, recorded',
+      message: 'unknown preset "yolo": default, read-only, danger-full-access, recorded, durable',
     })
+    // --durable is --preset durable, for every serving command (and pnpm start -- --durable).
+    expect(parseCliArgs(['--durable'])).toEqual({ kind: 'run', command: 'mcp', preset: 'durable' })
+    expect(parseCliArgs(['--', 'headless', '--durable'])).toEqual({ kind: 'run', command: 'headless', preset: 'durable' })
+    expect(parseCliArgs(['--durable', '--http', '127.0.0.1:0'])).toMatchObject({ kind: 'run', command: 'mcp', preset: 'durable' })
     expect(parseCliArgs(['--preset', 'default', '--config', 'x.yml'])).toEqual({ kind: 'usage-error', message: '--config and --preset exclude each other' })
   })
 })

@@ -53,6 +53,8 @@ export const USAGE = `Usage:
   --preset  a composition shipped with the package instead: ${Object.keys(PRESETS).join(', ')}.
             danger-full-access runs sessions unsandboxed with your full rights (no bubblewrap
             needed, e.g. on macOS)
+  --durable same as --preset durable: terminals live in the per-user session host and a client's end
+            detaches its sessions for 15 min instead of closing them (terminal_open resume adopts one).
   --cwd     the directory to run in, i.e. the workspace of \`workspaceRoot: .\` (an empty value is ignored)
   --http    serve MCP at http://host:port/mcp instead of stdio; host defaults to 127.0.0.1 (loopback),
             port 0 picks a free one. Write IPv6 as [::1]:8080; 0.0.0.0:8080 listens on every interface.
@@ -96,7 +98,8 @@ export function parseCliArgs(argv: readonly string[]): CliRequest {
   let parsed: ReturnType<typeof parse>
   let web: number | undefined
   try {
-    const withoutWeb = takeWebFlag(argv.filter((arg) => arg !== '--'))
+    // `--durable` is `--preset durable`: sessions in the session host, detached when a client goes.
+    const withoutWeb = takeWebFlag(argv.filter((arg) => arg !== '--').flatMap((arg) => (arg === '--durable' ? ['--preset', 'durable'] : [arg])))
     web = withoutWeb.web
     parsed = parse(withoutWeb.rest)
   } catch (error) {

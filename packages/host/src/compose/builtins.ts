@@ -12,6 +12,7 @@ export const FAMILY_BUILTINS: Readonly<Record<string, PluginImporter>> = Object.
   'dsh-jobs': () => import('dsh-jobs'),
   'dsh-tool-jobs': () => import('dsh-tool-jobs'),
   'dsh-subprocess-local': () => import('dsh-subprocess-local'),
+  'dsh-subprocess-remote': () => import('dsh-subprocess-remote'),
   'dsh-sandbox-local': () => import('dsh-sandbox-local'),
   'dsh-sandbox-policy': () => import('dsh-sandbox-policy'),
   'dsh-terminal': () => import('dsh-terminal'),

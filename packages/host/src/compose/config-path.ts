@@ -40,6 +40,7 @@ export const PRESETS = Object.freeze({
   'read-only': 'examples/read-only.yml',
   'danger-full-access': 'examples/danger-full-access.yml',
   recorded: 'examples/recorded.yml',
+  durable: 'examples/durable.yml',
 })
 
 /** A name `--preset` accepts. */

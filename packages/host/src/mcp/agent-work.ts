@@ -25,7 +25,8 @@ export async function holdsWork(root: Context, agent: Agent): Promise<boolean> {
   } catch {
     return false
   }
-  const live = snapshots.filter((snapshot) => snapshot.status.kind === 'running')
+  // Detached sessions are listed to every agent but held by none: they are not this agent's work.
+  const live = snapshots.filter((snapshot) => snapshot.status.kind === 'running' && snapshot.detachedAt === undefined)
   if (live.some((snapshot) => snapshot.human !== undefined)) return true
   const looks = live.map((snapshot) =>
     withTimeout(

@@ -2,6 +2,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { Agent } from 'dsh-agent'
 import type { Composition } from '../compose/load-config'
+import { ConnectionEnd } from './disconnect'
 import { createMcpServer } from './server'
 
 /** One client connection: its agent, its server, and the end of both. */
@@ -28,7 +29,8 @@ export interface ConnectOptions {
 /**
  * Serve one MCP client on `transport` as a new agent of the composition. When the transport closes,
  * for whatever reason, the agent is disposed: its terminal sessions and background jobs close and
- * their process trees are gone before {@link McpConnection.closed} settles.
+ * their process trees are gone before {@link McpConnection.closed} settles (with `detachedTtlMs`
+ * its sessions are detached instead). Calls in flight are not cancelled by the close.
  */
 export async function connectMcp(
   composition: Pick<Composition, 'tools' | 'agents'>,
@@ -36,7 +38,10 @@ export async function connectMcp(
   options: ConnectOptions = {},
 ): Promise<McpConnection> {
   const agent = await composition.agents.create()
-  const server = createMcpServer({ tools: composition.tools, agent, ...options })
+  // A disconnect is not a cancel: the send the client left running is released (detached) or closed, never interrupted.
+  const end = new ConnectionEnd()
+  end.watch(transport)
+  const server = createMcpServer({ tools: composition.tools, agent, ...options, callSignal: (signal) => end.follow(signal) })
   let markClosed!: () => void
   const transportClosed = new Promise<void>((resolve) => (markClosed = resolve))
   server.onclose = () => markClosed()

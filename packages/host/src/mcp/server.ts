@@ -18,15 +18,19 @@ export interface McpServerOptions {
   agent: Agent
   /** Gap between progress notifications of a call that sent a progress token. */
   progressIntervalMs?: number
+  /** The signal a call runs with, from the SDK's (default: that one); see `ConnectionEnd`. */
+  callSignal?: (sdk: AbortSignal) => AbortSignal
 }
 
 /**
  * An MCP server (official SDK, low-level `Server`) exposing every tool of `ctx.tools`: the JSON
  * Schemas as input schemas, annotations from the presentation kinds, the tool guidance as
- * `instructions`. Calls run as `agent` and are cancelled with the client's request cancellation.
+ * `instructions`. Calls run as `agent` and are cancelled with the client's request cancellation
+ * (through `callSignal`, which keeps a disconnect from counting as one).
  */
 export function createMcpServer(options: McpServerOptions): Server {
   const { tools, agent } = options
+  const callSignal = options.callSignal ?? ((signal: AbortSignal) => signal)
   const guidance = tools.renderGuidance()
   const server = new Server({ name: SERVER_NAME, version: HOST_VERSION }, { capabilities: { tools: {} }, ...(guidance ? { instructions: guidance } : {}) })
 
@@ -52,7 +56,7 @@ export function createMcpServer(options: McpServerOptions): Server {
             options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS,
           )
     try {
-      const result = await tools.execute({ callId: `mcp-${String(extra.requestId)}`, name, arguments: args ?? {}, agent, signal: extra.signal })
+      const result = await tools.execute({ callId: `mcp-${String(extra.requestId)}`, name, arguments: args ?? {}, agent, signal: callSignal(extra.signal) })
       return toMcpResult(result)
     } finally {
       stopProgress?.()

@@ -6,6 +6,7 @@ import type { ShellBackendConfig } from './config'
 import { createPromptNonce } from './prompt-protocol'
 import { fenceOwner } from './sandbox/mode-fence'
 import { ShellSession } from './session/shell-session'
+import { durableShell, durableSpec } from './session/durable-shell'
 import { resolveShellLaunch } from './shell-launch'
 
 /** Backend type under which the shell registers on `ctx.terminals`. */
@@ -17,7 +18,7 @@ export const STARTUP_ROLLBACK_REASON = 'PTY shell startup failed'
 /** What the backend needs: the mounted providers, the sandbox policy and the validated config. */
 export interface ShellBackendOptions {
   /** Allocates terminals (`ctx.subprocess`). */
-  readonly subprocess: Pick<SubprocessRuntime, 'spawnTerminal'>
+  readonly subprocess: Pick<SubprocessRuntime, 'spawnTerminal' | 'listDetached' | 'adoptTerminal'>
   /** Validated plugin configuration. */
   readonly config: ShellBackendConfig
   /** The owner's sandbox mode, the workspace root, cwd rules and the mode-change fence (`ctx.sandboxPolicy`). */
@@ -41,9 +42,19 @@ export class ShellBackend implements TerminalBackend {
   readonly type = SHELL_BACKEND_TYPE
   readonly #options: ShellBackendOptions
 
+  /** Present when the provider keeps terminals beyond this process (see {@link durableShell}). */
+  readonly listDetached?: TerminalBackend['listDetached']
+  /** Present with {@link ShellBackend.listDetached}. */
+  readonly resume?: TerminalBackend['resume']
+
   /** Binds the backend to a provider and a config. */
   constructor(options: ShellBackendOptions) {
     this.#options = options
+    const durable = durableShell({ ...options, fence: (owner) => fenceOwner(options.sandboxPolicy, options.terminals, owner) })
+    if (durable) {
+      this.listDetached = () => durable.list()
+      this.resume = (spec) => durable.resume(spec)
+    }
   }
 
   /**
@@ -80,12 +91,17 @@ export class ShellBackend implements TerminalBackend {
         signal,
         limits: sessionLimits(config),
         ...(launch.wrapper ? { wrapper: launch.wrapper } : {}),
+        ...durableSpec(subprocess, spec, config),
       })
     } catch (error) {
       if (signal.aborted) throw signal.reason
       throw error
     }
-    const session = new ShellSession(handle, config, { nonce, replNonce: launch.replNonce }, size, { observe: spec.onOutput, term: launch.env.TERM })
+    const session = new ShellSession(handle, config, { nonce, replNonce: launch.replNonce }, size, {
+      observe: spec.onOutput,
+      term: launch.env.TERM,
+      name: spec.name,
+    })
     try {
       await session.startup(signal)
       return session

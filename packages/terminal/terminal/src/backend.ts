@@ -6,6 +6,7 @@ import type {
   TerminalReadResult,
   TerminalSendOperation,
   TerminalSendRequest,
+  TerminalSessionId,
   TerminalSessionStatus,
   TerminalSignal,
   TerminalSignalResult,
@@ -23,6 +24,32 @@ export interface TerminalBackend {
    * if that cleanup itself failed, reject with `TerminalBackendCleanupError`.
    */
   spawn(spec: TerminalBackendSpawnSpec): Promise<TerminalBackendSession>
+  /**
+   * Sessions of this type kept detached outside this process (a host process that is gone detached
+   * them), for the registry to list and resume. Optional: only a backend whose provider keeps
+   * terminals beyond its client (dsh-subprocess-remote) has it.
+   */
+  listDetached?(): Promise<readonly TerminalDetachedSession[]>
+  /**
+   * Adopt the session `spec.sessionId` that {@link TerminalBackend.listDetached} reported and rebuild
+   * it: its next send's earlier output is what it printed after its last delivered result. Rejects
+   * with `SESSION_ADOPTED` when another process adopted it first, `NO_SESSION` when it is gone.
+   */
+  resume?(spec: TerminalBackendSpawnSpec): Promise<TerminalBackendSession>
+}
+
+/** A session detached by another host process, as {@link TerminalBackend.listDetached} reports it. */
+export interface TerminalDetachedSession {
+  /** The id it had (and keeps). */
+  readonly sessionId: TerminalSessionId
+  /** Its display name, when it had one. */
+  readonly name?: string
+  /** Its top-level process. */
+  readonly pid?: number
+  /** When its last client went (epoch ms). */
+  readonly detachedAt: number
+  /** Its top-level status now. */
+  readonly status: TerminalSessionStatus
 }
 
 /** A backend-owned live session, retained by the service until it is closed. */
@@ -57,6 +84,18 @@ export interface TerminalBackendSession {
   tap?(onOutput: (bytes: Uint8Array) => void, onEnd: (reason: string) => void): TerminalBackendTap
   /** Write what a person typed, as it is (no readiness, no result); the next send reads the output. Optional with {@link TerminalBackendSession.tap}. */
   writeAsHuman?(data: string): Promise<void>
+  /**
+   * Stop waiting for the active send, without signalling it: its caller is gone (the session was
+   * detached). What it collected, and what follows, is the next result's earlier output. Optional:
+   * without it the send runs to its end and its result is lost.
+   */
+  release?(): void
+  /**
+   * Let go of the session without ending it, when its terminal outlives this process (a durable
+   * terminal of a session host, which keeps it detached for another host to adopt): stop reading
+   * and answer true. False when it cannot (the caller then closes it). Optional: without it, closed.
+   */
+  leave?(): boolean
   /** Idempotently close the whole process tree and await quiescence; a rejection may be retried. */
   close(reason: string): Promise<void>
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { MAX_TIMER_MS } from 'dsh-basics'
 import { DEFAULT_HUMAN_ACTIVE_MS } from './human'
 
 /** Default `maxSessionsPerAgent`: each session costs a PTY and a few processes, and one agent rarely needs more. */
@@ -30,6 +31,15 @@ export const Config = z
       .default(DEFAULT_HUMAN_ACTIVE_MS)
       .describe(
         'After a person attached to a session (dsh-terminal attach, the web view) typed into it, agent sends are refused with HUMAN_ACTIVE for this long; 0 never refuses.',
+      ),
+    detachedTtlMs: z
+      .number()
+      .int('detachedTtlMs must be an integer number of milliseconds')
+      .min(0, 'detachedTtlMs must be at least 0')
+      .max(MAX_TIMER_MS, `detachedTtlMs must be at most ${MAX_TIMER_MS} ms`)
+      .default(0)
+      .describe(
+        "How long an agent's sessions outlive its end (an MCP client that disconnected), detached: listed to every agent of this host and adopted with terminal_open resume; 0 closes them at once.",
       ),
   })
   .prefault({})

@@ -17,6 +17,7 @@ export const TERMINAL_ERROR_CODES = [
   'HUMAN_ACTIVE',
   'HUMAN_WRITER_TAKEN',
   'NOT_WATCHABLE',
+  'SESSION_ADOPTED',
 ] as const
 
 /** Stable code of a registry refusal; route on this, never on the message. */
@@ -93,6 +94,20 @@ export const refuse = {
         : `another person took over PTY session ${id} from ${writer.client} (not typing right now)`) +
         '; one person types at a time: watch read-only until they release the keyboard or leave',
     ),
+  detached: (id: string) =>
+    new TerminalError(
+      'NO_SESSION',
+      `PTY session ${id} is detached (the agent that opened it disconnected); adopt it first with terminal_open {"type": "shell", "resume": "${id}"}`,
+    ),
+  notDetached: (id: string, yours: boolean) =>
+    new TerminalError(
+      'NO_SESSION',
+      yours
+        ? `PTY session ${id} is not detached: it is already yours, send to it as it is`
+        : `no detached PTY session ${id}; terminal_list shows the sessions you can resume (marked detached)`,
+    ),
+  adopted: (id: string) =>
+    new TerminalError('SESSION_ADOPTED', `PTY session ${id} was resumed by another agent first; open a new session instead (terminal_open)`),
   notWatchable: (id: string) => new TerminalError('NOT_WATCHABLE', `PTY session ${id} cannot be watched: its backend keeps no screen to attach to`),
 }
 

@@ -3,7 +3,7 @@ import type { z } from 'zod'
 import { Config } from './config'
 import { TerminalSessionService } from './service'
 
-export type { TerminalBackend, TerminalBackendSession, TerminalBackendTap } from './backend'
+export type { TerminalBackend, TerminalBackendSession, TerminalBackendTap, TerminalDetachedSession } from './backend'
 export { Config, DEFAULT_MAX_SESSIONS_PER_AGENT, DEFAULT_MAX_TEXT_BYTES, type TerminalConfig } from './config'
 export { MAX_SESSION_NAME_CODE_POINTS } from './names'
 export {
@@ -34,6 +34,7 @@ export { keyNameProblem, MAX_TERMINAL_KEYS, TERMINAL_KEY_NAMES, type TerminalKey
 export { MAX_TERMINAL_COLS, MAX_TERMINAL_ROWS, TERMINAL_READ_VIEWS, type TerminalReadView, type TerminalScreen, type TerminalSize } from './screen'
 export { ROLLBACK_FAILED_MESSAGE, ROLLBACK_REASON } from './spawn'
 export type { TerminalSendStart, TerminalSessionListener, TerminalSessionObserver, TerminalSessionPublished, TerminalSessionStart } from './session-observers'
+export { DETACHED_EXPIRED_REASON } from './detached'
 export { OWNER_DISPOSED_REASON, SERVICE_DISPOSED_REASON } from './registry'
 export {
   asTerminalSessionId,

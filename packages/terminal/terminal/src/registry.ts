@@ -1,7 +1,8 @@
 import type { Agent } from 'dsh-agent'
-import { LinePattern, MAX_TIMER_MS, utf8ByteLength } from 'dsh-basics'
 import type { TerminalBackend, TerminalBackendSession } from './backend'
 import { BackendRegistry } from './backends'
+import { DETACHED_EXPIRED_REASON, DetachedSessions } from './detached'
+import { ElsewhereSessions } from './elsewhere'
 import type { TerminalInputState } from './input-state'
 import { DEFAULT_MAX_SESSIONS_PER_AGENT, DEFAULT_MAX_TEXT_BYTES } from './config'
 import {
@@ -14,8 +15,8 @@ import {
 } from './human'
 import { combineFailures, refuse } from './errors'
 import { sessionNameProblem } from './names'
-import { keyNameProblem, MAX_TERMINAL_KEYS } from './keys'
-import { MAX_TERMINAL_COLS, MAX_TERMINAL_ROWS, type TerminalScreen, type TerminalSize } from './screen'
+import type { TerminalScreen } from './screen'
+import { checkReadRequest, checkSendRequest, checkSize } from './request-checks'
 import { OwnerState } from './owner-state'
 import { PendingSpawn } from './pending-spawn'
 import { SessionRecord } from './session-record'
@@ -57,6 +58,8 @@ export interface RegistryOptions {
   maxTextBytes?: number
   /** How long after a person's keystroke agent sends are refused with `HUMAN_ACTIVE` (0: never; default {@link DEFAULT_HUMAN_ACTIVE_MS}). */
   humanActiveMs?: number
+  /** How long an ended owner's sessions stay, detached, for another owner to resume (0, the default: closed at once). */
+  detachedTtlMs?: number
 }
 
 /**
@@ -72,6 +75,13 @@ export class TerminalRegistry {
   readonly #maxSessions: number
   readonly #maxTextBytes: number
   readonly #humanActiveMs: number
+  readonly #detachedTtlMs: number
+  readonly #detached: DetachedSessions
+  readonly #elsewhere = new ElsewhereSessions()
+  /** Ids of other processes' detached sessions being adopted here now: a second resume is `SESSION_ADOPTED`. */
+  readonly #resuming = new Set<string>()
+  /** Closes of expired detached sessions that failed: service disposal retries them and reports these. */
+  readonly #expiryFailures: unknown[] = []
   #counter = 0
   #disposing = false
   #disposal: Promise<void> | undefined
@@ -81,12 +91,19 @@ export class TerminalRegistry {
     this.#maxSessions = options.maxSessionsPerAgent ?? DEFAULT_MAX_SESSIONS_PER_AGENT
     this.#maxTextBytes = options.maxTextBytes ?? DEFAULT_MAX_TEXT_BYTES
     this.#humanActiveMs = options.humanActiveMs ?? DEFAULT_HUMAN_ACTIVE_MS
+    this.#detachedTtlMs = options.detachedTtlMs ?? 0
+    this.#detached = new DetachedSessions(this.#detachedTtlMs, (record) => {
+      record.close(DETACHED_EXPIRED_REASON).promise.catch((error: unknown) => this.#expiryFailures.push(error))
+    })
   }
 
   /** Register a backend; see `TerminalSessionService.registerBackend`. */
   addBackend(backend: TerminalBackend): () => void {
     if (this.#disposing) throw refuse.disposing()
-    return this.#backends.add(backend)
+    const remove = this.#backends.add(backend)
+    // Only where sessions are kept detached: a new process must not mint an id a detached terminal holds.
+    if (this.#detachedTtlMs > 0) this.#elsewhere.watch(backend)
+    return remove
   }
 
   /** Registered backend types in registration order. */
@@ -108,10 +125,23 @@ export class TerminalRegistry {
 
   /** Reserve synchronously, run backend setup, then publish or roll back. */
   async spawn(owner: Agent, request: TerminalSpawnRequest, signal?: AbortSignal): Promise<TerminalSpawnResult> {
-    const { backend, pending, state } = this.#reserveSpawn(owner, request, signal)
+    // Durable compositions only: the first spawns wait for the first look at other processes' detached ids.
+    const scanning = this.#elsewhere.scanning
+    if (scanning) await scanning
+    return this.#run(this.#reserveSpawn(owner, request, signal), request, signal, {})
+  }
+
+  async #run(
+    reserved: ReservedSpawn,
+    request: TerminalSpawnRequest,
+    signal: AbortSignal | undefined,
+    options: { resume?: boolean },
+  ): Promise<TerminalSpawnResult> {
+    const { backend, pending, state } = reserved
     const listeners = this.#observers.size === 0 ? undefined : SessionListeners.forSpawn(this.#observers, startOf(pending, request.type))
+    const detachedTtlMs = this.#detachedTtlMs > 0 ? this.#detachedTtlMs : undefined
     try {
-      return await runSpawn(this.#spawnRegistry, backend, pending, request, signal, listeners)
+      return await runSpawn(this.#spawnRegistry, backend, pending, request, signal, listeners, { ...options, ...(detachedTtlMs ? { detachedTtlMs } : {}) })
     } finally {
       state.pending.delete(pending)
       pending.settle()
@@ -127,53 +157,14 @@ export class TerminalRegistry {
   /** Reserve the session and start one send before returning. */
   startSend(owner: Agent, id: TerminalSessionId, request: TerminalSendRequest): TerminalSendHandle {
     const record = this.#resolve(owner, id)
-    if (!request || typeof request.text !== 'string') throw refuse.invalid('PTY send text must be a string')
-    if (typeof request.submit !== 'boolean') throw refuse.invalid('PTY send submit must be a boolean')
-    if (request.settleOnSilence !== undefined && typeof request.settleOnSilence !== 'boolean') {
-      throw refuse.invalid('PTY send settleOnSilence must be a boolean')
-    }
-    for (const key of ['timeoutMs', 'idleMs'] as const) {
-      const value = request[key]
-      if (value !== undefined && !(Number.isSafeInteger(value) && value >= 1 && value <= MAX_TIMER_MS)) {
-        throw refuse.invalid(`PTY send ${key} must be an integer from 1 to ${MAX_TIMER_MS}`)
-      }
-    }
-    if (request.waitFor !== undefined && !(request.waitFor instanceof LinePattern)) {
-      // A RegExp would backtrack on the host's event loop: only a linear-time pattern is taken.
-      throw refuse.invalid('PTY send waitFor must be a LinePattern (LinePattern.compile from dsh-basics), not a RegExp')
-    }
-    if (request.keys !== undefined) checkKeys(request)
-    if (request.size !== undefined) checkSize(request.size, 'PTY send size')
-    // Checked here, not in a tool, so every caller is bounded: readline takes time per byte of a line.
-    const bytes = utf8ByteLength(request.text)
-    if (bytes > this.#maxTextBytes) throw refuse.textTooLarge(bytes, this.#maxTextBytes)
+    checkSendRequest(request, this.#maxTextBytes)
     return record.startSend(request)
   }
 
   /** Read one page of an owned session's scrollback: back from the newest line, or forward from `fromLine`. */
   read(owner: Agent, id: TerminalSessionId, request: TerminalReadRequest = {}): TerminalReadResult {
     const record = this.#resolve(owner, id)
-    for (const key of ['offset', 'count'] as const) {
-      const value = request?.[key]
-      if (value !== undefined && !(Number.isSafeInteger(value) && value >= 0)) {
-        throw refuse.invalid(`PTY read ${key} must be a non-negative integer`)
-      }
-    }
-    const fromLine = request?.fromLine
-    if (fromLine !== undefined) {
-      if (!(Number.isSafeInteger(fromLine) && fromLine >= 1)) {
-        throw refuse.invalid(
-          'PTY read fromLine must be a positive integer: the absolute number of a line, 1 being the first line ' +
-            'the session printed (the lineBegin, lineEnd and oldestLine of a read are such numbers)',
-        )
-      }
-      if (request.offset !== undefined) {
-        throw refuse.invalid(
-          'PTY read takes fromLine or offset, not both: fromLine reads forward from that absolute line, ' +
-            'offset reads back from the newest line; leave one out',
-        )
-      }
-    }
+    checkReadRequest(request)
     return record.session.read(request ?? {})
   }
 
@@ -189,7 +180,8 @@ export class TerminalRegistry {
 
   /** What an owned session's terminal waits for now; `undefined` when closing or the backend cannot tell. */
   async inputState(owner: Agent, id: TerminalSessionId): Promise<TerminalInputState | undefined> {
-    const record = this.#resolve(owner, id)
+    // Detached sessions too: terminal_list shows what each waits for before one is resumed.
+    const record = this.#resolve(owner, id, true)
     if (record.closing || !record.session.inputState) return undefined
     return await record.session.inputState()
   }
@@ -233,11 +225,68 @@ export class TerminalRegistry {
     return !joined
   }
 
-  /** Snapshots of this owner's sessions in publication order. */
+  /** Snapshots of this owner's sessions in publication order, then every detached session (marked `detachedAt`). */
   list(owner: Agent): TerminalSessionSnapshot[] {
     this.#assertOwner(owner)
     const state = this.#owners.get(owner)
-    return state ? [...state.records.values()].map((record) => record.snapshot()) : []
+    const own = state ? [...state.records.values()].map((record) => record.snapshot()) : []
+    if (this.#detachedTtlMs === 0) return own
+    const detached = [...this.#sessions.values()].filter((record) => record.detachedAt !== undefined)
+    return [...own, ...detached.map((record) => record.snapshot())]
+  }
+
+  /**
+   * Adopt a detached session for `owner`. The claim is synchronous (a second caller gets
+   * `SESSION_ADOPTED`); the promise settles once a send released at detachment let go of the session.
+   */
+  resume(owner: Agent, id: TerminalSessionId, type: string): Promise<TerminalSessionSnapshot> {
+    this.#assertOwner(owner)
+    if (typeof id !== 'string' || id === '') throw refuse.invalid('PTY resume needs the id of a detached session')
+    const record = this.#sessions.get(id)
+    if (!record) {
+      if (!this.#backends.get(type)?.resume || this.#detachedTtlMs === 0) throw refuse.notDetached(id, false)
+      if (this.#resuming.has(id)) throw refuse.adopted(id)
+      return this.#resumeElsewhere(owner, id, type)
+    }
+    if (record.closing) throw refuse.notDetached(id, false)
+    if (record.detachedAt === undefined) {
+      if (record.owner === owner) throw refuse.notDetached(id, true)
+      throw record.adopted ? refuse.adopted(id) : refuse.notDetached(id, false)
+    }
+    if (record.type !== type)
+      throw refuse.invalid(`PTY session ${id} is of type ${JSON.stringify(record.type)}, not ${JSON.stringify(type)}: resume it with that type`)
+    let state = this.#owners.get(owner)
+    if (record.name !== undefined && state?.nameTaken(record.name)) throw refuse.duplicateName(record.name)
+    if (state && state.sessions() >= this.#maxSessions) throw refuse.sessionLimit(owner, this.#maxSessions)
+    state ??= this.#adopt(owner)
+    this.#detached.take(record.id)
+    const released = record.adopt(owner)
+    state.records.set(record.id, record)
+    return released.then(() => record.snapshot())
+  }
+
+  /** The detached sessions other host processes left (their backends' `listDetached`), for `list`'s callers to add. */
+  async listElsewhere(owner: Agent): Promise<TerminalSessionSnapshot[]> {
+    this.#assertOwner(owner)
+    if (this.#detachedTtlMs === 0) return []
+    const backends = this.#backends.types().flatMap((type) => this.#backends.get(type) ?? [])
+    return this.#elsewhere.list(backends, (id) => this.#sessions.has(id) || this.#resuming.has(id))
+  }
+
+  /** Adopt a session another host process detached (checked by `resume`): the backend rebuilds it, published under its id. */
+  async #resumeElsewhere(owner: Agent, id: TerminalSessionId, type: string): Promise<TerminalSessionSnapshot> {
+    // It keeps its name unless the adopter already uses that name for a session of its own.
+    const name = this.#elsewhere.nameOf(id)
+    const keepName = name !== undefined && !this.#owners.get(owner)?.nameTaken(name)
+    const request: TerminalSpawnRequest = keepName ? { type, name } : { type }
+    const reserved = this.#reserveSpawn(owner, request, undefined, id)
+    this.#resuming.add(id)
+    try {
+      const { motd: _motd, ...snapshot } = await this.#run(reserved, request, undefined, { resume: true })
+      return snapshot
+    } finally {
+      this.#resuming.delete(id)
+    }
   }
 
   /**
@@ -260,12 +309,16 @@ export class TerminalRegistry {
     return this.#isLive(owner) && !this.#owners.get(owner)?.disposed
   }
 
-  /** The common guard of every session operation: disposal, owner, id, existence, ownership. */
-  #resolve(owner: Agent, id: TerminalSessionId): SessionRecord {
+  /** The common guard of every session operation: disposal, owner, id, existence, ownership (or, with `detached`, detachment). */
+  #resolve(owner: Agent, id: TerminalSessionId, detached = false): SessionRecord {
     this.#assertOwner(owner)
     if (typeof id !== 'string' || id === '') throw refuse.invalid('PTY session id must be a non-empty string')
     const record = this.#sessions.get(id)
     if (!record) throw refuse.noSession(id, this.#idNamed(owner, id))
+    if (record.detachedAt !== undefined) {
+      if (detached) return record
+      throw refuse.detached(id)
+    }
     if (record.owner !== owner) throw refuse.foreign(id)
     return record
   }
@@ -277,7 +330,7 @@ export class TerminalRegistry {
   }
 
   /** Spawn steps up to the backend call, all synchronous so no other call can interleave. */
-  #reserveSpawn(owner: Agent, request: TerminalSpawnRequest, signal: AbortSignal | undefined) {
+  #reserveSpawn(owner: Agent, request: TerminalSpawnRequest, signal: AbortSignal | undefined, resumeId?: TerminalSessionId): ReservedSpawn {
     if (this.#disposing) throw refuse.disposing()
     if (signal?.aborted) throw signal.reason
     if (!this.#ownerLive(owner)) throw refuse.ownerNotLive(owner)
@@ -296,9 +349,17 @@ export class TerminalRegistry {
     // Spawns in flight count, so concurrent opens cannot overshoot; a session counts until its close succeeded.
     if (state && state.sessions() >= this.#maxSessions) throw refuse.sessionLimit(owner, this.#maxSessions)
     state ??= this.#adopt(owner)
-    const pending = new PendingSpawn(`pty-${++this.#counter}` as TerminalSessionId, owner, name)
+    const pending = new PendingSpawn(resumeId ?? this.#mintId(), owner, name)
     state.pending.add(pending)
     return { backend, pending, state }
+  }
+
+  /** The next `pty-<n>` that no session here and no detached terminal of another process holds. */
+  #mintId(): TerminalSessionId {
+    let id: string
+    do id = `pty-${++this.#counter}`
+    while (this.#sessions.has(id as TerminalSessionId) || this.#elsewhere.taken(id))
+    return id as TerminalSessionId
   }
 
   /** Start tracking an owner: one cleanup hook on its scope for its whole tracked life. */
@@ -337,6 +398,7 @@ export class TerminalRegistry {
 
   /** Forget a record after its close succeeded (only if the tables still name this record). */
   #remove(record: SessionRecord): void {
+    this.#detached.take(record.id)
     if (this.#sessions.get(record.id) === record) this.#sessions.delete(record.id)
     const state = this.#owners.get(record.owner)
     if (!state) return
@@ -357,22 +419,37 @@ export class TerminalRegistry {
     const pending = [...state.pending]
     for (const spawn of pending) spawn.abort(refuse.ownerNotLive(state.owner))
     await Promise.all(pending.map((spawn) => spawn.settled))
+    if (this.#detachedTtlMs > 0) this.#detachAll(state)
     const closes = [...state.records.values()].map((record) => record.close(OWNER_DISPOSED_REASON).promise)
     const failures = [...state.failures.splice(0), ...rejections(await Promise.allSettled(closes))]
     this.#forgetIfDone(state)
     if (failures.length) throw combineFailures(failures, `PTY cleanup of agent ${state.owner.id} failed`)
   }
 
+  /** Keep an ended owner's sessions, detached (those already closing finish closing). */
+  #detachAll(state: OwnerState): void {
+    for (const record of [...state.records.values()]) {
+      if (record.closing || this.#disposing) continue
+      state.records.delete(record.id)
+      this.#detached.add(record)
+    }
+  }
+
   async #disposeAll(): Promise<void> {
     const failures: unknown[] = []
+    this.#detached.clear()
     try {
       const pending = [...this.#owners.values()].flatMap((state) => [...state.pending])
       for (const spawn of pending) spawn.abort(refuse.disposing())
       await Promise.all(pending.map((spawn) => spawn.settled))
-      const closes = [...this.#sessions.values()].map((record) => record.close(SERVICE_DISPOSED_REASON).promise)
+      // A detached session whose terminal outlives this process is left to it (its session host keeps
+      // it for another host process to resume); every other session is closed.
+      const closes = [...this.#sessions.values()].map((record) =>
+        record.detachedAt !== undefined && record.session.leave?.() === true ? Promise.resolve() : record.close(SERVICE_DISPOSED_REASON).promise,
+      )
       const closeFailures = rejections(await Promise.allSettled(closes))
       for (const state of this.#owners.values()) failures.push(...state.failures.splice(0))
-      failures.push(...closeFailures)
+      failures.push(...this.#expiryFailures.splice(0), ...closeFailures)
     } finally {
       for (const state of this.#owners.values()) state.detach()
       this.#owners.clear()
@@ -381,6 +458,13 @@ export class TerminalRegistry {
     }
     if (failures.length) throw combineFailures(failures, 'PTY service disposal failed')
   }
+}
+
+/** A spawn reserved for its owner: the backend that runs it, its pending entry and the owner's state. */
+interface ReservedSpawn {
+  backend: TerminalBackend
+  pending: PendingSpawn
+  state: OwnerState
 }
 
 /** What observers learn of a session once it is published. */
@@ -397,27 +481,4 @@ function startOf(pending: PendingSpawn, type: string): TerminalSessionStart {
 
 function rejections(results: PromiseSettledResult<unknown>[]): unknown[] {
   return results.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []))
-}
-
-/** A send presses keys or types text, never both; every key must be one a terminal can send. */
-function checkKeys(request: TerminalSendRequest): void {
-  const keys = request.keys
-  if (!Array.isArray(keys) || keys.length === 0 || keys.length > MAX_TERMINAL_KEYS) {
-    throw refuse.invalid(`PTY send keys must be a list of 1 to ${MAX_TERMINAL_KEYS} key names`)
-  }
-  if (request.text !== '' || request.submit) {
-    throw refuse.invalid('PTY send takes keys or text, not both: with keys, text must be empty and submit false (press Enter as a key)')
-  }
-  for (const key of keys) {
-    const problem = typeof key === 'string' ? keyNameProblem(key) : 'a key name must be a string'
-    if (problem) throw refuse.invalid(`PTY send keys: ${problem}`)
-  }
-}
-
-/** A window size within the bounds every backend accepts. */
-function checkSize(size: TerminalSize, what: string): void {
-  const ok = (value: unknown, max: number) => Number.isSafeInteger(value) && (value as number) >= 1 && (value as number) <= max
-  if (typeof size !== 'object' || size === null || !ok(size.rows, MAX_TERMINAL_ROWS) || !ok(size.cols, MAX_TERMINAL_COLS)) {
-    throw refuse.invalid(`${what} must be {rows, cols} with rows from 1 to ${MAX_TERMINAL_ROWS} and cols from 1 to ${MAX_TERMINAL_COLS}`)
-  }
 }

@@ -44,8 +44,8 @@ export class TerminalSessionService extends Service {
     // Every send passes through here: no shadow context per call (`this.ctx` stays the caller's).
     directCalls(this)
     const isLive = ctx.agents.liveness()
-    const { maxSessionsPerAgent, maxTextBytes, humanActiveMs } = Config.parse(config)
-    this.registry = new TerminalRegistry({ isLive, maxSessionsPerAgent, maxTextBytes, humanActiveMs })
+    const { maxSessionsPerAgent, maxTextBytes, humanActiveMs, detachedTtlMs } = Config.parse(config)
+    this.registry = new TerminalRegistry({ isLive, maxSessionsPerAgent, maxTextBytes, humanActiveMs, detachedTtlMs })
     ctx.effect(() => () => this.registry.dispose(), 'terminals: close every session')
   }
 
@@ -152,8 +152,27 @@ export class TerminalSessionService extends Service {
     return this.registry.close(owner, id, reason)
   }
 
-  /** Snapshots of the owner's sessions in publication order. */
+  /** Snapshots of the owner's sessions in publication order, then the detached sessions any owner may resume (`detachedAt` set). */
   list(owner: Agent): TerminalSessionSnapshot[] {
     return this.registry.list(owner)
+  }
+
+  /**
+   * Adopt a detached session (its agent ended while `detachedTtlMs` kept it): it becomes `owner`'s.
+   * The first caller wins synchronously, a later one gets `SESSION_ADOPTED`; an id that is not
+   * detached is `NO_SESSION`. Resolves once a send released at detachment let go of the session; the
+   * next send's earlier output is what the session printed since its last delivered result.
+   */
+  resume(owner: Agent, id: TerminalSessionId, type: string): Promise<TerminalSessionSnapshot> {
+    return this.registry.resume(owner, id, type)
+  }
+
+  /**
+   * Sessions other host processes detached (the backends' `listDetached`, e.g. through a session
+   * host), marked `detachedAt`, for a caller of {@link TerminalSessionService.list} to add: `resume`
+   * adopts them too. Empty unless `detachedTtlMs` > 0.
+   */
+  listElsewhere(owner: Agent): Promise<TerminalSessionSnapshot[]> {
+    return this.registry.listElsewhere(owner)
   }
 }

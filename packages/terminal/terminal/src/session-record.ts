@@ -30,13 +30,20 @@ export interface SessionIdentity {
  */
 export class SessionRecord implements SessionIdentity {
   readonly id: TerminalSessionId
-  readonly owner: Agent
+  /** The owning agent; the one mutable part of the identity, changed only by {@link SessionRecord.adopt}. */
+  owner: Agent
+  /** When its owner ended and it was kept, detached (epoch ms); undefined while an owner holds it. */
+  detachedAt: number | undefined
+  /** An adoption moved it to another owner at least once (a second adopter is told SESSION_ADOPTED). */
+  adopted = false
   readonly name?: string
   readonly type: string
   /** People attached to the session, and when one last typed. */
   readonly human: HumanPresence
   #fence: CloseAttempt | undefined
   #send: object | undefined
+  /** Settles when the current send's reservation is dropped. */
+  #sendReleased: Promise<void> = Promise.resolve()
   /** Sends started so far (observers number them). */
   #sends = 0
   /** What the terminal waited for when the latest send settled, for observers of the next one. */
@@ -70,9 +77,24 @@ export class SessionRecord implements SessionIdentity {
     return this.#send !== undefined
   }
 
+  /** Keep the session without an owner: the send in flight is released (no signal; its output becomes earlier output). */
+  detach(): void {
+    this.detachedAt = Date.now()
+    this.session.release?.()
+  }
+
+  /** Hand a detached session to `owner`; resolves once a released send's reservation is dropped. */
+  adopt(owner: Agent): Promise<void> {
+    this.owner = owner
+    this.detachedAt = undefined
+    this.adopted = true
+    return this.#sendReleased
+  }
+
   /** A fresh owner-visible description. */
   snapshot(): TerminalSessionSnapshot {
     const snapshot: TerminalSessionSnapshot = { sessionId: this.id, type: this.type, status: this.session.status() }
+    if (this.detachedAt !== undefined) snapshot.detachedAt = this.detachedAt
     if (this.name !== undefined) snapshot.name = this.name
     if (this.session.pid !== undefined) snapshot.pid = this.session.pid
     if (this.session.size !== undefined) snapshot.size = { rows: this.session.size.rows, cols: this.session.size.cols }
@@ -110,6 +132,7 @@ export class SessionRecord implements SessionIdentity {
     const released = Promise.allSettled([op.done, op.released ?? op.done]).then(() => {
       if (this.#send === reservation) this.#send = undefined
     })
+    this.#sendReleased = released
     return {
       // Settle only once the reservation is gone, so a caller that awaited `done` may send again at once.
       done: released

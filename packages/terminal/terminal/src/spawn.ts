@@ -4,6 +4,14 @@ import type { PendingSpawn } from './pending-spawn'
 import type { SessionListeners } from './session-observers'
 import type { TerminalBackendSpawnSpec, TerminalSpawnRequest, TerminalSpawnResult } from './types'
 
+/** How the registry runs one spawn beyond its request. */
+export interface SpawnOptions {
+  /** The registry's `detachedTtlMs`, when > 0 (passed to the backend). */
+  readonly detachedTtlMs?: number
+  /** Adopt the session of the reserved id through `backend.resume` instead of spawning one. */
+  readonly resume?: boolean
+}
+
 /** Reason recorded on the backend session when an unpublished spawn is undone. */
 export const ROLLBACK_REASON = 'PTY spawn rolled back'
 
@@ -32,9 +40,10 @@ export async function runSpawn(
   request: TerminalSpawnRequest,
   callerSignal: AbortSignal | undefined,
   listeners?: SessionListeners,
+  options: SpawnOptions = {},
 ): Promise<TerminalSpawnResult> {
   try {
-    return await spawnAndPublish(registry, backend, pending, request, callerSignal, listeners)
+    return await spawnAndPublish(registry, backend, pending, request, callerSignal, listeners, options)
   } catch (error) {
     listeners?.ended('the spawn failed')
     throw error
@@ -48,6 +57,7 @@ async function spawnAndPublish(
   request: TerminalSpawnRequest,
   callerSignal: AbortSignal | undefined,
   listeners: SessionListeners | undefined,
+  options: SpawnOptions,
 ): Promise<TerminalSpawnResult> {
   const signal = callerSignal ? AbortSignal.any([callerSignal, pending.signal]) : pending.signal
   const spec: TerminalBackendSpawnSpec = { type: request.type, sessionId: pending.id, owner: pending.owner, signal }
@@ -55,10 +65,11 @@ async function spawnAndPublish(
   if (request.cwd !== undefined) spec.cwd = request.cwd
   if (request.size !== undefined) spec.size = { rows: request.size.rows, cols: request.size.cols }
   if (listeners?.wantsOutput) spec.onOutput = (bytes) => listeners.output(bytes)
+  if (options.detachedTtlMs) spec.detachedTtlMs = options.detachedTtlMs
 
   let session: TerminalBackendSession
   try {
-    session = await backend.spawn(spec)
+    session = await (options.resume && backend.resume ? backend.resume(spec) : backend.spawn(spec))
   } catch (error) {
     const cleanup = error instanceof TerminalBackendCleanupError ? { error: error.cleanupError } : undefined
     throw failure(registry, pending, callerSignal, error, cleanup)

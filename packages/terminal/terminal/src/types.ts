@@ -70,6 +70,11 @@ export interface TerminalBackendSpawnSpec extends TerminalSpawnRequest {
    * the terminal prints, from the first byte on, in order, synchronously as it arrives.
    */
   onOutput?: (bytes: Uint8Array) => void
+  /**
+   * The registry keeps sessions detached for this long after their owner ended (its `detachedTtlMs`,
+   * set when > 0): a backend whose provider can keep the terminal beyond this process asks it to.
+   */
+  detachedTtlMs?: number
 }
 
 /** One write to a session: `text` as UTF-8, plus Enter when `submit` is true. */
@@ -284,6 +289,11 @@ export interface TerminalSessionSnapshot {
   size?: TerminalSize
   /** A person attached to the session (`dsh-terminal attach`, the web view): watching, or typing lately. */
   human?: TerminalHumanPresence
+  /**
+   * When its agent ended and it was kept, detached (epoch ms): any agent of the host may adopt it
+   * (`TerminalSessionService.resume`) until `detachedTtlMs` passes. Absent for an owned session.
+   */
+  detachedAt?: number
 }
 
 /** What `spawn` resolves with: the snapshot plus the startup output shown to the model. */

@@ -21,7 +21,7 @@ async function withBackend(config?: TerminalConfigInput, auto = true) {
 
 describe('config', () => {
   it('defaults to 16 sessions per agent and 64 KiB of text per send', () => {
-    expect(Config.parse(undefined)).toEqual({ maxSessionsPerAgent: 16, maxTextBytes: 65_536, humanActiveMs: 5_000 })
+    expect(Config.parse(undefined)).toEqual({ detachedTtlMs: 0, maxSessionsPerAgent: 16, maxTextBytes: 65_536, humanActiveMs: 5_000 })
     expect([DEFAULT_MAX_SESSIONS_PER_AGENT, DEFAULT_MAX_TEXT_BYTES]).toEqual([16, 65_536])
   })
 

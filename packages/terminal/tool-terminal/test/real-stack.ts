@@ -22,9 +22,10 @@ export interface RealTools {
 
 /**
  * Mount the tools, the jobs, the local provider, the registry and the bash backend, unconfined:
- * these tests are about the tools (dsh-terminal-bash tests the sandboxed shell).
+ * these tests are about the tools (dsh-terminal-bash tests the sandboxed shell). `terminals` is
+ * dsh-terminal's config (e.g. `detachedTtlMs` for the tests of detached sessions).
  */
-export async function mountRealTools(): Promise<RealTools> {
+export async function mountRealTools(terminals: { detachedTtlMs?: number } = {}): Promise<RealTools> {
   const root = new Context()
   const fibers: Fiber[] = []
   fibers.push(await root.plugin(agentPlugin))
@@ -33,7 +34,7 @@ export async function mountRealTools(): Promise<RealTools> {
   fibers.push(await root.plugin(toolJobsPlugin, {}))
   fibers.push(await root.plugin(subprocessLocalPlugin, {}))
   fibers.push(await root.plugin(sandboxPolicyPlugin, { mode: 'danger-full-access' }))
-  fibers.push(await root.plugin(terminalPlugin))
+  fibers.push(await root.plugin(terminalPlugin, terminals))
   fibers.push(await root.plugin(bashPlugin, { idleSilenceMs: 5000, timeoutMs: 20000 }))
   fibers.push(await root.plugin(toolTerminalPlugin, {}))
   let counter = 0

@@ -22,7 +22,11 @@ export interface SendSession {
   /** True once the session started closing (no more signals). */
   closing(): boolean
   /** Called synchronously when the send settles, so the session can drop it (and keep what followed a match). */
-  settled(operation: { readonly promptFacts: ForegroundFacts | undefined; readonly afterMatch: SendOutputBuffer | undefined }): void
+  settled(operation: {
+    readonly promptFacts: ForegroundFacts | undefined
+    readonly afterMatch: SendOutputBuffer | undefined
+    readonly handedOver: boolean
+  }): void
 }
 
 /** The timing rules of one send (the validated config fields). */

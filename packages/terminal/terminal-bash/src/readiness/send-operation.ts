@@ -62,6 +62,8 @@ export class SendOperation implements TerminalSendOperation {
   #decided: ResultEnding | undefined
   /** The cancelling interrupt while it runs; `released` waits for it. */
   #interruption: Promise<void> | undefined
+  /** Set by {@link SendOperation.release}. */
+  #released = false
 
   /** Prepares the send and takes its start baselines; nothing else happens until {@link SendOperation.start}. */
   constructor(session: SendSession, options: SendOptions) {
@@ -213,6 +215,24 @@ export class SendOperation implements TerminalSendOperation {
   /** The session is closing: settle as `session_exit` and never signal. */
   abandon(): void {
     this.#dispatch({ kind: 'exit' })
+  }
+
+  /**
+   * Stop waiting without signalling (the caller is gone, the session is detached): settle as
+   * `session_exit` for nobody, and hand back what this send was to show, so the session keeps it as
+   * earlier output: the earlier part it took, and its live buffer, which goes on taking output.
+   */
+  release(): { earlier: EarlierPart | undefined; buffer: SendOutputBuffer | undefined } {
+    const earlier = joinEarlier(this.#options.earlier, this.#output.earlier)
+    const buffer = this.#output.handOver()
+    this.#released = true
+    this.#dispatch({ kind: 'exit' })
+    return { earlier, buffer }
+  }
+
+  /** True once {@link SendOperation.release} settled it: its result reaches nobody. */
+  get handedOver(): boolean {
+    return this.#released
   }
 
   /** Consume the output produced since the previous read. */
@@ -499,7 +519,7 @@ export class SendOperation implements TerminalSendOperation {
  * The output printed between the previous result and the write, followed by what the running
  * command printed after it when the input was typed ahead: one stretch of the terminal, in order.
  */
-function joinEarlier(before: EarlierPart | undefined, typedAhead: EarlierPart | undefined): EarlierPart | undefined {
+export function joinEarlier(before: EarlierPart | undefined, typedAhead: EarlierPart | undefined): EarlierPart | undefined {
   if (!before || !typedAhead) return before ?? typedAhead
   const output = before.output + typedAhead.output
   const truncated = before.truncated || typedAhead.truncated

@@ -138,6 +138,18 @@ export class SendOutput {
     return rest
   }
 
+  /**
+   * Give up the unsettled buffer (a released send): it keeps taking the session's output, which the
+   * next result shows as earlier output; this send's own result then shows nothing.
+   */
+  handOver(): SendOutputBuffer | undefined {
+    const buffer = this.#afterMatch ?? this.#buffer
+    this.#buffer = undefined
+    this.#afterMatch = undefined
+    this.#findPrompt = undefined
+    return buffer
+  }
+
   /** Consume the output produced since the previous read. */
   read(): TerminalSendRead {
     return this.#buffer ? this.#buffer.readOutput() : { delta: '', truncated: false }

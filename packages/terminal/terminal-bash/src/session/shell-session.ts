@@ -20,7 +20,8 @@ import { shellFailure } from '../errors'
 import { lookAtInput, markedInput } from '../input/input-state'
 import { sendInput } from '../input/send-input'
 import type { SendSession, SendOptions, SendTiming } from '../readiness/send-contract'
-import { SendOperation } from '../readiness/send-operation'
+import { joinEarlier, SendOperation } from '../readiness/send-operation'
+import type { EarlierPart } from '../readiness/send-output'
 import { SHELL_CONTINUATION_PROMPT, SHELL_PROMPT } from '../prompt-protocol'
 import { SendOutputBuffer } from '../output/index'
 import { ScreenModel } from '../screen/screen-model'
@@ -29,6 +30,7 @@ import { HumanTaps } from './human-taps'
 import { readScrollbackPage } from './scrollback-page'
 import { lineNumberOf } from '../output/line-numbers'
 import { TerminalStream } from './terminal-stream'
+import { OutputLedger } from './output-ledger'
 
 /**
  * One persistent shell: the provider's handle, the output pipeline and at most one active send.
@@ -50,6 +52,8 @@ export class ShellSession implements TerminalBackendSession {
   #active: SendOperation | undefined
   /** Output that arrived while no send was active, since the latest result was taken. */
   #earlier: SendOutputBuffer | undefined
+  /** What a released send had taken as its earlier output: it goes before {@link ShellSession.#earlier}. */
+  #earlierBefore: EarlierPart | undefined
   #atPrompt: { facts: ForegroundFacts; arrivals: number } | undefined
   /**
    * The look that pins the shell's process group after startup, while it runs (see
@@ -70,6 +74,8 @@ export class ShellSession implements TerminalBackendSession {
   readonly #observe: ((bytes: Uint8Array) => void) | undefined
   /** The `TERM` the shell was started with. */
   readonly term: string | undefined
+  /** Output offsets and the facts a durable terminal keeps for an adopter. */
+  readonly #ledger: OutputLedger
 
   /**
    * Wraps a freshly spawned handle of `size` (default: the configured one); call
@@ -81,10 +87,17 @@ export class ShellSession implements TerminalBackendSession {
     config: ShellBackendConfig,
     nonces: { nonce: number; replNonce?: number | undefined },
     size: TerminalSize = { rows: config.rows, cols: config.cols },
-    launched: { observe?: ((bytes: Uint8Array) => void) | undefined; term?: string | undefined } = {},
+    launched: {
+      observe?: ((bytes: Uint8Array) => void) | undefined
+      term?: string | undefined
+      /** Absolute offset of the first byte the handle delivers (an adopted terminal's `replayFrom`). */
+      outputFrom?: number | undefined
+      name?: string | undefined
+    } = {},
   ) {
     this.#observe = launched.observe
     this.term = launched.term
+    this.#ledger = new OutputLedger(handle, { ...nonces, term: launched.term, name: launched.name }, launched.outputFrom)
     this.pid = handle.pid
     this.#handle = handle
     this.#config = config
@@ -118,6 +131,9 @@ export class ShellSession implements TerminalBackendSession {
       settled: (operation) => {
         if (this.#active !== operation) return
         this.#active = undefined
+        // A released send was shown to nobody: its output stays the session's, and its command's status is still news.
+        if (operation.handedOver) return
+        this.#ledger.delivered(this.#screen.size)
         this.#earlier = operation.afterMatch ?? new SendOutputBuffer(this.#stream.line, this.#config.maxReadBytes)
         this.#markersSettled = this.#stream.markers
         this.#personTyped = false
@@ -155,25 +171,14 @@ export class ShellSession implements TerminalBackendSession {
     signal.throwIfAborted()
     const operation = this.#begin(undefined, true)
     // Subscribing replays what arrived before, synchronously, into the startup send.
-    const observe = this.#observe
-    this.#unsubscribe = this.#handle.onOutput(
-      observe
-        ? (chunk) => {
-            this.#stream.write(chunk)
-            this.#taps.deliver(chunk)
-            observe(chunk)
-          }
-        : (chunk) => {
-            this.#stream.write(chunk)
-            this.#taps.deliver(chunk)
-          },
-    )
+    this.#unsubscribe = this.#handle.onOutput((chunk) => this.#take(chunk))
     const result = await raceAbort(operation.done, signal)
     switch (result.waitReason) {
       case 'stdin_read':
       case 'inferred_idle':
         this.#motd = result.viewport
         this.#startPinning(operation)
+        this.#ledger.delivered(this.#screen.size)
         return
       case 'timeout':
         throw shellFailure.startupTimeout()
@@ -200,12 +205,13 @@ export class ShellSession implements TerminalBackendSession {
   #startPinning(operation: SendOperation): void {
     if (!this.#stream.promptReady) return
     const known = operation.promptFacts
-    if (known) return this.#handle.pinShellGroup(known.processGroupId)
+    if (known) return this.#pin(known.processGroupId)
     const arrivals = this.#stream.arrivals
     const pinning = this.#handle.inspectForeground().then(
       (facts) => {
         if (!facts || this.#closeStarted) return undefined
-        this.#handle.pinShellGroup(facts.processGroupId)
+        this.#pin(facts.processGroupId)
+        this.#ledger.delivered(this.#screen.size)
         // That sample, seen through the pin, is the shell idle at its prompt: the first send may use it
         // as its pre-write facts, exactly as after a send that ended on the prompt.
         const idle = isStdinWaitProvenOrUnprovable(facts) && arrivals === this.#stream.arrivals && this.#stream.promptReady
@@ -221,6 +227,42 @@ export class ShellSession implements TerminalBackendSession {
     void pinning.then(() => {
       if (this.#pinning === pinning) this.#pinning = undefined
     })
+  }
+
+  #pin(processGroupId: number): void {
+    this.#ledger.pinned(processGroupId)
+    this.#handle.pinShellGroup(processGroupId)
+  }
+
+  /**
+   * Take over an adopted terminal (instead of {@link ShellSession.startup}): its replay rebuilds the
+   * scrollback and the screen, and what follows `facts.delivered` (the end of the last result its
+   * previous client delivered) is the next send's earlier output; the shell group is pinned again.
+   */
+  adopt(facts: { delivered: number; shellGroup?: number | undefined }): void {
+    // The ring no longer reaching back to the delivered end: everything replayed is news.
+    if (!this.#ledger.replayUntil(facts.delivered)) this.#startEarlier()
+    if (facts.shellGroup !== undefined) this.#pin(facts.shellGroup)
+    this.#unsubscribe = this.#handle.onOutput((chunk) => this.#take(chunk))
+  }
+
+  /** One raw chunk: counted, and split where an adoption's replay reaches output nobody was shown. */
+  #take(chunk: Uint8Array): void {
+    this.#ledger.take(
+      chunk,
+      (bytes) => this.#feed(bytes),
+      () => this.#startEarlier(),
+    )
+  }
+
+  #startEarlier(): void {
+    this.#earlier = new SendOutputBuffer(this.#stream.line, this.#config.maxReadBytes)
+  }
+
+  #feed(chunk: Uint8Array): void {
+    this.#stream.write(chunk)
+    this.#taps.deliver(chunk)
+    this.#observe?.(chunk)
   }
 
   /** Run `action` once the startup pin is in place (at once when it is). */
@@ -316,11 +358,28 @@ export class ShellSession implements TerminalBackendSession {
    */
   #takeEarlier(): SendOptions['earlier'] {
     const earlier = this.#earlier
+    const before = this.#earlierBefore
     this.#earlier = undefined
-    if (!earlier) return undefined
+    this.#earlierBefore = undefined
+    if (!earlier) return before
     const { viewport, truncated, firstLine } = earlier.settle()
-    if (viewport === '' && !truncated) return undefined
-    return firstLine === undefined ? { output: viewport, truncated } : { output: viewport, truncated, firstLine: lineNumberOf(firstLine) }
+    if (viewport === '' && !truncated) return before
+    const part = firstLine === undefined ? { output: viewport, truncated } : { output: viewport, truncated, firstLine: lineNumberOf(firstLine) }
+    return joinEarlier(before, part)
+  }
+
+  /**
+   * Stop the active send's wait without signalling (its caller is gone: the session was detached).
+   * What it took and collected, and everything printed from now on, is the next result's earlier
+   * output; the status of the command it ran is reported by the next send. No-op without a send.
+   */
+  release(): void {
+    const operation = this.#active
+    if (!operation) return
+    const { earlier, buffer } = operation.release()
+    this.#atPrompt = undefined
+    this.#earlierBefore = joinEarlier(this.#earlierBefore, earlier)
+    this.#earlier = buffer ?? new SendOutputBuffer(this.#stream.line, this.#config.maxReadBytes)
   }
 
   /**
@@ -338,7 +397,11 @@ export class ShellSession implements TerminalBackendSession {
   read(request: TerminalReadRequest): TerminalReadResult {
     const maxBytes = this.#config.maxReadBytes
     const { result, showsNewest } = readScrollbackPage(this.#stream.scrollback, request, maxBytes)
-    if (showsNewest && this.#earlier) this.#earlier = new SendOutputBuffer(this.#stream.line, maxBytes)
+    if (showsNewest && (this.#earlier || this.#earlierBefore)) {
+      this.#earlier = new SendOutputBuffer(this.#stream.line, maxBytes)
+      this.#earlierBefore = undefined
+      this.#ledger.delivered(this.#screen.size)
+    }
     return result
   }
 
@@ -388,6 +451,22 @@ export class ShellSession implements TerminalBackendSession {
   status(): TerminalSessionStatus {
     const exit = this.#handle.exit
     return exit ? { kind: 'exited', exitCode: exit.exitCode, signal: exit.signal } : { kind: 'running' }
+  }
+
+  /**
+   * Let go of a durable terminal (one whose provider keeps it for an adopter: it has `setFacts`)
+   * without ending it: stop reading, end the taps, keep the processes. False, doing nothing, for
+   * any other terminal: the caller closes it.
+   */
+  leave(): boolean {
+    if (!this.#handle.setFacts || this.#closeStarted) return false
+    this.#closeStarted = true
+    this.release()
+    this.#taps.end('this host went away; the session stays detached for another host to resume')
+    this.#unsubscribe?.()
+    this.#unsubscribe = undefined
+    this.#screen.dispose()
+    return true
   }
 
   /**

@@ -36,7 +36,7 @@ export interface StackSandbox {
    */
   readonly provider?: { readonly plugin: Plugin; readonly config?: unknown }
   /** `dsh-terminal` config (its per-agent bounds); defaults when omitted. */
-  readonly terminals?: { maxSessionsPerAgent?: number; maxTextBytes?: number; humanActiveMs?: number }
+  readonly terminals?: { maxSessionsPerAgent?: number; maxTextBytes?: number; humanActiveMs?: number; detachedTtlMs?: number }
 }
 
 /** The real composition (agents, node-pty provider, sandbox policy and provider, registry, this backend) and one agent. */

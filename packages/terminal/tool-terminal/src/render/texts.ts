@@ -345,16 +345,38 @@ export function closeText(sessionId: string, closedNow: boolean): string {
   return closedNow ? `closed terminal session ${sessionId}` : `terminal session ${sessionId} was already closing`
 }
 
+/** How long ago `at` was, coarsely, as a person says it: `12s`, `4m`, `2h`. */
+export function agoText(at: number, now: number): string {
+  const seconds = Math.max(0, Math.round((now - at) / 1000))
+  if (seconds < 60) return `${seconds}s`
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`
+  return `${Math.floor(seconds / 3600)}h`
+}
+
 /**
  * `pty-1 (main) [shell] running pid=4242 size=40x160 human=watching`, plus ` [input: prompt]` when the
  * input state is known; pid and size only when the backend has them, human only while a person is attached.
+ * A detached session (its agent disconnected; terminal_open resume adopts it) says `detached 2m ago` after its status.
  */
-export function listLine(snapshot: TerminalSessionSnapshot, input?: TerminalInputState): string {
+export function listLine(snapshot: TerminalSessionSnapshot, input?: TerminalInputState, now = Date.now()): string {
+  const detached = snapshot.detachedAt === undefined ? '' : ` detached ${agoText(snapshot.detachedAt, now)} ago`
   const pid = snapshot.pid === undefined ? '' : ` pid=${snapshot.pid}`
   const size = snapshot.size === undefined ? '' : ` size=${sizeText(snapshot.size)}`
   const human = snapshot.human === undefined ? '' : ` human=${snapshot.human}`
   const state = input ? ` ${inputLine(input)}` : ''
-  return `${sessionLabel(snapshot)} [${snapshot.type}] ${statusText(snapshot.status)}${pid}${size}${human}${state}`
+  return `${sessionLabel(snapshot)} [${snapshot.type}] ${statusText(snapshot.status)}${detached}${pid}${size}${human}${state}`
+}
+
+/**
+ * A resumed session's result: `resumed terminal session pty-3 (build) [type: shell]`, then the
+ * output since the last result delivered for it and the usual trailer (see {@link sendLayout}).
+ */
+export function resumeLayout(snapshot: TerminalSessionSnapshot, result: TerminalSendResult, back: ReadBack): ResultLayout {
+  return {
+    ...sendLayout(result, back),
+    head: `resumed terminal session ${sessionLabel(snapshot)} [type: ${snapshot.type}]`,
+    compactHead: `resumed terminal session ${snapshot.sessionId} [type: ${snapshot.type}]`,
+  }
 }
 
 /**

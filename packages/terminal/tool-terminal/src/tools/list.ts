@@ -13,11 +13,13 @@ export function listTool({ ctx, terminals, config }: ToolDeps) {
     description:
       'List your open terminal sessions, one per line: id, name, type, status, pid, size (cols x rows, as 80x24), human=watching|typing while a person is attached ' +
       '(dsh-terminal attach), and [input: …], what its terminal waits for now. ' +
+      'A line marked "detached 2m ago" is a session whose agent disconnected: adopt it with terminal_open {"type": "shell", "resume": "<id>"}. ' +
       'Use it to recover session ids and to find sessions to close.',
     kind: 'read',
     parameters: listParameters,
     async execute(_args, call) {
-      const snapshots = terminals.list(call.agent)
+      // Then the sessions other host processes detached (empty unless sessions are kept detached).
+      const snapshots = [...terminals.list(call.agent), ...(await terminals.listElsewhere(call.agent))]
       // Every session is looked at concurrently: one slow or failing backend only loses its own line part.
       const inputs = await Promise.all(snapshots.map((snapshot) => inputStateOf(ctx, call.agent, snapshot.sessionId)))
       const sessions = snapshots.map((snapshot, index) => {

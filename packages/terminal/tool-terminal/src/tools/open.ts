@@ -2,6 +2,7 @@ import type { TerminalSpawnRequest } from 'dsh-terminal'
 import { defineTool } from 'dsh-tools'
 import { z } from 'zod'
 import { openLayout } from '../render/texts'
+import { resumeSession } from './resume'
 import { finalizeWith, fittedOutput, type ToolDeps } from './tool-parts'
 import { checkWindowSize, colsParam, rowsParam, windowSizeOf } from './window-size'
 
@@ -26,25 +27,45 @@ export const openParameters = z
       .min(1, 'cwd, when given, must not be empty')
       .optional()
       .describe("Optional starting directory (an existing absolute path). Defaults to the backend's working directory."),
+    resume: z
+      .string()
+      .min(1, 'resume, when given, must be the id of a detached session, e.g. "pty-3" (terminal_list marks them detached)')
+      .optional()
+      .describe(
+        'Adopt a detached session instead of starting one: the id of a session terminal_list marks "detached" (its agent disconnected). ' +
+          'Returns the output it produced since its last result was delivered, then the usual [wait: …] lines; its cwd, environment, jobs and REPL are as they were. ' +
+          'Not with name, cwd, rows or cols.',
+      ),
     rows: rowsParam("Optional window height in rows, with cols (default: the backend's size). Full-screen programs draw for this size."),
     cols: colsParam('Optional window width in columns, with rows.'),
   })
-  .superRefine(checkWindowSize)
+  .superRefine((args, issues) => {
+    checkWindowSize(args, issues)
+    if (args.resume === undefined) return
+    for (const key of ['name', 'cwd', 'rows', 'cols'] as const) {
+      if (args[key] !== undefined) {
+        issues.addIssue({ code: 'custom', path: [key], message: `${key} does not go with resume: a resumed session keeps its own` })
+      }
+    }
+  })
 
 /**
  * terminal_open: start a session owned by the calling agent and return its id and startup output.
  * The tool call's signal cancels an unfinished startup.
  */
-export function openTool({ terminals, config }: ToolDeps) {
+export function openTool(deps: ToolDeps) {
+  const { terminals, config } = deps
   return defineTool({
     name: 'terminal_open',
     description:
       'Start a persistent terminal session that keeps its state (cwd, environment variables, running REPLs) between calls. ' +
       'Returns the session id (pty-N) to pass to terminal_send, terminal_read, terminal_signal and terminal_close. ' +
-      'Close it with terminal_close when done. Prefer one-shot command tools when no state needs to persist.',
+      'Close it with terminal_close when done. Prefer one-shot command tools when no state needs to persist. ' +
+      'With resume (an id terminal_list marks detached), adopt a session whose agent disconnected instead.',
     kind: 'execute',
     parameters: openParameters,
     async execute(args, call) {
+      if (args.resume !== undefined) return resumeSession(deps, call.agent, { type: args.type, resume: args.resume }, call.signal, call.callId)
       const request: TerminalSpawnRequest = { type: args.type }
       if (args.name !== undefined) request.name = args.name
       if (args.cwd !== undefined) request.cwd = args.cwd

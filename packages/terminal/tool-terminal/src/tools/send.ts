@@ -299,19 +299,20 @@ async function sendInForeground(
   const request: TerminalSendRequest = { ...inputOf(args), signal, ...wait, callId }
   const handle = explainBusy(holders, sessionId, () => terminals.startSend(owner, sessionId, request))
   const result = await settleOrCancel(handle, signal, sessionId)
-  const meta: Record<string, unknown> = {
-    sessionId,
-    background: false,
-    waitReason: result.waitReason,
-    sessionStatus: { ...result.sessionStatus },
-  }
+  const meta = { sessionId, background: false, ...sendResultMeta(result) }
+  const back = { sessionId, windowBytes: config.defaultMaxBytes, maxResultBytes: config.maxResultBytes }
+  return fittedOutput(sendLayout(result, back), args.maxBytes ?? config.defaultMaxBytes, meta, { foldRepeats: config.foldRepeatedLines })
+}
+
+/** The structured facts of a settled foreground send (or a resume's wait), for a result's `meta`. */
+export function sendResultMeta(result: TerminalSendResult): Record<string, unknown> {
+  const meta: Record<string, unknown> = { waitReason: result.waitReason, sessionStatus: { ...result.sessionStatus } }
   if (typeof result.exitCode === 'number') meta.exitCode = result.exitCode
   if (result.input) meta.input = inputMeta(result.input)
   if (result.match) meta.match = { text: result.match.text, line: result.match.line }
   if (result.screen) meta.screen = screenMeta(result.screen)
   if (result.human) meta.human = result.human
-  const back = { sessionId, windowBytes: config.defaultMaxBytes, maxResultBytes: config.maxResultBytes }
-  return fittedOutput(sendLayout(result, back), args.maxBytes ?? config.defaultMaxBytes, meta, { foldRepeats: config.foldRepeatedLines })
+  return meta
 }
 
 /**

@@ -1,0 +1,77 @@
+import { LinePattern, MAX_TIMER_MS, utf8ByteLength } from 'dsh-basics'
+import { refuse } from './errors'
+import { keyNameProblem, MAX_TERMINAL_KEYS } from './keys'
+import { MAX_TERMINAL_COLS, MAX_TERMINAL_ROWS, type TerminalSize } from './screen'
+import type { TerminalReadRequest, TerminalSendRequest } from './types'
+
+/** A send presses keys or types text, never both; every key must be one a terminal can send. */
+function checkKeys(request: TerminalSendRequest): void {
+  const keys = request.keys
+  if (!Array.isArray(keys) || keys.length === 0 || keys.length > MAX_TERMINAL_KEYS) {
+    throw refuse.invalid(`PTY send keys must be a list of 1 to ${MAX_TERMINAL_KEYS} key names`)
+  }
+  if (request.text !== '' || request.submit) {
+    throw refuse.invalid('PTY send takes keys or text, not both: with keys, text must be empty and submit false (press Enter as a key)')
+  }
+  for (const key of keys) {
+    const problem = typeof key === 'string' ? keyNameProblem(key) : 'a key name must be a string'
+    if (problem) throw refuse.invalid(`PTY send keys: ${problem}`)
+  }
+}
+
+/** A window size within the bounds every backend accepts. */
+export function checkSize(size: TerminalSize, what: string): void {
+  const ok = (value: unknown, max: number) => Number.isSafeInteger(value) && (value as number) >= 1 && (value as number) <= max
+  if (typeof size !== 'object' || size === null || !ok(size.rows, MAX_TERMINAL_ROWS) || !ok(size.cols, MAX_TERMINAL_COLS)) {
+    throw refuse.invalid(`${what} must be {rows, cols} with rows from 1 to ${MAX_TERMINAL_ROWS} and cols from 1 to ${MAX_TERMINAL_COLS}`)
+  }
+}
+
+/** Every field of one send, before anything is written; `maxTextBytes` bounds `text` for every caller. */
+export function checkSendRequest(request: TerminalSendRequest, maxTextBytes: number): void {
+  if (!request || typeof request.text !== 'string') throw refuse.invalid('PTY send text must be a string')
+  if (typeof request.submit !== 'boolean') throw refuse.invalid('PTY send submit must be a boolean')
+  if (request.settleOnSilence !== undefined && typeof request.settleOnSilence !== 'boolean') {
+    throw refuse.invalid('PTY send settleOnSilence must be a boolean')
+  }
+  for (const key of ['timeoutMs', 'idleMs'] as const) {
+    const value = request[key]
+    if (value !== undefined && !(Number.isSafeInteger(value) && value >= 1 && value <= MAX_TIMER_MS)) {
+      throw refuse.invalid(`PTY send ${key} must be an integer from 1 to ${MAX_TIMER_MS}`)
+    }
+  }
+  if (request.waitFor !== undefined && !(request.waitFor instanceof LinePattern)) {
+    // A RegExp would backtrack on the host's event loop: only a linear-time pattern is taken.
+    throw refuse.invalid('PTY send waitFor must be a LinePattern (LinePattern.compile from dsh-basics), not a RegExp')
+  }
+  if (request.keys !== undefined) checkKeys(request)
+  if (request.size !== undefined) checkSize(request.size, 'PTY send size')
+  // Checked here, not in a tool, so every caller is bounded: readline takes time per byte of a line.
+  const bytes = utf8ByteLength(request.text)
+  if (bytes > maxTextBytes) throw refuse.textTooLarge(bytes, maxTextBytes)
+}
+
+/** A read page request: non-negative `offset`/`count`, a positive `fromLine`, never both `fromLine` and `offset`. */
+export function checkReadRequest(request: TerminalReadRequest): void {
+  for (const key of ['offset', 'count'] as const) {
+    const value = request?.[key]
+    if (value !== undefined && !(Number.isSafeInteger(value) && value >= 0)) {
+      throw refuse.invalid(`PTY read ${key} must be a non-negative integer`)
+    }
+  }
+  const fromLine = request?.fromLine
+  if (fromLine !== undefined) {
+    if (!(Number.isSafeInteger(fromLine) && fromLine >= 1)) {
+      throw refuse.invalid(
+        'PTY read fromLine must be a positive integer: the absolute number of a line, 1 being the first line ' +
+          'the session printed (the lineBegin, lineEnd and oldestLine of a read are such numbers)',
+      )
+    }
+    if (request.offset !== undefined) {
+      throw refuse.invalid(
+        'PTY read takes fromLine or offset, not both: fromLine reads forward from that absolute line, ' +
+          'offset reads back from the newest line; leave one out',
+      )
+    }
+  }
+}
