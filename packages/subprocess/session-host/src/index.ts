@@ -5,8 +5,6 @@ export type {
   AckMessage,
   AdoptResult,
   ListResult,
-  PingMessage,
-  PongMessage,
   CancelMessage,
   ControlMessage,
   ErrorMessage,
@@ -24,5 +22,5 @@ export type {
 export { isPositiveInteger } from './protocol/messages'
 export { describePeerValue } from './protocol/peer-value'
 export { sessionHostCommand } from './command'
-export { connectLocalSessionHost, type LocalSocketOptions } from './local-start'
-export { assertOwnSocket, defaultSocketPath, ensureSocketDir, SessionHostDirError } from './runtime-dir'
+export { connectLocalSessionHost } from './local-start'
+export { defaultSocketPath, SessionHostDirError } from './runtime-dir'
