@@ -1,0 +1,54 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { sessionHostCommand } from 'dsh-session-host'
+import { isSubprocessError } from 'dsh-subprocess'
+import { eventually, isAlive } from 'dsh-testkit'
+import { afterAll, describe, expect, it } from 'vitest'
+import { bashSpec, freshSocketPath, mountRemote, removeSocketDir } from './support/remote'
+
+// A link that stops carrying bytes without ending: the connect command is a --stdio relay that the
+// test stops with SIGSTOP, the way a cut network leaves ssh hanging.
+const socketPath = freshSocketPath()
+const killAtEnd = new Set<number>()
+
+afterAll(async () => {
+  for (const pid of killAtEnd) if (isAlive(pid)) process.kill(pid, 'SIGKILL')
+  await eventually(() => [...killAtEnd].every((pid) => !isAlive(pid)), 'the relay and the session host to end')
+  removeSocketDir(socketPath)
+})
+
+/** Pids of live processes whose argv holds both `--stdio` and this test's socket path. */
+function relayPids(): number[] {
+  const found: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const argv = readFileSync(`/proc/${name}/cmdline`, 'latin1').split('\0')
+      if (argv.includes('--stdio') && argv.includes(socketPath)) found.push(Number(name))
+    } catch {
+      // Gone.
+    }
+  }
+  return found
+}
+
+describe('liveness', () => {
+  it('a relay that stops forwarding: pending calls reject TARGET_UNREACHABLE and done resolves', async () => {
+    const connect = [...sessionHostCommand(), '--stdio', '--socket', socketPath, '--idle-exit-ms', '0']
+    const remote = await mountRemote({ connect, livenessMs: 300 })
+    try {
+      const shell = await remote.runtime.spawnTerminal(bashSpec())
+      killAtEnd.add((await remote.runtime.sessionHostPid())!)
+      const [relay] = relayPids()
+      expect(relay).toBeDefined()
+      killAtEnd.add(relay!)
+      shell.onOutput(() => {})
+      process.kill(relay!, 'SIGSTOP')
+      const pending = shell.write('echo never\r').catch((error: unknown) => error)
+      const failed = await pending
+      expect(isSubprocessError(failed, 'TARGET_UNREACHABLE')).toBe(true)
+      expect(await shell.done).toEqual({ exitCode: null, signal: 'SIGKILL' })
+    } finally {
+      await remote.dispose()
+    }
+  }, 60_000)
+})
