@@ -123,7 +123,19 @@ describe.skipIf(missing.length > 0)('containers: the image and the Kubernetes ma
 
     beforeAll(async () => {
       dir = mkdtempSync(join(tmpdir(), 'dsh-exec-target-'))
-      const connect = ['env', `CONTAINERS_CONF=${stack.containersConf}`, 'podman', 'exec', '-i', TARGET_CONTAINER, 'dsh-session-host', '--stdio']
+      // `--stdio` relays to the container's socket session host (started on first use); it idles out soon after the last terminal.
+      const connect = [
+        'env',
+        `CONTAINERS_CONF=${stack.containersConf}`,
+        'podman',
+        'exec',
+        '-i',
+        TARGET_CONTAINER,
+        'dsh-session-host',
+        '--stdio',
+        '--idle-exit-ms',
+        '500',
+      ]
       writeFileSync(
         join(dir, 'cordis.yml'),
         [
@@ -181,7 +193,7 @@ describe.skipIf(missing.length > 0)('containers: the image and the Kubernetes ma
       expect((await pending).meta).toMatchObject({ waitReason: 'stdin_read', exitCode: 130 })
     })
 
-    it('close leaves no process of the session in the container, and unloading ends the session host', async () => {
+    it('close leaves no process of the session in the container, and unloading ends the relay; the session host idles out', async () => {
       await send(client, sessionId, 'bash -c \'trap "" TERM; exec sleep 1001\' & echo started')
       expect((await processesIn(stack, TARGET_CONTAINER)).some((line) => / sleep 1001$/.test(line))).toBe(true)
       expect((await callTool(client, 'terminal_close', { sessionId })).isError).toBe(false)
@@ -193,7 +205,7 @@ describe.skipIf(missing.length > 0)('containers: the image and the Kubernetes ma
       await eventually(
         async () =>
           !(await processesIn(stack, TARGET_CONTAINER)).some((line) => line.includes('dsh-session-host') || line.includes('session-host/dist/bin.js')),
-        'the session host in the container to exit',
+        'the relay and then the idle session host in the container to exit',
       )
     })
   })

@@ -73,7 +73,7 @@ export class ShellBackend implements TerminalBackend {
     const nonce = createPromptNonce()
     const launch = await resolveShellLaunch(
       config,
-      { sessionId: spec.sessionId, ownerId: owner.id, cwd: spec.cwd, nonce, replNonce: createPromptNonce() },
+      { sessionId: spec.sessionId, ownerId: owner.id, cwd: spec.cwd, nonce, replNonce: createPromptNonce(), target: spec.target },
       { policy, resolveCwd: (resolved, cwd) => sandboxPolicy.resolveCwd(resolved, cwd), sandbox: sandbox ?? noSandbox },
     )
     signal.throwIfAborted()
@@ -91,6 +91,7 @@ export class ShellBackend implements TerminalBackend {
         signal,
         limits: sessionLimits(config),
         ...(launch.wrapper ? { wrapper: launch.wrapper } : {}),
+        ...(spec.target === undefined ? {} : { target: spec.target }),
         ...durableSpec(subprocess, spec, config),
       })
     } catch (error) {
@@ -101,6 +102,7 @@ export class ShellBackend implements TerminalBackend {
       observe: spec.onOutput,
       term: launch.env.TERM,
       name: spec.name,
+      target: spec.target,
     })
     try {
       await session.startup(signal)

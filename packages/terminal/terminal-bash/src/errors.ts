@@ -5,6 +5,7 @@ export const SHELL_BACKEND_ERROR_CODES = [
   'INVALID_CWD',
   'SANDBOX_REQUIRED',
   'SANDBOX_INVALID_ARGV',
+  'TARGET_NOT_CONFINABLE',
   'STARTUP_TIMEOUT',
   'STARTUP_EXITED',
   'SESSION_CLOSED',
@@ -48,6 +49,18 @@ export const shellFailure = {
     ),
   sandboxInvalidArgv: (mode: string) =>
     new ShellBackendError('SANDBOX_INVALID_ARGV', `the sandbox provider returned no command to run for mode ${mode}; the shell was not started`),
+  confinedElsewhere: (mode: string, target: string) =>
+    new ShellBackendError(
+      'TARGET_NOT_CONFINABLE',
+      `mode ${mode} confines a session with this machine's sandbox, which cannot wrap a session on target ${JSON.stringify(target)}. ` +
+        'Run the MCP host on that machine or in that container (one workspace per container, see deploy/), where its own sandbox applies, ' +
+        'or set the mode danger-full-access for a composition whose sessions run on targets',
+    ),
+  relativeCwdElsewhere: (cwd: string, target: string) =>
+    new ShellBackendError(
+      'INVALID_CWD',
+      `PTY working directory ${JSON.stringify(cwd)} must be an absolute path on target ${JSON.stringify(target)} (it is checked there)`,
+    ),
   startupTimeout: () => new ShellBackendError('STARTUP_TIMEOUT', 'PTY shell did not reach readiness before startup timeout'),
   startupExited: (exit: unknown, printed = '') =>
     new ShellBackendError('STARTUP_EXITED', `PTY shell exited during startup${startupWords(printed)}`, { cause: exit }),

@@ -1,7 +1,10 @@
 import type { ShellBackendConfig } from './config'
 import { NONCE_VARIABLE, SHELL_CONTINUATION_PS2, SHELL_PROMPT, SHELL_PROMPT_COMMAND } from './prompt-protocol'
 import { pythonStartupEnvironment, pythonStartupFile } from './repl/python-startup'
-import type { SpawnWrapper } from 'dsh-subprocess'
+import { isAbsolute } from 'node:path'
+import { isConfinedMode } from 'dsh-sandbox'
+import { LOCAL_TARGET, type SpawnWrapper } from 'dsh-subprocess'
+import { shellFailure } from './errors'
 import { confineShellArgv, resolveShellCwd, sandboxEnvironment, sandboxWrapper, type ShellBoundary } from './sandbox/boundary'
 
 export { resolveWorkingDirectory } from './sandbox/boundary'
@@ -24,6 +27,8 @@ export interface ShellLaunchRequest {
   readonly nonce: number
   /** The nonce a Python REPL of this session marks its prompts with (another number than `nonce`). */
   readonly replNonce?: number | undefined
+  /** The subprocess target it starts on; absent or `local`: this machine. */
+  readonly target?: string | undefined
 }
 
 /** Everything `spawnTerminal` needs besides size, grace and cancellation. */
@@ -49,6 +54,8 @@ export interface ShellLaunch {
  * the sandbox (`danger-full-access`: not at all). Nothing else may build or wrap an argv.
  */
 export async function resolveShellLaunch(config: ShellBackendConfig, request: ShellLaunchRequest, boundary: ShellBoundary): Promise<ShellLaunch> {
+  const elsewhere = request.target !== undefined && request.target !== LOCAL_TARGET
+  if (elsewhere) return elsewhereLaunch(config, request, boundary)
   const cwd = await resolveShellCwd(boundary, request.cwd)
   const shellPath = config.shellPath === '' ? DEFAULT_SHELL_PATH : config.shellPath
   const shellArgs = config.shellArgs.length === 0 ? DEFAULT_SHELL_ARGS : config.shellArgs
@@ -66,6 +73,22 @@ export async function resolveShellLaunch(config: ShellBackendConfig, request: Sh
   if (!startup || request.replNonce === undefined) return { argv, cwd, env, ...wrapped }
   const python = pythonStartupEnvironment(startup, request.replNonce, process.env.PYTHONSTARTUP)
   return { argv, cwd, env: { ...env, ...python }, replNonce: request.replNonce, ...wrapped }
+}
+
+/**
+ * A shell on another machine or in a container (a named target): this machine's sandbox cannot wrap
+ * it (its argv names this machine's paths), so a confined mode is refused rather than dropped, and
+ * the working directory is the target's, checked there (an absolute path; default `/`).
+ */
+function elsewhereLaunch(config: ShellBackendConfig, request: ShellLaunchRequest, boundary: ShellBoundary): ShellLaunch {
+  const { mode } = boundary.policy
+  if (isConfinedMode(mode)) throw shellFailure.confinedElsewhere(mode, request.target ?? '')
+  const cwd = request.cwd ?? '/'
+  if (!isAbsolute(cwd)) throw shellFailure.relativeCwdElsewhere(cwd, request.target ?? '')
+  const shellPath = config.shellPath === '' ? DEFAULT_SHELL_PATH : config.shellPath
+  const shellArgs = config.shellArgs.length === 0 ? DEFAULT_SHELL_ARGS : config.shellArgs
+  // The Python startup file is this machine's: a REPL there is marked only where the same install path exists.
+  return { argv: [shellPath, ...shellArgs], cwd, env: shellEnvironment(request) }
 }
 
 /**

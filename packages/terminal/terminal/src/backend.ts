@@ -50,6 +50,8 @@ export interface TerminalDetachedSession {
   readonly detachedAt: number
   /** Its top-level status now. */
   readonly status: TerminalSessionStatus
+  /** The subprocess target it runs on, when not this machine; a resume adopts it there. */
+  readonly target?: string
 }
 
 /** A backend-owned live session, retained by the service until it is closed. */
@@ -62,6 +64,8 @@ export interface TerminalBackendSession {
   readonly size?: TerminalSize
   /** The terminal type its programs were told (`TERM`), when it has a terminal; recordings name it. */
   readonly term?: string
+  /** The subprocess target it runs on, when it was opened on a named one. */
+  readonly target?: string
   /** Start one send; the service guarantees no other send of this session is active. */
   startSend(request: TerminalSendRequest): TerminalSendOperation
   /** Read one bounded page of retained scrollback, numbered absolutely; the request was validated by the registry. */

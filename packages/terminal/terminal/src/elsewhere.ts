@@ -10,6 +10,8 @@ export class ElsewhereSessions {
   readonly #taken = new Set<string>()
   /** The names the last looks reported, so a resumed session keeps its own. */
   readonly #names = new Map<string, string>()
+  /** The targets the last looks reported, so a resume adopts the terminal where it runs. */
+  readonly #targets = new Map<string, string>()
   /** The first look, which a spawn awaits so that it cannot mint a taken id. */
   #scan: Promise<void> | undefined
 
@@ -30,6 +32,11 @@ export class ElsewhereSessions {
   /** The name the session `id` had, as the last look reported it. */
   nameOf(id: string): string | undefined {
     return this.#names.get(id)
+  }
+
+  /** The subprocess target the session `id` runs on, as the last look reported it (undefined: this machine). */
+  targetOf(id: string): string | undefined {
+    return this.#targets.get(id)
   }
 
   /** Whether another process's detached terminal holds `id`. */
@@ -65,6 +72,10 @@ export class ElsewhereSessions {
         this.#names.set(session.sessionId, session.name)
       }
       if (session.pid !== undefined) snapshot.pid = session.pid
+      if (session.target !== undefined) {
+        snapshot.target = session.target
+        this.#targets.set(session.sessionId, session.target)
+      }
       snapshots.push(snapshot)
     }
     return snapshots

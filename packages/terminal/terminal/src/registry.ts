@@ -278,7 +278,8 @@ export class TerminalRegistry {
     // It keeps its name unless the adopter already uses that name for a session of its own.
     const name = this.#elsewhere.nameOf(id)
     const keepName = name !== undefined && !this.#owners.get(owner)?.nameTaken(name)
-    const request: TerminalSpawnRequest = keepName ? { type, name } : { type }
+    const target = this.#elsewhere.targetOf(id)
+    const request: TerminalSpawnRequest = { type, ...(keepName ? { name } : {}), ...(target === undefined ? {} : { target }) }
     const reserved = this.#reserveSpawn(owner, request, undefined, id)
     this.#resuming.add(id)
     try {
@@ -344,6 +345,9 @@ export class TerminalRegistry {
       if (problem) throw refuse.invalid(problem)
     }
     if (cwd !== undefined && typeof cwd !== 'string') throw refuse.invalid('PTY session cwd must be a string')
+    if (request.target !== undefined && (typeof request.target !== 'string' || request.target === '')) {
+      throw refuse.invalid('PTY session target must be a non-empty string: the name of a target of the subprocess entry')
+    }
     let state = this.#owners.get(owner)
     if (name !== undefined && state?.nameTaken(name)) throw refuse.duplicateName(name)
     // Spawns in flight count, so concurrent opens cannot overshoot; a session counts until its close succeeded.

@@ -96,6 +96,7 @@ export class SessionRecord implements SessionIdentity {
     const snapshot: TerminalSessionSnapshot = { sessionId: this.id, type: this.type, status: this.session.status() }
     if (this.detachedAt !== undefined) snapshot.detachedAt = this.detachedAt
     if (this.name !== undefined) snapshot.name = this.name
+    if (this.session.target !== undefined) snapshot.target = this.session.target
     if (this.session.pid !== undefined) snapshot.pid = this.session.pid
     if (this.session.size !== undefined) snapshot.size = { rows: this.session.size.rows, cols: this.session.size.cols }
     const human = this.human.presence

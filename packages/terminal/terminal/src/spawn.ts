@@ -63,6 +63,7 @@ async function spawnAndPublish(
   const spec: TerminalBackendSpawnSpec = { type: request.type, sessionId: pending.id, owner: pending.owner, signal }
   if (request.name !== undefined) spec.name = request.name
   if (request.cwd !== undefined) spec.cwd = request.cwd
+  if (request.target !== undefined) spec.target = request.target
   if (request.size !== undefined) spec.size = { rows: request.size.rows, cols: request.size.cols }
   if (listeners?.wantsOutput) spec.onOutput = (bytes) => listeners.output(bytes)
   if (options.detachedTtlMs) spec.detachedTtlMs = options.detachedTtlMs

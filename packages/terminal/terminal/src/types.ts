@@ -55,6 +55,11 @@ export interface TerminalSpawnRequest {
   cwd?: string
   /** Window size to start with; default: the backend's configured size. */
   size?: TerminalSize
+  /**
+   * Where the session runs: a target of the subprocess provider (a machine over ssh, a container);
+   * default the provider's default. The provider refuses a name it does not have.
+   */
+  target?: string
 }
 
 /** What a backend receives: the request plus the identity and cancellation the service assigned. */
@@ -294,6 +299,8 @@ export interface TerminalSessionSnapshot {
    * (`TerminalSessionService.resume`) until `detachedTtlMs` passes. Absent for an owned session.
    */
   detachedAt?: number
+  /** The subprocess provider's target it runs on, when it was opened on a named one. */
+  target?: string
 }
 
 /** What `spawn` resolves with: the snapshot plus the startup output shown to the model. */

@@ -126,6 +126,7 @@ describe('config', () => {
           type: s,
           name: s,
           cwd: s,
+          target: s,
           resume: s,
           rows: { type: 'integer', default: undefined, enum: undefined },
           cols: { type: 'integer', default: undefined, enum: undefined },

@@ -1,5 +1,5 @@
 import type { DurableTerminalSpec, SubprocessRuntime } from 'dsh-subprocess'
-import { isSubprocessError } from 'dsh-subprocess'
+import { isSubprocessError, LOCAL_TARGET } from 'dsh-subprocess'
 import { asTerminalSessionId, type TerminalBackendSpawnSpec, type TerminalDetachedSession, TerminalError } from 'dsh-terminal'
 import type { ShellBackendConfig } from '../config'
 import { factsSize, parseFacts } from './durable-facts'
@@ -46,8 +46,16 @@ export function durableShell(options: DurableOptions) {
         const status = terminal.exit
           ? { kind: 'exited' as const, exitCode: terminal.exit.exitCode, signal: terminal.exit.signal }
           : { kind: 'running' as const }
-        const session: TerminalDetachedSession = { sessionId: asTerminalSessionId(terminal.key), pid: terminal.pid, detachedAt: terminal.detachedAt, status }
-        return facts.name === undefined ? [session] : [{ ...session, name: facts.name }]
+        const session: TerminalDetachedSession = {
+          sessionId: asTerminalSessionId(terminal.key),
+          pid: terminal.pid,
+          detachedAt: terminal.detachedAt,
+          status,
+          ...(facts.name === undefined ? {} : { name: facts.name }),
+          // This machine's own sessions say nothing; one on a named target says where it runs.
+          ...(terminal.target === undefined || terminal.target === LOCAL_TARGET ? {} : { target: terminal.target }),
+        }
+        return [session]
       })
     },
 
@@ -56,7 +64,7 @@ export function durableShell(options: DurableOptions) {
       options.fence(spec.owner)
       let adopted
       try {
-        adopted = await adopt.call(subprocess, spec.sessionId)
+        adopted = await adopt.call(subprocess, spec.sessionId, spec.target)
       } catch (error) {
         throw adoptionFailure(error, spec.sessionId)
       }
@@ -70,6 +78,7 @@ export function durableShell(options: DurableOptions) {
         term: facts.term,
         outputFrom: adopted.replayFrom,
         name: facts.name,
+        target: spec.target,
       })
       session.adopt(facts)
       return session

@@ -74,6 +74,8 @@ export class ShellSession implements TerminalBackendSession {
   readonly #observe: ((bytes: Uint8Array) => void) | undefined
   /** The `TERM` the shell was started with. */
   readonly term: string | undefined
+  /** The subprocess target it runs on, when it was opened on a named one. */
+  readonly target: string | undefined
   /** Output offsets and the facts a durable terminal keeps for an adopter. */
   readonly #ledger: OutputLedger
 
@@ -93,10 +95,12 @@ export class ShellSession implements TerminalBackendSession {
       /** Absolute offset of the first byte the handle delivers (an adopted terminal's `replayFrom`). */
       outputFrom?: number | undefined
       name?: string | undefined
+      target?: string | undefined
     } = {},
   ) {
     this.#observe = launched.observe
     this.term = launched.term
+    this.target = launched.target
     this.#ledger = new OutputLedger(handle, { ...nonces, term: launched.term, name: launched.name }, launched.outputFrom)
     this.pid = handle.pid
     this.#handle = handle

@@ -194,14 +194,20 @@ export function sessionLabel(snapshot: Pick<TerminalSessionSnapshot, 'sessionId'
   return snapshot.name === undefined ? snapshot.sessionId : `${snapshot.sessionId} (${snapshot.name})`
 }
 
+/** ` [target: build-1]` for a session on a named target of the subprocess provider; empty on this machine. */
+export function targetText(snapshot: Pick<TerminalSessionSnapshot, 'target'>): string {
+  return snapshot.target === undefined ? '' : ` [target: ${snapshot.target}]`
+}
+
 /**
- * `started terminal session pty-1 (main) [type: shell]`, then the startup output when there was any.
+ * `started terminal session pty-1 (main) [type: shell]`, then the startup output when there was any
+ * (` [target: build-1]` after the type for a session on a named target).
  * Under a tiny cap the name is dropped from the head (the caller chose it; the id is what matters).
  */
 export function openLayout(opened: TerminalSpawnResult): ResultLayout {
   return {
-    head: `started terminal session ${sessionLabel(opened)} [type: ${opened.type}]`,
-    compactHead: `started terminal session ${opened.sessionId} [type: ${opened.type}]`,
+    head: `started terminal session ${sessionLabel(opened)} [type: ${opened.type}]${targetText(opened)}`,
+    compactHead: `started terminal session ${opened.sessionId} [type: ${opened.type}]${targetText(opened)}`,
     body: opened.motd,
   }
 }
@@ -356,7 +362,8 @@ export function agoText(at: number, now: number): string {
 /**
  * `pty-1 (main) [shell] running pid=4242 size=40x160 human=watching`, plus ` [input: prompt]` when the
  * input state is known; pid and size only when the backend has them, human only while a person is attached.
- * A detached session (its agent disconnected; terminal_open resume adopts it) says `detached 2m ago` after its status.
+ * A detached session (its agent disconnected; terminal_open resume adopts it) says `detached 2m ago` after its status;
+ * one on a named target of the subprocess provider says `target=build-1`.
  */
 export function listLine(snapshot: TerminalSessionSnapshot, input?: TerminalInputState, now = Date.now()): string {
   const detached = snapshot.detachedAt === undefined ? '' : ` detached ${agoText(snapshot.detachedAt, now)} ago`
@@ -364,7 +371,8 @@ export function listLine(snapshot: TerminalSessionSnapshot, input?: TerminalInpu
   const size = snapshot.size === undefined ? '' : ` size=${sizeText(snapshot.size)}`
   const human = snapshot.human === undefined ? '' : ` human=${snapshot.human}`
   const state = input ? ` ${inputLine(input)}` : ''
-  return `${sessionLabel(snapshot)} [${snapshot.type}] ${statusText(snapshot.status)}${detached}${pid}${size}${human}${state}`
+  const target = snapshot.target === undefined ? '' : ` target=${snapshot.target}`
+  return `${sessionLabel(snapshot)} [${snapshot.type}] ${statusText(snapshot.status)}${detached}${target}${pid}${size}${human}${state}`
 }
 
 /**
@@ -374,7 +382,7 @@ export function listLine(snapshot: TerminalSessionSnapshot, input?: TerminalInpu
 export function resumeLayout(snapshot: TerminalSessionSnapshot, result: TerminalSendResult, back: ReadBack): ResultLayout {
   return {
     ...sendLayout(result, back),
-    head: `resumed terminal session ${sessionLabel(snapshot)} [type: ${snapshot.type}]`,
+    head: `resumed terminal session ${sessionLabel(snapshot)} [type: ${snapshot.type}]${targetText(snapshot)}`,
     compactHead: `resumed terminal session ${snapshot.sessionId} [type: ${snapshot.type}]`,
   }
 }

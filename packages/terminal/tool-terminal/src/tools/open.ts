@@ -27,6 +27,15 @@ export const openParameters = z
       .min(1, 'cwd, when given, must not be empty')
       .optional()
       .describe("Optional starting directory (an existing absolute path). Defaults to the backend's working directory."),
+    target: z
+      .string()
+      .min(1, 'target, when given, must name a target of this host, e.g. "build-1"')
+      .max(63, 'target must be at most 63 characters')
+      .optional()
+      .describe(
+        'Optional: where the session runs, a target this host is configured with (another machine over ssh, a container). ' +
+          "Default: the host's default target. Give cwd as an absolute path there.",
+      ),
     resume: z
       .string()
       .min(1, 'resume, when given, must be the id of a detached session, e.g. "pty-3" (terminal_list marks them detached)')
@@ -34,7 +43,7 @@ export const openParameters = z
       .describe(
         'Adopt a detached session instead of starting one: the id of a session terminal_list marks "detached" (its agent disconnected). ' +
           'Returns the output it produced since its last result was delivered, then the usual [wait: …] lines; its cwd, environment, jobs and REPL are as they were. ' +
-          'Not with name, cwd, rows or cols.',
+          'Not with name, cwd, rows, cols or target.',
       ),
     rows: rowsParam("Optional window height in rows, with cols (default: the backend's size). Full-screen programs draw for this size."),
     cols: colsParam('Optional window width in columns, with rows.'),
@@ -42,7 +51,7 @@ export const openParameters = z
   .superRefine((args, issues) => {
     checkWindowSize(args, issues)
     if (args.resume === undefined) return
-    for (const key of ['name', 'cwd', 'rows', 'cols'] as const) {
+    for (const key of ['name', 'cwd', 'rows', 'cols', 'target'] as const) {
       if (args[key] !== undefined) {
         issues.addIssue({ code: 'custom', path: [key], message: `${key} does not go with resume: a resumed session keeps its own` })
       }
@@ -69,11 +78,13 @@ export function openTool(deps: ToolDeps) {
       const request: TerminalSpawnRequest = { type: args.type }
       if (args.name !== undefined) request.name = args.name
       if (args.cwd !== undefined) request.cwd = args.cwd
+      if (args.target !== undefined) request.target = args.target
       const size = windowSizeOf(args)
       if (size) request.size = size
       const opened = await terminals.spawn(call.agent, request, call.signal)
       const meta: Record<string, unknown> = { sessionId: opened.sessionId, type: opened.type, sessionStatus: opened.status }
       if (opened.name !== undefined) meta.name = opened.name
+      if (opened.target !== undefined) meta.target = opened.target
       if (opened.pid !== undefined) meta.pid = opened.pid
       if (opened.size !== undefined) meta.size = { rows: opened.size.rows, cols: opened.size.cols }
       return fittedOutput(openLayout(opened), config.maxResultBytes, meta)
