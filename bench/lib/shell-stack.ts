@@ -32,7 +32,11 @@ export type Provider = { readonly kind: 'local' } | { readonly kind: 'session-ho
  * The real composition with one agent. Unconfined by default, like the raw floor: the backend's own
  * cost is what this suite measures; `workspace-write` adds bubblewrap, as the default composition has.
  */
-export async function mount(mode: 'danger-full-access' | 'workspace-write' = 'danger-full-access', provider: Provider = { kind: 'local' }) {
+export async function mount(
+  mode: 'danger-full-access' | 'workspace-write' = 'danger-full-access',
+  provider: Provider = { kind: 'local' },
+  terminals: { readonly detachedTtlMs?: number } = {},
+) {
   const root = new Context()
   const fibers: Fiber[] = []
   // A directory of its own: the sandbox refuses /tmp itself as a workspace (its sockets would show).
@@ -44,12 +48,12 @@ export async function mount(mode: 'danger-full-access' | 'workspace-write' = 'da
   fibers.push(await root.plugin(policyPlugin, { mode, workspaceRoot: workspace }))
   if (mode !== 'danger-full-access') fibers.push(await root.plugin(sandboxPlugin, {}))
   // One agent opens 50 sessions at once (and the memory row 101), over the default per-agent bound of 16.
-  fibers.push(await root.plugin(terminalPlugin, { maxSessionsPerAgent: 128 }))
+  fibers.push(await root.plugin(terminalPlugin, { maxSessionsPerAgent: 128, ...terminals }))
   fibers.push(await root.plugin(bashPlugin, BACKEND_CONFIG))
   fibers.push(await root.plugin(toolsPlugin, {}))
   fibers.push(await root.plugin(toolTerminalPlugin, TOOLS_CONFIG))
-  const agent = await root.agents.create()
-  const terminals = root.terminals
+  let agent = await root.agents.create()
+  const registry = root.terminals
   const tools = root.tools
   let calls = 0
   return {
@@ -61,16 +65,23 @@ export async function mount(mode: 'danger-full-access' | 'workspace-write' = 'da
       if (result.isError) throw new Error(`bench: ${name} failed: ${result.content.map((block) => block.text).join('\n')}`)
       return result
     },
-    open: async () => (await terminals.spawn(agent, { type: 'shell', cwd: workspace })).sessionId,
+    open: async () => (await registry.spawn(agent, { type: 'shell', cwd: workspace })).sessionId,
     /** One send of `text` + Enter (unless `request.submit` is false), awaited to its end and release. */
     run: async (id: TerminalSessionId, text: string, request: Partial<Omit<TerminalSendRequest, 'text'>> = {}) => {
-      const send = terminals.startSend(agent, id, { text, submit: true, ...request })
+      const send = registry.startSend(agent, id, { text, submit: true, ...request })
       const result = await send.done
       await send.released // the session takes the next send once the reservation is dropped
       return result
     },
-    inputState: (id: TerminalSessionId) => terminals.inputState(agent, id),
-    close: (id: TerminalSessionId) => terminals.close(agent, id),
+    inputState: (id: TerminalSessionId) => registry.inputState(agent, id),
+    close: (id: TerminalSessionId) => registry.close(agent, id),
+    /** End this stack's agent (its sessions detach when `detachedTtlMs` is set) and go on as a new one. */
+    replaceAgent: async () => {
+      await agent.dispose()
+      agent = await root.agents.create()
+    },
+    /** Adopt a detached session as this stack's agent (`terminal_open` resume without the tool). */
+    resume: (id: TerminalSessionId) => registry.resume(agent, id, 'shell'),
     dispose: async () => {
       await agent.dispose()
       for (const fiber of fibers.reverse()) await fiber.dispose()

@@ -19,6 +19,8 @@ const FLOOD_ROW = 'session host: 27 MB flood'
 const OPEN_FLOOR = 'in process: open'
 const OPEN = 'session host: open'
 const MEMORY = 'session host: RSS per idle terminal (100 open)'
+const RESUME = 'session host: resume of an idle detached session'
+const RESUMES = 30
 const FLOODS = 5
 const IDLE_TERMINALS = 100
 
@@ -65,6 +67,23 @@ export async function sessionHost(): Promise<BenchRow[]> {
     for (let index = 0; index < IDLE_TERMINALS; index++) idle.push(await remote.open())
     const perTerminal = (rssKiB(hostPid) - before) / IDLE_TERMINALS / 1024
     for (const id of idle) await remote.close(id)
+    // Resume: an agent ends (its idle session detaches), a new one adopts the session; timed is the adoption.
+    const durable: Stack = await mount('danger-full-access', { kind: 'session-host', socketPath }, { detachedTtlMs: 600_000 })
+    const resumes: number[] = []
+    try {
+      for (let round = 0; round < RESUMES + 3; round++) {
+        const id = await durable.open()
+        exact(await durable.run(id, 'true'), 'dsh> ', '`true`', 'prompt')
+        await durable.replaceAgent()
+        const ms = await timed(async () => {
+          await durable.resume(id)
+        })
+        if (round >= 3) resumes.push(ms)
+        await durable.close(id)
+      }
+    } finally {
+      await durable.dispose()
+    }
     const pair = 'the two stacks in this process take turns'
     return [
       { figure: TRUE_FLOOR, unit: 'µs', samples: trueLocal! },
@@ -78,6 +97,12 @@ export async function sessionHost(): Promise<BenchRow[]> {
         floor: OPEN_FLOOR,
         note: `${pair}; each open closed before the next (${STEADY_WARMUP_SESSIONS} each first)`,
         samples: openRemote!,
+      },
+      {
+        figure: RESUME,
+        unit: 'ms',
+        note: `an agent ends with one idle shell (detachedTtlMs set), a new agent resumes it: the registry's adoption (target: 20 ms); ${RESUMES} rounds after 3`,
+        samples: resumes,
       },
       {
         figure: MEMORY,

@@ -1,18 +1,13 @@
 import { isSubprocessError, MAX_TERMINAL_FACTS_BYTES, type SubprocessTerminalHandle } from 'dsh-subprocess'
 import { eventually, isAlive } from 'dsh-testkit'
 import { afterAll, describe, expect, it } from 'vitest'
-import { bashSpec, collect, freshSocketPath, mountRemote, removeSocketDir } from './support/remote'
+import { bashSpec, cleanupAtEnd, collect, mountRemote } from './support/remote'
 
 // Durable terminals through the provider: one provider spawns and goes away, another lists and
 // adopts, over the same per-user socket session host (a real one, started on first use).
-const socketPath = freshSocketPath()
-const hostPids = new Set<number>()
-
-afterAll(async () => {
-  for (const pid of hostPids) if (isAlive(pid)) process.kill(pid, 'SIGTERM')
-  await eventually(() => [...hostPids].every((pid) => !isAlive(pid)), 'the session hosts to stop')
-  removeSocketDir(socketPath)
-})
+const cleanup = cleanupAtEnd()
+const socketPath = cleanup.socket()
+afterAll(() => cleanup.stop())
 
 const durable = (key: string) => bashSpec({ durable: { key, ttlMs: 60_000, retainBytes: 256 * 1024 } })
 
@@ -25,7 +20,7 @@ describe('durable terminals through dsh-subprocess-remote', () => {
     try {
       const shell = await first.runtime.spawnTerminal(durable('remote-1'))
       const plain = await first.runtime.spawnTerminal(bashSpec())
-      hostPids.add((await first.runtime.sessionHostPid())!)
+      cleanup.process((await first.runtime.sessionHostPid())!)
       shellPid = shell.pid
       plainPid = plain.pid
       expect(typeof shell.setFacts).toBe('function')

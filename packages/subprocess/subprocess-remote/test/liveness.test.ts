@@ -1,20 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { sessionHostCommand } from 'dsh-session-host'
 import { isSubprocessError } from 'dsh-subprocess'
-import { eventually, isAlive } from 'dsh-testkit'
 import { afterAll, describe, expect, it } from 'vitest'
-import { bashSpec, freshSocketPath, mountRemote, removeSocketDir } from './support/remote'
+import { bashSpec, cleanupAtEnd, mountRemote } from './support/remote'
 
 // A link that stops carrying bytes without ending: the connect command is a --stdio relay that the
 // test stops with SIGSTOP, the way a cut network leaves ssh hanging.
-const socketPath = freshSocketPath()
-const killAtEnd = new Set<number>()
-
-afterAll(async () => {
-  for (const pid of killAtEnd) if (isAlive(pid)) process.kill(pid, 'SIGKILL')
-  await eventually(() => [...killAtEnd].every((pid) => !isAlive(pid)), 'the relay and the session host to end')
-  removeSocketDir(socketPath)
-})
+const cleanup = cleanupAtEnd('SIGKILL')
+const socketPath = cleanup.socket()
+afterAll(() => cleanup.stop())
 
 /** Pids of live processes whose argv holds both `--stdio` and this test's socket path. */
 function relayPids(): number[] {
@@ -37,10 +31,10 @@ describe('liveness', () => {
     const remote = await mountRemote({ connect, livenessMs: 300 })
     try {
       const shell = await remote.runtime.spawnTerminal(bashSpec())
-      killAtEnd.add((await remote.runtime.sessionHostPid())!)
+      cleanup.process((await remote.runtime.sessionHostPid())!)
       const [relay] = relayPids()
       expect(relay).toBeDefined()
-      killAtEnd.add(relay!)
+      cleanup.process(relay!)
       shell.onOutput(() => {})
       process.kill(relay!, 'SIGSTOP')
       const pending = shell.write('echo never\r').catch((error: unknown) => error)

@@ -1,24 +1,18 @@
 import { Context } from '@deepseek-ai/cordis'
 import { sessionHostCommand } from 'dsh-session-host'
 import { isSubprocessError } from 'dsh-subprocess'
-import { descendants, eventually, isAlive } from 'dsh-testkit'
+import { descendants, eventually } from 'dsh-testkit'
 import { afterAll, describe, expect, it } from 'vitest'
 import * as remotePlugin from '../src/index'
-import { bashSpec, collect, freshSocketPath, mountRemote, removeSocketDir } from './support/remote'
+import { bashSpec, cleanupAtEnd, collect, mountRemote } from './support/remote'
 
 // Named targets: one provider, terminals on several session hosts at once, one connection each.
 // `far` is a second session host reached through a connect command (`--stdio` relaying to a socket of
 // its own), as an ssh or `podman exec` target reaches one on another machine.
-const localSocket = freshSocketPath()
-const farSocket = freshSocketPath()
-const hostPids = new Set<number>()
-
-afterAll(async () => {
-  for (const pid of hostPids) if (isAlive(pid)) process.kill(pid, 'SIGTERM')
-  await eventually(() => [...hostPids].every((pid) => !isAlive(pid)), 'the session hosts to stop')
-  removeSocketDir(localSocket)
-  removeSocketDir(farSocket)
-})
+const cleanup = cleanupAtEnd()
+const localSocket = cleanup.socket()
+const farSocket = cleanup.socket()
+afterAll(() => cleanup.stop())
 
 const far = { connect: [...sessionHostCommand(), '--stdio', '--socket', farSocket, '--idle-exit-ms', '0'] }
 
@@ -31,7 +25,8 @@ describe('named targets of dsh-subprocess-remote', () => {
       const there = await remote.runtime.spawnTerminal(bashSpec({ target: 'far', durable: { key: 'far-1', ttlMs: 60_000, retainBytes: 65_536 } }))
       const localHost = (await remote.runtime.sessionHostPid())!
       const farHost = (await remote.runtime.sessionHostPid('far'))!
-      hostPids.add(localHost).add(farHost)
+      cleanup.process(localHost)
+      cleanup.process(farHost)
       expect(farHost).not.toBe(localHost)
       // Each terminal is a process of the session host of its target.
       expect(descendants(localHost).map((child) => child.pid)).toContain(here.pid)
@@ -85,7 +80,7 @@ describe('named targets of dsh-subprocess-remote', () => {
       expect(remote.runtime.targetNames()).toEqual(['far', 'local'])
       const shell = await remote.runtime.spawnTerminal(bashSpec())
       const farHost = (await remote.runtime.sessionHostPid())!
-      hostPids.add(farHost)
+      cleanup.process(farHost)
       expect(descendants(farHost).map((child) => child.pid)).toContain(shell.pid)
       await shell.terminate()
     } finally {

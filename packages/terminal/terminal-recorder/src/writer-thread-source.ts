@@ -32,12 +32,47 @@ function line(seconds, code, data) {
 }
 
 /**
- * An output event straight from valid UTF-8 bytes, never decoded: read as Latin-1 (one character
- * per byte), JSON-escaped natively (only controls, quote and backslash change; bytes from 0x80 up
- * stay as they are) and written back as Latin-1, so the UTF-8 sequences come out byte for byte.
+ * How each byte appears inside a JSON string: 0 as it is (printable ASCII and every byte from 0x80 up,
+ * so UTF-8 sequences pass through whole), 1 as \\u00XX, else the letter after a backslash.
+ */
+const ESCAPE = new Uint8Array(256);
+for (let byte = 0; byte < 0x20; byte++) ESCAPE[byte] = 1;
+ESCAPE[0x08] = 0x62; ESCAPE[0x09] = 0x74; ESCAPE[0x0a] = 0x6e; ESCAPE[0x0c] = 0x66; ESCAPE[0x0d] = 0x72;
+ESCAPE[0x22] = 0x22; ESCAPE[0x5c] = 0x5c;
+const HEX = Buffer.from('0123456789abcdef', 'latin1');
+
+/**
+ * An output event straight from valid UTF-8 bytes, never decoded: one pass copies each byte into the
+ * line, escaping only controls, quote and backslash (what JSON.stringify of the text would escape),
+ * so the UTF-8 sequences come out byte for byte and nothing is made of them but the line itself.
  */
 function outputLine(seconds, bytes) {
-  return Buffer.from('[' + seconds.toFixed(6) + ', "o", ' + JSON.stringify(bytes.latin1Slice(0, bytes.length)) + ']\\n', 'latin1');
+  const head = '[' + seconds.toFixed(6) + ', "o", "';
+  // Room for the common case; a run of controls past it is finished in a larger buffer.
+  let out = Buffer.allocUnsafe(head.length + bytes.length + (bytes.length >> 3) + 16);
+  let at = out.latin1Write(head, 0);
+  const length = bytes.length;
+  for (let index = 0; index < length; index++) {
+    if (out.length - at < 9) {
+      const larger = Buffer.allocUnsafe(out.length + (length - index) * 6 + 16);
+      out.copy(larger, 0, 0, at);
+      out = larger;
+    }
+    const byte = bytes[index];
+    const escape = ESCAPE[byte];
+    if (escape === 0) {
+      out[at++] = byte;
+      continue;
+    }
+    out[at++] = 0x5c;
+    if (escape !== 1) {
+      out[at++] = escape;
+      continue;
+    }
+    out[at++] = 0x75; out[at++] = 0x30; out[at++] = 0x30; out[at++] = HEX[byte >> 4]; out[at++] = HEX[byte & 15];
+  }
+  out[at++] = 0x22; out[at++] = 0x5d; out[at++] = 0x0a;
+  return out.subarray(0, at);
 }
 
 /** How many bytes at the end of \`bytes\` begin a UTF-8 character the next chunk completes. */

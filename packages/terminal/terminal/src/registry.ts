@@ -275,14 +275,18 @@ export class TerminalRegistry {
 
   /** Adopt a session another host process detached (checked by `resume`): the backend rebuilds it, published under its id. */
   async #resumeElsewhere(owner: Agent, id: TerminalSessionId, type: string): Promise<TerminalSessionSnapshot> {
-    // It keeps its name unless the adopter already uses that name for a session of its own.
-    const name = this.#elsewhere.nameOf(id)
-    const keepName = name !== undefined && !this.#owners.get(owner)?.nameTaken(name)
-    const target = this.#elsewhere.targetOf(id)
-    const request: TerminalSpawnRequest = { type, ...(keepName ? { name } : {}), ...(target === undefined ? {} : { target }) }
-    const reserved = this.#reserveSpawn(owner, request, undefined, id)
+    // Taken at once, so a second resume of the id is SESSION_ADOPTED while this one looks and adopts.
     this.#resuming.add(id)
     try {
+      // A look now: an earlier one may predate this session's detachment (its host had not hung up yet).
+      const backend = this.#backends.get(type)
+      if (backend) await this.#elsewhere.list([backend], () => false)
+      // It keeps its name unless the adopter already uses that name for a session of its own.
+      const name = this.#elsewhere.nameOf(id)
+      const keepName = name !== undefined && !this.#owners.get(owner)?.nameTaken(name)
+      const target = this.#elsewhere.targetOf(id)
+      const request: TerminalSpawnRequest = { type, ...(keepName ? { name } : {}), ...(target === undefined ? {} : { target }) }
+      const reserved = this.#reserveSpawn(owner, request, undefined, id)
       const { motd: _motd, ...snapshot } = await this.#run(reserved, request, undefined, { resume: true })
       return snapshot
     } finally {

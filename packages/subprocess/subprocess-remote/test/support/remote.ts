@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { Context, type Fiber } from '@deepseek-ai/cordis'
 import { hostRuntimeDir } from 'dsh-sandbox'
 import type { TerminalSpawnSpec } from 'dsh-subprocess'
+import { eventually, isAlive } from 'dsh-testkit'
 import * as remotePlugin from '../../src/index'
 import type { RemoteSubprocessRuntime } from '../../src/index'
 
@@ -44,4 +45,31 @@ export function collect(handle: { onOutput(listener: (chunk: Buffer) => void): (
   let text = ''
   handle.onOutput((chunk) => (text += chunk.toString('utf8')))
   return () => text
+}
+
+/**
+ * Processes a test file leaves to the end (session hosts started on first use, relays) and the
+ * socket directories it made: `stop()` signals the processes, waits until they are gone, then
+ * removes the directories. Call it from `afterAll`.
+ */
+export function cleanupAtEnd(signal: NodeJS.Signals = 'SIGTERM') {
+  const pids = new Set<number>()
+  const sockets = new Set<string>()
+  return {
+    /** Stop `pid` at the end. */
+    process: (pid: number | undefined) => {
+      if (pid !== undefined) pids.add(pid)
+    },
+    /** A fresh socket path whose directory goes at the end. */
+    socket: () => {
+      const path = freshSocketPath()
+      sockets.add(path)
+      return path
+    },
+    stop: async () => {
+      for (const pid of pids) if (isAlive(pid)) process.kill(pid, signal)
+      await eventually(() => [...pids].every((pid) => !isAlive(pid)), 'the session hosts and relays of this file to end')
+      for (const path of sockets) removeSocketDir(path)
+    },
+  }
 }
