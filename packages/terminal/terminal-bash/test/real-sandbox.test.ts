@@ -67,6 +67,22 @@ describe.skipIf(bwrapUnavailable !== undefined)('a shell in the owner sandbox (r
     expect(own.viewport.split('\n')[1]).toBe('0 1 2 255 dsh> ')
   })
 
+  it("cannot reach the host-death watchdog's registration directory: nothing planted there, nothing listed", async () => {
+    const { sessionId } = await open('workspace-write')
+    // The host's directories (this runtime's watchdog, at least) beside the workspace in the host's /tmp.
+    const registries = readdirSync(tmpdir())
+      .filter((entry) => entry.startsWith('dsh-watchdog-'))
+      .map((entry) => join(tmpdir(), entry))
+    expect(registries.length).toBeGreaterThan(0)
+    const before = registries.map((dir) => readdirSync(dir).length)
+    // A file named 1 would ask the watchdog to kill init's session at the host's death.
+    const plant = registries.map((dir) => `echo 0 > '${dir}/1'`).join('; ')
+    const planted = await status(sessionId, `(${plant}) 2>/dev/null; ls -d ${tmpdir()}/dsh-watchdog-* 2>/dev/null | wc -l`)
+    expect(planted.viewport).toMatch(/^0$/m)
+    for (const dir of registries) expect(existsSync(join(dir, '1'))).toBe(false)
+    expect(registries.map((dir) => readdirSync(dir).length)).toEqual(before)
+  })
+
   it('workspace-write: the workspace is writable; /etc and any other directory are not; $HOME is a private one', async () => {
     const { sessionId, pid } = await open('workspace-write')
     expect(processName(pid)).toBe('bwrap')
