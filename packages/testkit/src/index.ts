@@ -2,7 +2,7 @@ export { Deferred } from './deferred'
 export { eventually } from './eventually'
 export { type FarHost, startFarHost } from './far-host'
 export { installed } from './programs'
-export { type SshHost, startSshHost } from './ssh-host'
+export { type SshHost, startSshHost, writeKeysAndConfig } from './ssh-host'
 export {
   children,
   commandLine,

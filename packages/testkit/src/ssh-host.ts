@@ -193,8 +193,11 @@ export async function startSshHost(options: SshHostOptions = {}): Promise<SshHos
   }
 }
 
-/** Host key, client key, authorized_keys, known_hosts and sshd_config in `dir`; answers the config's path. */
-function writeKeysAndConfig(dir: string, address: string, port: number): string {
+/**
+ * Host key, client key (`client_key`), authorized_keys, known_hosts and sshd_config in `dir`, for an
+ * sshd of a test's own on `address`:`port`; answers the config's path. The one place these are made.
+ */
+export function writeKeysAndConfig(dir: string, address: string, port: number): string {
   for (const key of ['host_key', 'client_key']) execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', key, '-f', join(dir, key)])
   writeFileSync(join(dir, 'authorized_keys'), readFileSync(join(dir, 'client_key.pub')))
   const hostKey = readFileSync(join(dir, 'host_key.pub'), 'utf8').trim().split(' ').slice(0, 2).join(' ')

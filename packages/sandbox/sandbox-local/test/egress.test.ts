@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SandboxPolicy } from 'dsh-sandbox'
 import * as localPlugin from 'dsh-sandbox-local'
 import type { EgressRefusal } from 'dsh-sandbox-local'
-import { eventually, type FarHost, installed, startFarHost } from 'dsh-testkit'
+import { eventually, type FarHost, installed, startFarHost, writeKeysAndConfig } from 'dsh-testkit'
 import { bwrapOptions, EgressProxies, EMPTY_MOUNT_PLAN, egressEnvironment, systemPerl, withForwarder } from 'dsh-sandbox-local/internal'
 import { bwrapUnavailable, type RunResult, scratchDir } from './helpers'
 
@@ -172,7 +172,7 @@ describe.skipIf(!canRun)('the allowlist network (real bwrap, a far host in a net
     const result = await confined(
       [
         'mkdir -p ~/.ssh && chmod 700 ~/.ssh',
-        `cp '${ssh}/user_key' ~/.ssh/id_ed25519 && chmod 600 ~/.ssh/id_ed25519`,
+        `cp '${ssh}/client_key' ~/.ssh/id_ed25519 && chmod 600 ~/.ssh/id_ed25519`,
         `echo '[allowed.test]:${SSH_PORT} ${hostKey}' > ~/.ssh/known_hosts`,
         `git clone -q ssh://root@allowed.test:${SSH_PORT}${workspace.path}/remote.git "$HOME/clone" 2>&1 && cat "$HOME/clone/README"`,
         `git clone -q ssh://root@refused.test:${SSH_PORT}${workspace.path}/remote.git "$HOME/refused" 2>&1; echo "refused=$?"`,
@@ -295,25 +295,7 @@ function sshServer(directory: string): string {
   const ssh = join(directory, 'ssh')
   mkdirSync(ssh, { mode: 0o700 })
   mkdirSync('/run/sshd', { recursive: true })
-  for (const key of ['host_key', 'user_key']) execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(ssh, key)])
-  writeFileSync(join(ssh, 'authorized_keys'), readFileSync(join(ssh, 'user_key.pub')))
-  const config = join(ssh, 'sshd_config')
-  writeFileSync(
-    config,
-    [
-      `Port ${SSH_PORT}`,
-      'ListenAddress 0.0.0.0',
-      `HostKey ${join(ssh, 'host_key')}`,
-      `AuthorizedKeysFile ${join(ssh, 'authorized_keys')}`,
-      'PasswordAuthentication no',
-      'KbdInteractiveAuthentication no',
-      'UsePAM no',
-      'PermitRootLogin prohibit-password',
-      'StrictModes no',
-      'PidFile none',
-      '',
-    ].join('\n'),
-  )
+  const config = writeKeysAndConfig(ssh, '0.0.0.0', SSH_PORT)
   const work = join(directory, 'work')
   const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { stdio: 'ignore' })
   git('init', '-q', work)
