@@ -2,6 +2,7 @@ import type { Readable, Writable } from 'node:stream'
 import {
   describePeerValue,
   FrameChannel,
+  INPUT_FRAMES_FEATURE,
   type HelloMessage,
   isPositiveInteger,
   type ReplyMessage,
@@ -60,6 +61,8 @@ export class SessionHostClient {
   #nextId = 1
   #nextNonce = 1
   #windowBytes = 1
+  /** The session host takes input frames (feature `input-frames`). */
+  #inputFrames = false
   #lost: Error | undefined
   #lastHeard = performance.now()
   #pingSentAt: number | undefined
@@ -94,10 +97,12 @@ export class SessionHostClient {
       {
         hello: (hello) => {
           this.#windowBytes = hello.windowBytes ?? 1
+          this.#inputFrames = hello.features.includes(INPUT_FRAMES_FEATURE)
           ready(hello)
         },
         control: (message) => this.#control(message),
         output: (terminal, offset, bytes) => this.#output(terminal, offset, bytes),
+        inputFailed: (terminal, code, message) => report(`the session host could not write input to terminal ${terminal}: ${code}: ${message}`),
         protocolError: (error) => report(`session host frame refused: ${error.code}: ${error.message}`),
         peerError: (code, message) => {
           peerError = `${code}: ${message}`
@@ -185,6 +190,16 @@ export class SessionHostClient {
   /** Abort pending request `id` (a spawn). */
   cancel(id: number): void {
     this.#channel.send({ type: 'cancel', id })
+  }
+
+  /**
+   * Write `bytes` to `terminal` without a round trip when the session host takes input frames (in
+   * order with requests); false when it does not, and the caller sends a `write` request instead.
+   */
+  sendInput(terminal: number, bytes: Buffer): boolean {
+    if (!this.#inputFrames || this.#lost) return false
+    this.#channel.sendInput(terminal, bytes)
+    return true
   }
 
   /** Tell the session host what of `terminal` was delivered. */

@@ -1,10 +1,17 @@
 import type { TerminalOutputListener } from 'dsh-subprocess'
 
+/**
+ * How long delivered bytes below `ackEveryBytes` may wait for their ack: a send's few hundred bytes
+ * need none of their own (the window is far away), so an interactive round trip costs the session
+ * host no extra wakeup, while a quiet terminal's ring still learns what was delivered soon.
+ */
+export const ACK_DELAY_MS = 50
+
 /** Hooks of an {@link OutputDelivery}. */
 export interface OutputDeliveryOptions {
   /** Tell the session host that everything before `offset` was delivered. */
   readonly acknowledge: (offset: number) => void
-  /** Acknowledge at once once this many delivered bytes are unacknowledged (else on the next macrotask). */
+  /** Acknowledge at once once this many delivered bytes are unacknowledged (else within {@link ACK_DELAY_MS}). */
   readonly ackEveryBytes: number
   /** A listener threw; delivery to the others continues. */
   readonly report: (error: unknown) => void
@@ -26,7 +33,7 @@ export class OutputDelivery {
   /** Offset one past the last byte received. */
   #received = 0
   #acknowledged = 0
-  #ackScheduled = false
+  #ackTimer: NodeJS.Timeout | undefined
 
   constructor(options: OutputDeliveryOptions) {
     this.#options = options
@@ -68,14 +75,15 @@ export class OutputDelivery {
     }
     this.#delivered += chunk.length
     if (this.#delivered - this.#acknowledged >= this.#options.ackEveryBytes) this.#flushAck()
-    else if (!this.#ackScheduled) {
-      this.#ackScheduled = true
-      setImmediate(() => this.#flushAck())
+    else if (this.#ackTimer === undefined) {
+      this.#ackTimer = setTimeout(() => this.#flushAck(), ACK_DELAY_MS)
+      this.#ackTimer.unref()
     }
   }
 
   #flushAck(): void {
-    this.#ackScheduled = false
+    clearTimeout(this.#ackTimer)
+    this.#ackTimer = undefined
     if (this.#delivered === this.#acknowledged) return
     this.#acknowledged = this.#delivered
     this.#options.acknowledge(this.#delivered)

@@ -118,6 +118,8 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
     if (this.#exit || this.#terminated) throw new SubprocessError('TERMINAL_EXITED', `terminal ${this.pid} has exited; input was not written`)
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data.buffer, data.byteOffset, data.byteLength)
     if (bytes.length === 0) return
+    // An input frame needs no reply: the session host writes it in order with the requests after it.
+    if (this.#client.sendInput(this.#number, bytes)) return
     await this.#client.request('write', { terminal: this.#number, data: bytes.toString('base64') })
   }
 

@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream'
-import { encodeControl, encodeOutput, type Frame, FrameDecoder } from 'dsh-session-host'
+import { encodeControl, encodeOutput, type Frame, FrameDecoder, INPUT_FRAMES_FEATURE } from 'dsh-session-host'
 import { isSubprocessError } from 'dsh-subprocess'
 import { describe, expect, it } from 'vitest'
 import { SessionHostClient } from '../src/client'
@@ -79,5 +79,41 @@ describe('SessionHostClient', () => {
     const error = (await client.ready.catch((caught: unknown) => caught)) as Error
     expect(isSubprocessError(error, 'SESSION_HOST_LOST')).toBe(true)
     expect(error.message).toContain('PROTOCOL_VERSION: this session host speaks protocol version 2, the client sent version 1')
+  })
+})
+
+describe('SessionHostClient: input frames', () => {
+  it('without the session host’s `input-frames` feature, sendInput declines (the write goes as a request)', async () => {
+    const { client } = harness()
+    await client.ready
+    expect(client.sendInput(1, Buffer.from('x'))).toBe(false)
+  })
+
+  it('with it, sendInput writes one input frame and nothing waits for a reply', async () => {
+    const toClient = new PassThrough()
+    const fromClient = new PassThrough()
+    const sent: Frame[] = []
+    const decoder = new FrameDecoder(
+      (frame) => sent.push(frame),
+      () => {},
+    )
+    fromClient.on('data', (chunk: Buffer) => decoder.push(chunk))
+    const client = new SessionHostClient(toClient, fromClient, () => {})
+    toClient.write(
+      encodeControl({
+        type: 'hello',
+        version: 2,
+        role: 'session-host',
+        features: ['binary-output', 'credit', INPUT_FRAMES_FEATURE],
+        pid: 1,
+        windowBytes: 1024,
+      } as never),
+    )
+    await client.ready
+    expect(client.sendInput(4, Buffer.from('echo hi\r'))).toBe(true)
+    await new Promise((resolve) => setImmediate(resolve))
+    const input = sent.find((frame) => frame.kind === 'input')
+    expect(input).toMatchObject({ kind: 'input', terminal: 4 })
+    expect(input?.kind === 'input' && input.bytes.toString()).toBe('echo hi\r')
   })
 })

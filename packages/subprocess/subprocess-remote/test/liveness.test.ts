@@ -37,10 +37,12 @@ describe('liveness', () => {
       cleanup.process(relay!)
       shell.onOutput(() => {})
       process.kill(relay!, 'SIGSTOP')
-      const pending = shell.write('echo never\r').catch((error: unknown) => error)
+      // A write is an input frame (no reply to wait for); a signal is a call the relay now never answers.
+      const pending = shell.signalForeground('SIGWINCH').catch((error: unknown) => error)
       const failed = await pending
       expect(isSubprocessError(failed, 'TARGET_UNREACHABLE')).toBe(true)
       expect(await shell.done).toEqual({ exitCode: null, signal: 'SIGKILL' })
+      expect(isSubprocessError(await shell.write('echo never\r').catch((error: unknown) => error), 'TARGET_UNREACHABLE')).toBe(true)
     } finally {
       await remote.dispose()
     }

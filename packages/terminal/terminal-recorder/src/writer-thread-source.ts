@@ -41,36 +41,65 @@ ESCAPE[0x08] = 0x62; ESCAPE[0x09] = 0x74; ESCAPE[0x0a] = 0x6e; ESCAPE[0x0c] = 0x
 ESCAPE[0x22] = 0x22; ESCAPE[0x5c] = 0x5c;
 const HEX = Buffer.from('0123456789abcdef', 'latin1');
 
+const NO_WORDS = new Uint32Array(0);
+
+/** One byte at \`at\` of \`out\`, escaped when JSON needs it; returns where the next byte goes (room for 6 is the caller's). */
+function putByte(out, at, byte) {
+  const escape = ESCAPE[byte];
+  if (escape === 0) { out[at] = byte; return at + 1; }
+  out[at] = 0x5c;
+  if (escape !== 1) { out[at + 1] = escape; return at + 2; }
+  out[at + 1] = 0x75; out[at + 2] = 0x30; out[at + 3] = 0x30; out[at + 4] = HEX[byte >> 4]; out[at + 5] = HEX[byte & 15];
+  return at + 6;
+}
+
 /**
- * An output event straight from valid UTF-8 bytes, never decoded: one pass copies each byte into the
- * line, escaping only controls, quote and backslash (what JSON.stringify of the text would escape),
- * so the UTF-8 sequences come out byte for byte and nothing is made of them but the line itself.
+ * True when one of the four bytes of \`word\` may need escaping: a control (below 0x20), a quote or a
+ * backslash. Exact for "any byte below 0x20" and "any byte equal to", so no such byte is missed; a word
+ * it flags is then escaped byte by byte.
+ */
+function mayEscape(word) {
+  const quote = word ^ 0x22222222;
+  const backslash = word ^ 0x5c5c5c5c;
+  return (((word - 0x20202020) & ~word) | ((quote - 0x01010101) & ~quote) | ((backslash - 0x01010101) & ~backslash)) & 0x80808080;
+}
+
+/**
+ * An output event straight from valid UTF-8 bytes, never decoded: controls, quote and backslash are
+ * escaped (what JSON.stringify of the text would escape), everything else, UTF-8 sequences included,
+ * comes out byte for byte. Four bytes are looked at at once; runs with nothing to escape are copied whole.
  */
 function outputLine(seconds, bytes) {
   const head = '[' + seconds.toFixed(6) + ', "o", "';
-  // Room for the common case; a run of controls past it is finished in a larger buffer.
-  let out = Buffer.allocUnsafe(head.length + bytes.length + (bytes.length >> 3) + 16);
-  let at = out.latin1Write(head, 0);
   const length = bytes.length;
-  for (let index = 0; index < length; index++) {
-    if (out.length - at < 9) {
-      const larger = Buffer.allocUnsafe(out.length + (length - index) * 6 + 16);
-      out.copy(larger, 0, 0, at);
-      out = larger;
-    }
-    const byte = bytes[index];
-    const escape = ESCAPE[byte];
-    if (escape === 0) {
-      out[at++] = byte;
-      continue;
-    }
-    out[at++] = 0x5c;
-    if (escape !== 1) {
-      out[at++] = escape;
-      continue;
-    }
-    out[at++] = 0x75; out[at++] = 0x30; out[at++] = 0x30; out[at++] = HEX[byte >> 4]; out[at++] = HEX[byte & 15];
+  let out = Buffer.allocUnsafe(head.length + length + (length >> 3) + 32);
+  let at = out.latin1Write(head, 0);
+  /** Room for \`count\` more bytes (a run of controls can need six per byte). */
+  const room = (count) => {
+    if (out.length - at >= count) return;
+    const larger = Buffer.allocUnsafe(at + count + (length >> 2) + 32);
+    out.copy(larger, 0, 0, at);
+    out = larger;
+  };
+  // Bytes before the first 4-byte boundary of the underlying memory, one at a time.
+  const lead = Math.min(length, (4 - (bytes.byteOffset & 3)) & 3);
+  room(6 * lead);
+  for (let index = 0; index < lead; index++) at = putByte(out, at, bytes[index]);
+  const wordCount = (length - lead) >> 2;
+  const words = wordCount > 0 ? new Uint32Array(bytes.buffer, bytes.byteOffset + lead, wordCount) : NO_WORDS;
+  let run = lead;
+  for (let word = 0; word < words.length; word++) {
+    if (mayEscape(words[word]) === 0) continue;
+    const first = lead + word * 4;
+    room(first - run + 24);
+    if (first > run) at += bytes.copy(out, at, run, first);
+    for (let index = first; index < first + 4; index++) at = putByte(out, at, bytes[index]);
+    run = first + 4;
   }
+  const tail = lead + words.length * 4;
+  room(tail - run + 6 * (length - tail) + 3);
+  if (tail > run) at += bytes.copy(out, at, run, tail);
+  for (let index = tail; index < length; index++) at = putByte(out, at, bytes[index]);
   out[at++] = 0x22; out[at++] = 0x5d; out[at++] = 0x0a;
   return out.subarray(0, at);
 }

@@ -24,8 +24,13 @@ const escapable = fc.string({
 describe('the writer thread’s output line', () => {
   it('equals JSON.stringify of the decoded text, byte for byte, whatever needs escaping', () => {
     fc.assert(
-      fc.property(escapable, fc.double({ min: 0, max: 1e6, noNaN: true }), (text, seconds) => {
-        const bytes = Buffer.from(text, 'utf8')
+      fc.property(escapable, fc.double({ min: 0, max: 1e6, noNaN: true }), fc.integer({ min: 0, max: 7 }), (text, seconds, shift) => {
+        // At every alignment: the line is built four bytes at a time from the first 4-byte boundary on.
+        const encoded = Buffer.from(text, 'utf8')
+        const bytes = Buffer.alloc(encoded.length + shift)
+          .fill(0x41)
+          .subarray(shift)
+        encoded.copy(bytes)
         expect(outputLine(seconds, bytes).equals(reference(seconds, bytes))).toBe(true)
       }),
       { numRuns: 500 },
@@ -37,5 +42,14 @@ describe('the writer thread’s output line', () => {
     const line = outputLine(2, bytes)
     expect(line.equals(reference(2, bytes))).toBe(true)
     expect(line.length).toBe(bytes.length * 6 + '[2.000000, "o", ""]\n'.length)
+  })
+
+  it('escapes a lone control, quote or backslash among plain bytes wherever it falls in a word', () => {
+    for (const special of [0x00, 0x0a, 0x1f, 0x22, 0x5c])
+      for (let position = 0; position < 9; position++) {
+        const bytes = Buffer.alloc(9, 0x7e)
+        bytes[position] = special
+        for (let shift = 0; shift < 4; shift++) expect(outputLine(0, bytes.subarray(shift)).equals(reference(0, bytes.subarray(shift)))).toBe(true)
+      }
   })
 })

@@ -1,11 +1,19 @@
 import type { Readable, Writable } from 'node:stream'
 import { ProtocolError } from './errors'
 import { describePeerValue, peerText, QUOTED_CHARACTERS } from './peer-value'
-import { encodeControl, encodeOutput, type Frame, FrameDecoder, PROTOCOL_VERSION } from './frames'
+import { encodeControl, encodeInput, type Frame, FrameDecoder, MAX_OUTPUT_PER_FRAME, outputHeader, PROTOCOL_VERSION } from './frames'
 import { type ControlMessage, FEATURES, type HelloMessage, OFFERED_FEATURES, type PeerRole } from './messages'
 
 /** How long a peer has to send its hello; a connection still silent then is refused (`HELLO_REQUIRED`) and closed. */
 export const HELLO_DEADLINE_MS = 5_000
+
+/** Output of one terminal waiting for this turn's flush: contiguous pieces, sent as frames of up to {@link MAX_OUTPUT_PER_FRAME}. */
+interface PendingOutput {
+  readonly terminal: number
+  readonly offset: number
+  readonly pieces: Buffer[]
+  bytes: number
+}
 
 /** What a {@link FrameChannel} reports to its owner after the hellos were exchanged. */
 export interface FrameChannelHandlers {
@@ -15,10 +23,14 @@ export interface FrameChannelHandlers {
   readonly control: (message: { readonly type: string; readonly [field: string]: unknown }) => void
   /** An output frame. */
   readonly output: (terminal: number, offset: number, bytes: Buffer) => void
+  /** An input frame (feature `input-frames`); a side that takes none refuses them. */
+  readonly input?: (terminal: number, bytes: Buffer) => void
   /** A bad frame from the peer (already answered with an error frame; closed when fatal). */
   readonly protocolError: (error: ProtocolError) => void
   /** The peer reported an error frame. */
   readonly peerError: (code: string, message: string) => void
+  /** The session host could not write an input frame to `terminal` (an error frame naming it). */
+  readonly inputFailed?: (terminal: number, code: string, message: string) => void
   /** The stream ended or broke; called once. */
   readonly closed: () => void
 }
@@ -26,7 +38,9 @@ export interface FrameChannelHandlers {
 /**
  * One end of a protocol connection over a readable and a writable stream (a socket twice, or
  * stdin and stdout): sends its hello at once, checks the peer's, frames and unframes messages, and
- * answers bad frames with error frames instead of throwing.
+ * answers bad frames with error frames instead of throwing. Output is gathered until the event loop's
+ * check phase (every PTY read of this turn, in order with the control messages around it) and leaves
+ * in one write, pieces of one terminal joined into one frame.
  */
 export class FrameChannel {
   readonly #input: Readable
@@ -37,6 +51,9 @@ export class FrameChannel {
   #peer: HelloMessage | undefined
   #closed = false
   #helloDeadline: NodeJS.Timeout | undefined
+  /** Frames and output waiting for this turn's flush, in order; empty when nothing waits. */
+  #queue: (Buffer | PendingOutput)[] = []
+  #queuedBytes = 0
 
   constructor(
     input: Readable,
@@ -91,23 +108,71 @@ export class FrameChannel {
     } catch {
       return this.close()
     }
-    this.#outputStream.write(frame)
+    // Behind output still gathering, a control message waits its turn (an exit follows the last output).
+    if (this.#queue.length > 0) this.#enqueue(frame, frame.length)
+    else this.#write(frame)
   }
 
-  /** Send a terminal's output from `offset` (as several frames when large). */
+  /** Send a terminal's output from `offset`: gathered with the rest of this turn's, sent in the check phase. */
   sendOutput(terminal: number, offset: number, bytes: Buffer): void {
     if (this.#closed) return
-    for (const frame of encodeOutput(terminal, offset, bytes)) this.#outputStream.write(frame)
+    const last = this.#queue[this.#queue.length - 1]
+    if (last !== undefined && !Buffer.isBuffer(last) && last.terminal === terminal && last.offset + last.bytes === offset) {
+      last.pieces.push(bytes)
+      last.bytes += bytes.length
+      this.#queuedBytes += bytes.length
+      return
+    }
+    this.#enqueue({ terminal, offset, pieces: [bytes], bytes: bytes.length }, bytes.length)
   }
 
-  /** Bytes written but not yet flushed to the peer (memory the stream holds for us). */
+  /** Send bytes to write to a terminal as input frames (feature `input-frames`), in order with the requests. */
+  sendInput(terminal: number, bytes: Buffer): void {
+    if (this.#closed) return
+    for (const frame of encodeInput(terminal, bytes)) {
+      if (this.#queue.length > 0) this.#enqueue(frame, frame.length)
+      else this.#write(frame)
+    }
+  }
+
+  /** Bytes written but not yet flushed to the peer (memory the stream holds for us), gathering ones included. */
   get bufferedBytes(): number {
-    return this.#outputStream.writableLength
+    return this.#outputStream.writableLength + this.#queuedBytes
+  }
+
+  #enqueue(item: Buffer | PendingOutput, bytes: number): void {
+    if (this.#queue.length === 0) setImmediate(() => this.#flush())
+    this.#queue.push(item)
+    this.#queuedBytes += bytes
+  }
+
+  /**
+   * Everything gathered this turn as one buffer and one write: a single copy costs less than the
+   * scatter list of a writev (measured on a `true` round trip), and output of one terminal goes in
+   * frames of up to {@link MAX_OUTPUT_PER_FRAME}.
+   */
+  #flush(): void {
+    const queue = this.#queue
+    if (queue.length === 0) return
+    this.#queue = []
+    this.#queuedBytes = 0
+    const parts: Buffer[] = []
+    for (const item of queue) {
+      if (Buffer.isBuffer(item)) parts.push(item)
+      else addOutputFrames(item, parts)
+    }
+    this.#write(parts.length === 1 ? parts[0]! : Buffer.concat(parts))
+  }
+
+  #write(frame: Buffer): void {
+    this.#outputStream.write(frame)
   }
 
   /** Hang up (idempotent); `closed` is reported once. */
   close(): void {
     if (this.#closed) return
+    // What this turn gathered still goes out before the end.
+    this.#flush()
     this.#closed = true
     clearTimeout(this.#helloDeadline)
     this.#input.pause()
@@ -119,9 +184,18 @@ export class FrameChannel {
     if (this.#closed) return
     if (!this.#peer) return this.#hello(frame)
     if (frame.kind === 'output') return this.#handlers.output(frame.terminal, frame.offset, frame.bytes)
+    if (frame.kind === 'input') {
+      if (!this.#handlers.input) return this.#refuse(new ProtocolError('UNEXPECTED_FRAME', 'input frames go from the client to the session host only'))
+      return this.#handlers.input(frame.terminal, frame.bytes)
+    }
     const { message } = frame
     if (message.type === 'hello') return this.#refuse(new ProtocolError('UNEXPECTED_FRAME', 'a second hello on one connection'))
-    if (message.type === 'error') return this.#handlers.peerError(peerText(message.code, QUOTED_CHARACTERS), peerText(message.message))
+    if (message.type === 'error') {
+      const code = peerText(message.code, QUOTED_CHARACTERS)
+      if (typeof message.terminal === 'number' && this.#handlers.inputFailed)
+        return this.#handlers.inputFailed(message.terminal, code, peerText(message.message))
+      return this.#handlers.peerError(code, peerText(message.message))
+    }
     // Liveness (version 2): answered here, by whichever side, before anything else can delay it.
     if (message.type === 'ping') return this.send({ type: 'pong', nonce: typeof message.nonce === 'number' ? message.nonce : 0 })
     this.#handlers.control(message)
@@ -173,4 +247,27 @@ export class FrameChannel {
     this.#handlers.protocolError(error)
     if (error.fatal) this.close()
   }
+}
+
+/** The frames of one terminal's gathered output appended to `parts` (each header before its bytes; no closures: this runs per flush). */
+function addOutputFrames(output: PendingOutput, parts: Buffer[]): void {
+  let offset = output.offset
+  let frameStart = parts.push(outputHeader(output.terminal, offset, 0)) - 1
+  let frameBytes = 0
+  for (let piece of output.pieces) {
+    while (frameBytes + piece.length > MAX_OUTPUT_PER_FRAME) {
+      const room = MAX_OUTPUT_PER_FRAME - frameBytes
+      parts.push(piece.subarray(0, room))
+      parts[frameStart] = outputHeader(output.terminal, offset, MAX_OUTPUT_PER_FRAME)
+      offset += MAX_OUTPUT_PER_FRAME
+      piece = piece.subarray(room)
+      frameStart = parts.push(outputHeader(output.terminal, offset, 0)) - 1
+      frameBytes = 0
+    }
+    if (piece.length === 0) continue
+    parts.push(piece)
+    frameBytes += piece.length
+  }
+  if (frameBytes > 0 || output.bytes === 0) parts[frameStart] = outputHeader(output.terminal, offset, frameBytes)
+  else parts.pop()
 }

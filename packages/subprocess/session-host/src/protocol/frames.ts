@@ -12,16 +12,26 @@ export const CONTROL_FRAME = 0x01
 /** Type byte of a binary output frame: terminal (u32), offset (u64), bytes. */
 export const OUTPUT_FRAME = 0x02
 
+/** Type byte of a binary input frame (feature `input-frames`, client → session host): terminal (u32), bytes. */
+export const INPUT_FRAME = 0x03
+
 /** Bytes of an output frame's header after the type byte. */
 const OUTPUT_HEADER_BYTES = 12
 
+/** Bytes of an input frame's header after the type byte. */
+const INPUT_HEADER_BYTES = 4
+
 /** Most output bytes one frame carries: a larger chunk goes out as several frames. */
 export const MAX_OUTPUT_PER_FRAME = MAX_FRAME_BYTES - 1 - OUTPUT_HEADER_BYTES
+
+/** Most input bytes one frame carries: a larger write goes out as several frames. */
+export const MAX_INPUT_PER_FRAME = MAX_FRAME_BYTES - 1 - INPUT_HEADER_BYTES
 
 /** A decoded frame: a control message (parsed JSON object) or a piece of a terminal's output. */
 export type Frame =
   | { readonly kind: 'control'; readonly message: { readonly type: string; readonly [field: string]: unknown } }
   | { readonly kind: 'output'; readonly terminal: number; readonly offset: number; readonly bytes: Buffer }
+  | { readonly kind: 'input'; readonly terminal: number; readonly bytes: Buffer }
 
 /** One control frame holding `message` as JSON. */
 export function encodeControl(message: { readonly type: string }): Buffer {
@@ -34,17 +44,39 @@ export function encodeControl(message: { readonly type: string }): Buffer {
   return frame
 }
 
+/** The length, type and header of an output frame whose `length` bytes (at most {@link MAX_OUTPUT_PER_FRAME}) follow it. */
+export function outputHeader(terminal: number, offset: number, length: number): Buffer {
+  const header = Buffer.allocUnsafe(5 + OUTPUT_HEADER_BYTES)
+  header.writeUInt32BE(1 + OUTPUT_HEADER_BYTES + length, 0)
+  header[4] = OUTPUT_FRAME
+  header.writeUInt32BE(terminal, 5)
+  // The u64 offset as two u32 halves: no BigInt per frame (offsets stay below 2^53).
+  header.writeUInt32BE(Math.floor(offset / 0x1_0000_0000), 9)
+  header.writeUInt32BE(offset % 0x1_0000_0000, 13)
+  return header
+}
+
 /** The output frames carrying `bytes` of `terminal` from absolute `offset` on (several when it is large). */
 export function encodeOutput(terminal: number, offset: number, bytes: Buffer): Buffer[] {
   const frames: Buffer[] = []
   for (let start = 0; start < bytes.length || frames.length === 0; start += MAX_OUTPUT_PER_FRAME) {
     const piece = bytes.subarray(start, start + MAX_OUTPUT_PER_FRAME)
-    const header = Buffer.allocUnsafe(5 + OUTPUT_HEADER_BYTES)
-    header.writeUInt32BE(1 + OUTPUT_HEADER_BYTES + piece.length, 0)
-    header[4] = OUTPUT_FRAME
-    header.writeUInt32BE(terminal, 5)
-    header.writeBigUInt64BE(BigInt(offset + start), 9)
-    frames.push(Buffer.concat([header, piece]))
+    frames.push(Buffer.concat([outputHeader(terminal, offset + start, piece.length), piece]))
+  }
+  return frames
+}
+
+/** The input frames carrying `bytes` to `terminal` (several when it is large; none for no bytes). */
+export function encodeInput(terminal: number, bytes: Buffer): Buffer[] {
+  const frames: Buffer[] = []
+  for (let start = 0; start < bytes.length; start += MAX_INPUT_PER_FRAME) {
+    const piece = bytes.subarray(start, start + MAX_INPUT_PER_FRAME)
+    const frame = Buffer.allocUnsafe(5 + INPUT_HEADER_BYTES + piece.length)
+    frame.writeUInt32BE(1 + INPUT_HEADER_BYTES + piece.length, 0)
+    frame[4] = INPUT_FRAME
+    frame.writeUInt32BE(terminal, 5)
+    piece.copy(frame, 5 + INPUT_HEADER_BYTES)
+    frames.push(frame)
   }
   return frames
 }
@@ -113,10 +145,18 @@ export class FrameDecoder {
     if (type === OUTPUT_FRAME) {
       if (frame.length < 1 + OUTPUT_HEADER_BYTES)
         return this.#onError(new ProtocolError('MALFORMED_FRAME', `an output frame of ${frame.length} bytes is shorter than its header`))
-      const offset = frame.readBigUInt64BE(5)
-      if (offset > BigInt(Number.MAX_SAFE_INTEGER)) return this.#onError(new ProtocolError('MALFORMED_FRAME', 'an output offset is beyond 2^53'))
+      const high = frame.readUInt32BE(5)
+      // 2^53 is 2^21 times 2^32: a high half from 2^21 on cannot be a safe integer.
+      if (high >= 0x20_0000) return this.#onError(new ProtocolError('MALFORMED_FRAME', 'an output offset is beyond 2^53'))
+      const offset = high * 0x1_0000_0000 + frame.readUInt32BE(9)
       // Copied: the frame's memory is a slice of a read buffer that later frames share.
-      this.#onFrame({ kind: 'output', terminal: frame.readUInt32BE(1), offset: Number(offset), bytes: Buffer.from(frame.subarray(13)) })
+      this.#onFrame({ kind: 'output', terminal: frame.readUInt32BE(1), offset, bytes: Buffer.from(frame.subarray(13)) })
+      return
+    }
+    if (type === INPUT_FRAME) {
+      if (frame.length < 1 + INPUT_HEADER_BYTES)
+        return this.#onError(new ProtocolError('MALFORMED_FRAME', `an input frame of ${frame.length} bytes is shorter than its header`))
+      this.#onFrame({ kind: 'input', terminal: frame.readUInt32BE(1), bytes: frame.subarray(1 + INPUT_HEADER_BYTES) })
       return
     }
     if (type !== CONTROL_FRAME)

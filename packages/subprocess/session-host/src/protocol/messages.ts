@@ -4,8 +4,11 @@ import type { ProtocolErrorCode } from './errors'
 /** Features every peer must have (version 1's; see PROTOCOL.md, "Hello"). */
 export const FEATURES: readonly string[] = ['binary-output', 'credit']
 
-/** Features this side announces: the required ones, durable terminals and liveness pings (version 2). */
-export const OFFERED_FEATURES: readonly string[] = [...FEATURES, 'durable', 'ping']
+/** The feature of binary input frames: a client may send a write as an input frame, with no reply. */
+export const INPUT_FRAMES_FEATURE = 'input-frames'
+
+/** Features this side announces: the required ones, durable terminals, liveness pings and input frames (version 2). */
+export const OFFERED_FEATURES: readonly string[] = [...FEATURES, 'durable', 'ping', INPUT_FRAMES_FEATURE]
 
 /** Who sent a hello. */
 export type PeerRole = 'client' | 'session-host'
@@ -141,10 +144,12 @@ export interface CancelMessage {
 /** A connection-level problem; after a fatal one the sender hangs up. */
 export interface ErrorMessage {
   readonly type: 'error'
-  /** Stable code (see PROTOCOL.md, "Errors"). */
-  readonly code: ProtocolErrorCode
+  /** Stable code (see PROTOCOL.md, "Errors"); for a failed input frame, the write's own code. */
+  readonly code: ProtocolErrorCode | WireError['code']
   /** What was wrong, naming the frame. */
   readonly message: string
+  /** The terminal whose input frame could not be written (feature `input-frames`). */
+  readonly terminal?: number
 }
 
 /** Are you there? Answered at once by a {@link PongMessage} with the same nonce (feature `ping`). */

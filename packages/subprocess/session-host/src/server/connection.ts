@@ -70,6 +70,7 @@ export class ClientConnection {
         hello: () => {},
         control: (message) => this.#control(message),
         output: () => this.#refuse(new ProtocolError('UNEXPECTED_FRAME', 'output frames go from the session host to the client only')),
+        input: (terminal, bytes) => this.#input(terminal, bytes),
         protocolError: (error) => this.#logRefusal(`client frame refused: ${error.code}: ${error.message}`),
         peerError: (code, message) => this.#logRefusal(`client reported ${code}: ${message}`),
         closed: () => void this.end(),
@@ -143,6 +144,21 @@ export class ClientConnection {
         return this.#refuse(new ProtocolError('UNEXPECTED_FRAME', `a ${message.type} message goes from the session host to the client only`))
       default:
         return this.#refuse(new ProtocolError('UNKNOWN_FRAME', `unknown control message type ${describePeerValue(message.type)}`))
+    }
+  }
+
+  /**
+   * An input frame: written at once, in arrival order with the requests around it. It has no reply; a
+   * write that fails (the terminal is unknown or exited) is told in an error frame naming the terminal.
+   */
+  #input(number: number, bytes: Buffer): void {
+    const terminal = this.#terminals.get(number)
+    if (!terminal) return this.#refuse(new ProtocolError('UNKNOWN_TERMINAL', `input for terminal ${number}, which this connection does not hold`))
+    const failed = (error: unknown) => this.#channel.send({ type: 'error', terminal: number, ...wireError(error) })
+    try {
+      Promise.resolve(terminal.handle.write(bytes)).catch(failed)
+    } catch (error) {
+      failed(error)
     }
   }
 

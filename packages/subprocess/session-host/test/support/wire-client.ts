@@ -26,7 +26,7 @@ export interface WireClient {
   readonly replies: ReplyMessage[]
   /** What arrived, in order: `reply:<id>`, `output:<terminal>`, `exit:<terminal>`. */
   readonly events: string[]
-  /** Control messages other than replies and exits (pongs, …). */
+  /** Control messages other than replies and exits (pongs, an input frame's failure, …). */
   readonly others: { type: string; [field: string]: unknown }[]
   readonly closed: Promise<void>
   /** Send a request and resolve its reply (ok or not). */
@@ -92,6 +92,7 @@ export function wireClient(input: Readable, output: Writable, options: { autoAck
       },
       protocolError: (error) => errors.push({ code: error.code, message: error.message }),
       peerError: (code, message) => errors.push({ code, message }),
+      inputFailed: (terminal, code, message) => others.push({ type: 'error', terminal, code, message }),
       closed: () => closedResolve(),
     },
   )
