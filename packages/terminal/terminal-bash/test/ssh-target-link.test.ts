@@ -60,12 +60,14 @@ describe.skipIf(!sshTargetRuns)('an ssh target whose link is cut', () => {
     await send.released
   }, 30_000)
 
-  // Without the check a write would wait for its reply until ssh's own keepalive gave up (90 s here).
+  // Without the check a call would wait for its reply until ssh's own keepalive gave up (90 s here).
+  // A write is an input frame (no reply); a signal is a call, and once the link is given up a write fails too.
   it('a call on a terminal of the cut target rejects with TARGET_UNREACHABLE', async () => {
     const runtime = stack.root.subprocess as SubprocessRuntime
     const shell = await runtime.spawnTerminal({ argv: ['bash', '--noprofile', '--norc'], cwd: '/tmp', rows: 24, cols: 80, graceMs: 1000 })
     await shell.write('echo linked\r')
     host.cut()
+    await expect(shell.signalForeground('SIGWINCH')).rejects.toMatchObject({ code: 'TARGET_UNREACHABLE' })
     await expect(shell.write('echo cut\r')).rejects.toMatchObject({ code: 'TARGET_UNREACHABLE' })
     expect(await shell.done).toMatchObject({ exitCode: null })
   }, 15_000)
