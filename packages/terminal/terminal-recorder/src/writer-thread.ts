@@ -103,15 +103,18 @@ export class WriterThread {
 }
 
 /**
- * One recording's side of the writer thread: events are batched ({@link BATCH_MS}, {@link BATCH_BYTES};
- * output bytes copied once into one transferred buffer) and posted in order. Memory is bounded: what was
+ * One recording's side of the writer thread: events are batched ({@link BATCH_MS}, {@link BATCH_BYTES})
+ * and posted in order. Output bytes are copied as they arrive into the batch's own buffer, which is
+ * transferred with it: the session's PTY chunks are never held past their turn (held, they would live
+ * through collections and cost the session's thread more than the copy). Memory is bounded: what was
  * queued and not yet written counts in {@link RecordingChannel.pendingBytes}.
  */
 export class RecordingChannel {
   #items: unknown[] = []
   /** The output event the next chunk may join: `[seconds, 'o', start, end]`, the last item queued. */
   #joinable: [number, 'o', number, number] | undefined
-  #chunks: Uint8Array[] = []
+  /** This batch's output bytes, copied on arrival; allocated with the batch's first output. */
+  #batch: Buffer | undefined
   #chunkBytes = 0
   #queued = 0
   #pending = 0
@@ -138,9 +141,14 @@ export class RecordingChannel {
     return this.#pending
   }
 
-  /** Output bytes at `seconds` (kept by reference until this turn's batch copies them). */
+  /** Output bytes at `seconds`, copied into the batch at once. */
   output(seconds: number, bytes: Uint8Array): void {
     if (this.#stopped || bytes.length === 0) return
+    // A batch holds at most BATCH_BYTES of output plus one chunk: a chunk that does not fit posts it first.
+    if (this.#batch && this.#chunkBytes + bytes.length > this.#batch.length) this.#flush()
+    // Not from Buffer's shared pool: this buffer is transferred (detached here).
+    this.#batch ??= Buffer.allocUnsafeSlow(Math.max(BATCH_BYTES, bytes.length))
+    this.#batch.set(bytes, this.#chunkBytes)
     const joinable = this.#joinable
     if (joinable && seconds - joinable[0] <= JOIN_OUTPUT_SECONDS) joinable[3] += bytes.length
     else {
@@ -148,7 +156,6 @@ export class RecordingChannel {
       this.#items.push(item)
       this.#joinable = item
     }
-    this.#chunks.push(bytes)
     this.#chunkBytes += bytes.length
     this.#count(bytes.length)
   }
@@ -221,21 +228,12 @@ export class RecordingChannel {
     if (this.#timer !== undefined) clearTimeout(this.#timer)
     this.#timer = undefined
     if (this.#items.length === 0) return
-    let bytes: ArrayBuffer | undefined
-    if (this.#chunkBytes > 0) {
-      // Not from Buffer's shared pool: this buffer is transferred (detached here).
-      const joined = Buffer.allocUnsafeSlow(this.#chunkBytes)
-      let at = 0
-      for (const chunk of this.#chunks) {
-        joined.set(chunk, at)
-        at += chunk.length
-      }
-      bytes = joined.buffer as ArrayBuffer
-    }
+    // The worker reads the first #chunkBytes of the batch; the rest of it is never looked at.
+    const bytes = this.#chunkBytes > 0 ? (this.#batch?.buffer as ArrayBuffer | undefined) : undefined
     const message = { kind: 'events', id: this.id, items: this.#items, bytes, queued: this.#queued }
     this.#items = []
     this.#joinable = undefined
-    this.#chunks = []
+    if (bytes) this.#batch = undefined
     this.#chunkBytes = 0
     this.#queued = 0
     this.worker.postMessage(message, bytes ? [bytes] : [])
