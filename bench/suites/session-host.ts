@@ -20,7 +20,10 @@ const OPEN_FLOOR = 'in process: open'
 const OPEN = 'session host: open'
 const MEMORY = 'session host: RSS per idle terminal (100 open)'
 const RESUME = 'session host: resume of an idle detached session'
+const RESUME_ELSEWHERE = 'session host: resume by another host process'
 const RESUMES = 30
+/** Rounds of the cross-process resume: each mounts and disposes a whole stack (outside the timing). */
+const ELSEWHERE_RESUMES = 15
 const FLOODS = 5
 const IDLE_TERMINALS = 100
 
@@ -84,6 +87,27 @@ export async function sessionHost(): Promise<BenchRow[]> {
     } finally {
       await durable.dispose()
     }
+    // Resume elsewhere: a host goes away (its stack disposed: the connection ends, the durable shell stays
+    // detached in the session host), and another host, with its own connection, adopts it: list, adopt,
+    // replay, rebuild. Timed is the adoption.
+    const adopter: Stack = await mount('danger-full-access', { kind: 'session-host', socketPath }, { detachedTtlMs: 600_000 })
+    const elsewhere: number[] = []
+    try {
+      for (let round = 0; round < ELSEWHERE_RESUMES + 2; round++) {
+        const leaving: Stack = await mount('danger-full-access', { kind: 'session-host', socketPath }, { detachedTtlMs: 600_000 })
+        const id = await leaving.open()
+        exact(await leaving.run(id, 'true'), 'dsh> ', '`true`', 'prompt')
+        await leaving.dispose()
+        const ms = await timed(async () => {
+          await adopter.resume(id)
+        })
+        exact(await adopter.run(id, 'echo resumed-$((6*7))'), 'resumed-42', 'the resumed shell')
+        if (round >= 2) elsewhere.push(ms)
+        await adopter.close(id)
+      }
+    } finally {
+      await adopter.dispose()
+    }
     const pair = 'the two stacks in this process take turns'
     return [
       { figure: TRUE_FLOOR, unit: 'µs', samples: trueLocal! },
@@ -103,6 +127,12 @@ export async function sessionHost(): Promise<BenchRow[]> {
         unit: 'ms',
         note: `an agent ends with one idle shell (detachedTtlMs set), a new agent resumes it: the registry's adoption (target: 20 ms); ${RESUMES} rounds after 3`,
         samples: resumes,
+      },
+      {
+        figure: RESUME_ELSEWHERE,
+        unit: 'ms',
+        note: `a host disposed with one idle durable shell, another host process's stack (its own connection) resumes it: list, adopt, replay, rebuild (target: 20 ms); ${ELSEWHERE_RESUMES} rounds after 2`,
+        samples: elsewhere,
       },
       {
         figure: MEMORY,

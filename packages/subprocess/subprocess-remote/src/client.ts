@@ -12,6 +12,9 @@ import {
 } from 'dsh-session-host'
 import { errorFromWire, sessionHostLost, targetUnreachable } from './errors'
 
+/** How long a hang-up waits for the session host to close its side before it resolves anyway. */
+export const HANG_UP_WAIT_MS = 2_000
+
 /** What the client tells the terminals it holds. */
 export interface ClientTerminal {
   /** Output at `offset`; false when it does not continue the stream. */
@@ -207,9 +210,24 @@ export class SessionHostClient {
     this.#channel.send({ type: 'ack', terminal, offset })
   }
 
-  /** Hang up; the session host terminates this connection's terminals. */
-  close(): Promise<void> {
+  /**
+   * Hang up; the session host terminates this connection's terminals (detaches the durable ones).
+   * Resolves once the session host closed its side too (at most {@link HANG_UP_WAIT_MS} later): by then
+   * it has detached them, so another host that looks next finds them detached, not still held.
+   */
+  async close(): Promise<void> {
     this.#channel.close()
+    const input = this.#input
+    if (!input.readableEnded && !input.destroyed) {
+      let timer: NodeJS.Timeout | undefined
+      await new Promise<void>((resolve) => {
+        for (const event of ['end', 'close', 'error']) input.once(event, () => resolve())
+        timer = setTimeout(resolve, HANG_UP_WAIT_MS)
+        // Read on (and drop) whatever still comes: a paused stream never reports its end.
+        input.resume()
+      })
+      clearTimeout(timer)
+    }
     return this.closed
   }
 

@@ -67,4 +67,23 @@ describe('durable terminals through dsh-subprocess-remote', () => {
       await second.dispose()
     }
   })
+
+  it('once disposal resolved, another provider adopts at once: the session host has detached the terminal by then', async () => {
+    const adopter = await mountRemote({ socketPath, idleExitMs: 0 })
+    try {
+      await adopter.runtime.listDetached()
+      for (let round = 0; round < 5; round++) {
+        const leaving = await mountRemote({ socketPath, idleExitMs: 0 })
+        const shell = await leaving.runtime.spawnTerminal(durable(`at-once-${round}`))
+        cleanup.process((await leaving.runtime.sessionHostPid())!)
+        await leaving.dispose()
+        // No retry: an adoption that raced the hang-up would get TERMINAL_ADOPTED here.
+        const adopted = await adopter.runtime.adoptTerminal(`at-once-${round}`)
+        expect(adopted.handle.pid).toBe(shell.pid)
+        await adopted.handle.terminate()
+      }
+    } finally {
+      await adopter.dispose()
+    }
+  })
 })
