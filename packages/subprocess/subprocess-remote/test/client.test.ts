@@ -4,8 +4,8 @@ import { isSubprocessError } from 'dsh-subprocess'
 import { describe, expect, it } from 'vitest'
 import { SessionHostClient } from '../src/client'
 
-/** A client whose session host is played by hand: `sent` holds what the client wrote, decoded. */
-function harness() {
+/** A client whose session host is played by hand (its hello names `features`): `sent` holds what the client wrote, decoded. */
+function harness(features: readonly string[] = ['binary-output', 'credit']) {
   const toClient = new PassThrough()
   const fromClient = new PassThrough()
   const sent: Frame[] = []
@@ -16,10 +16,10 @@ function harness() {
   fromClient.on('data', (chunk: Buffer) => decoder.push(chunk))
   const reports: string[] = []
   const client = new SessionHostClient(toClient, fromClient, (message) => reports.push(message))
-  toClient.write(encodeControl({ type: 'hello', version: 2, role: 'session-host', features: ['binary-output', 'credit'], pid: 1, windowBytes: 1024 } as never))
+  toClient.write(encodeControl({ type: 'hello', version: 2, role: 'session-host', features, pid: 1, windowBytes: 1024 } as never))
   const controls = () => sent.flatMap((frame) => (frame.kind === 'control' ? [frame.message] : []))
   const flush = () => new Promise((resolve) => setImmediate(resolve))
-  return { toClient, client, controls, reports, flush }
+  return { toClient, client, controls, reports, flush, sent }
 }
 
 describe('SessionHostClient', () => {
@@ -90,25 +90,7 @@ describe('SessionHostClient: input frames', () => {
   })
 
   it('with it, sendInput writes one input frame and nothing waits for a reply', async () => {
-    const toClient = new PassThrough()
-    const fromClient = new PassThrough()
-    const sent: Frame[] = []
-    const decoder = new FrameDecoder(
-      (frame) => sent.push(frame),
-      () => {},
-    )
-    fromClient.on('data', (chunk: Buffer) => decoder.push(chunk))
-    const client = new SessionHostClient(toClient, fromClient, () => {})
-    toClient.write(
-      encodeControl({
-        type: 'hello',
-        version: 2,
-        role: 'session-host',
-        features: ['binary-output', 'credit', INPUT_FRAMES_FEATURE],
-        pid: 1,
-        windowBytes: 1024,
-      } as never),
-    )
+    const { client, sent } = harness(['binary-output', 'credit', INPUT_FRAMES_FEATURE])
     await client.ready
     expect(client.sendInput(4, Buffer.from('echo hi\r'))).toBe(true)
     await new Promise((resolve) => setImmediate(resolve))
