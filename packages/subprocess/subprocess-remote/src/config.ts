@@ -23,6 +23,11 @@ export const Config = z
      * answer within as long again and the connection is lost with `TARGET_UNREACHABLE`.
      */
     livenessMs: z.number().int().min(10).max(MAX_TIMER_MS).default(5_000),
+    /**
+     * A durable terminal whose connection was lost is adopted again on a new one (the link's own
+     * reconnect, or the next call) for this long after the loss, and at most its TTL; then it ends.
+     */
+    readoptWithinMs: z.number().int().min(0).max(MAX_TIMER_MS).default(600_000),
     /** Inherited names let through the environment scrub as they are, as in dsh-subprocess-local (never `DSH_*`). */
     envAllow: EnvAllowSchema,
     /**

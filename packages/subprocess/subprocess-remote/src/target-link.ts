@@ -48,6 +48,14 @@ export class TargetLink {
     return connection
   }
 
+  /** A connection other than `dead` (which was lost, though the link may not have noticed it yet): made anew when needed. */
+  async clientAfter(dead: SessionHostClient): Promise<SessionHostClient> {
+    const connection = this.client()
+    if ((await connection) !== dead) return connection
+    if (this.#connection === connection) this.#connection = undefined
+    return this.client()
+  }
+
   /** Hang up (the session host then ends this connection's non-durable terminals) and end a connect command. */
   async close(): Promise<void> {
     const connection = this.#connection
