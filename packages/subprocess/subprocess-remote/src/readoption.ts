@@ -44,6 +44,8 @@ export class Readopter {
   #lostAt: number | undefined
   #loss: Error | undefined
   #trying: Promise<void> | undefined
+  /** When the try under way started. */
+  #tryStarted = 0
   #timer: NodeJS.Timeout | undefined
   #pause: number
   #stopped = false
@@ -67,12 +69,24 @@ export class Readopter {
     void this.now()
   }
 
-  /** Try now (or join the try under way); settles when it ended, whatever its outcome. */
-  now(): Promise<void> {
-    if (this.#lostAt === undefined || this.#stopped) return Promise.resolve()
-    clearTimeout(this.#timer)
-    this.#trying ??= this.#try().finally(() => (this.#trying = undefined))
-    return this.#trying
+  /**
+   * Try now (or join the try under way); settles when it ended, whatever its outcome. With `fresh`,
+   * a try begun before this call (perhaps while the link was still down) does not count: when it
+   * fails, one more is made.
+   */
+  async now(fresh = false): Promise<void> {
+    const since = performance.now()
+    for (;;) {
+      if (this.#lostAt === undefined || this.#stopped) return
+      clearTimeout(this.#timer)
+      if (!this.#trying) {
+        this.#tryStarted = performance.now()
+        this.#trying = this.#try().finally(() => (this.#trying = undefined))
+      }
+      const started = this.#tryStarted
+      await this.#trying
+      if (!fresh || started >= since) return
+    }
   }
 
   /** No more tries (the provider is going away; the far side keeps the terminal for its TTL). */

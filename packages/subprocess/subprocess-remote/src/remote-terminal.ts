@@ -161,7 +161,7 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
   /** Before a call: a suspended terminal is adopted again first (bounded), or the call fails with the loss. */
   async #reachable(): Promise<void> {
     if (!this.#suspended) return
-    await this.#readopter!.now()
+    await this.#readopter!.now(true)
     if (this.#suspended) throw this.#suspended
   }
 
@@ -227,7 +227,7 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
   async #terminateNow(): Promise<void> {
     // A suspended terminal is adopted again to be torn down; when that fails it ends on the far side by its TTL.
     if (this.#suspended) {
-      await this.#readopter!.now()
+      await this.#readopter!.now(true)
       if (this.#suspended) return this.#end(this.#suspended)
     }
     if (this.#lost) return
