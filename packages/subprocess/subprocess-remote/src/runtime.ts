@@ -14,8 +14,9 @@ import {
 import { errorMessage } from 'dsh-basics'
 import type { SessionHostClient } from './client'
 import type { RemoteSubprocessConfig } from './config'
-import type { AdoptResult, ListResult } from 'dsh-session-host'
+import type { AdoptResult } from 'dsh-session-host'
 import { RemoteTerminal } from './remote-terminal'
+import { listEveryTarget, type UnreachableTarget } from './listing'
 import { Readopter } from './readoption'
 import { TargetLink } from './target-link'
 import type { AppliedTerminalLimits } from 'dsh-subprocess'
@@ -45,6 +46,7 @@ export class RemoteSubprocessRuntime extends SubprocessRuntime {
   private readonly terminals = new Set<RemoteTerminal>()
   /** The re-adopters of durable terminals, stopped when the provider goes. */
   private readonly readopters = new Set<Readopter>()
+  private unreachable: readonly UnreachableTarget[] = []
 
   constructor(ctx: Context, config: RemoteSubprocessConfig) {
     super(ctx)
@@ -124,24 +126,21 @@ export class RemoteSubprocessRuntime extends SubprocessRuntime {
   }
 
   /**
-   * The detached durable terminals of this user on the default target and on every target connected
-   * now (a listing does not dial a machine nobody asked for), each with its target. A target that
-   * cannot be asked is left out, not an error: its sessions show again once it answers.
+   * The detached durable terminals of this user on every target, each with its target: targets not
+   * connected yet are connected now, in parallel, each within `listTimeoutMs`; one that cannot be
+   * reached is left out and named by {@link RemoteSubprocessRuntime.unreachableTargets}, never
+   * holding the listing up. The default target's failure is the listing's.
    */
   override async listDetached(): Promise<readonly DetachedTerminal[]> {
-    const asked = [...this.links.values()].filter((link, index) => index === 0 || link.connected)
-    const lists = await Promise.all(
-      asked.map(async (link) => {
-        try {
-          const { terminals } = (await (await link.client()).request('list', {})) as ListResult
-          return terminals.map((terminal) => ({ ...terminal, target: link.name }))
-        } catch (error) {
-          if (link === asked[0]) throw error
-          return []
-        }
-      }),
-    )
-    return lists.flat()
+    const listing = await listEveryTarget([...this.links.values()], this.config.listTimeoutMs)
+    this.unreachable = listing.unreachable
+    for (const { target, reason } of listing.unreachable) this.ctx.logger('subprocess').warn('target %s did not answer a listing: %s', target, reason)
+    return listing.terminals
+  }
+
+  /** The targets the last listing could not reach, with why (empty when every one answered). */
+  unreachableTargets(): readonly UnreachableTarget[] {
+    return this.unreachable
   }
 
   /**

@@ -18,6 +18,8 @@ export class TargetLink {
   readonly #report: (message: string) => void
   readonly #stops = new Set<() => void>()
   #connection: Promise<SessionHostClient> | undefined
+  /** Connections that were made (their hello came). */
+  readonly #made = new WeakSet<Promise<SessionHostClient>>()
 
   constructor(name: string, route: TargetRoute, config: RemoteSubprocessConfig, report: (message: string) => void) {
     this.#name = name
@@ -44,7 +46,10 @@ export class TargetLink {
     const forget = () => {
       if (this.#connection === connection) this.#connection = undefined
     }
-    connection.then((client) => client.closed.then(forget), forget)
+    connection.then((client) => {
+      this.#made.add(connection)
+      return client.closed.then(forget)
+    }, forget)
     return connection
   }
 
@@ -60,6 +65,8 @@ export class TargetLink {
   async close(): Promise<void> {
     const connection = this.#connection
     this.#connection = undefined
+    // A connection still being made (a host that accepted and hangs) is not waited for: its command ends now.
+    if (connection && !this.#made.has(connection)) for (const stop of this.#stops) stop()
     await connection?.then((client) => client.close()).catch(() => undefined)
     for (const stop of this.#stops) stop()
   }
