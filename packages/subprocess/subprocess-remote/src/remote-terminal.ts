@@ -99,7 +99,10 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
     validateTerminalFacts(facts)
     if (this.#lost || this.#terminated) return
     // Stored by the next adoption's rebind: the far side must have the newest facts for a later adopter.
-    if (this.#suspended) return void (this.#unsentFacts = facts)
+    if (this.#suspended) {
+      this.#unsentFacts = facts
+      return
+    }
     this.#client.request('setFacts', { terminal: this.#number, facts }).catch(() => {})
   }
 

@@ -5,7 +5,13 @@ import { OutputDelivery } from '../src/output-delivery'
 function delivery() {
   const got: string[] = []
   const acks: number[] = []
-  const output = new OutputDelivery({ acknowledge: (offset) => acks.push(offset), ackEveryBytes: 1, report: (error) => { throw error } })
+  const output = new OutputDelivery({
+    acknowledge: (offset) => acks.push(offset),
+    ackEveryBytes: 1,
+    report: (error) => {
+      throw error
+    },
+  })
   output.subscribe((chunk) => got.push(chunk.toString()))
   return { output, got, acks }
 }

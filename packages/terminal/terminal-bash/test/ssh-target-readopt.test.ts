@@ -53,9 +53,13 @@ describe.skipIf(!sshTargetRuns)('a durable session on an ssh target whose link i
       await stack.run(id, 'cd /tmp && export DSH_READOPT=kept')
       // Each line waits for a file the test creates once the link is cut, so some lines are printed while cut.
       const gate = `/tmp/dsh-readopt-${process.pid}-${Date.now()}`
-      const send = stack.send(id, `for i in $(seq 1 ${LINES}); do echo line-$i; [ $i = 5 ] && while [ ! -e ${gate} ]; do sleep 0.05; done; done; rm -f ${gate}`, {
-        timeoutMs: 6 * LIVENESS_MS,
-      })
+      const send = stack.send(
+        id,
+        `for i in $(seq 1 ${LINES}); do echo line-$i; [ $i = 5 ] && while [ ! -e ${gate} ]; do sleep 0.05; done; done; rm -f ${gate}`,
+        {
+          timeoutMs: 6 * LIVENESS_MS,
+        },
+      )
       const session = asTerminalSessionId(id)
       // Lines 1–5 reach this side before the cut; the rest are printed once it is cut.
       await eventually(() => numbered(stack.terminals.read(stack.agent, session, { offset: 0, count: 200 }).text).includes(5), 'line-5 to arrive')
