@@ -164,7 +164,8 @@ export class RemoteSubprocessRuntime extends SubprocessRuntime {
 
   /** A handle for a terminal the session host named in a reply, routed from this moment on. */
   private attach(client: SessionHostClient, reply: SpawnReply, from: number, durable: DurableRoute | undefined): RemoteTerminal {
-    const readopter = durable && this.readopter(durable)
+    // Over the local socket a lost connection is the session host's death: its terminals are gone with it.
+    const readopter = durable?.link.relayed ? this.readopter(durable) : undefined
     const terminal = new RemoteTerminal({
       client,
       number: reply.terminal,

@@ -33,9 +33,12 @@ export class TargetLink {
     return this.#name
   }
 
-  /** True while a connection is made or being made (a listing asks only such targets besides the default). */
-  get connected(): boolean {
-    return this.#connection !== undefined
+  /**
+   * Whether the link runs through a connect command: a lost connection may then be the link's (ssh,
+   * a relay), with the session host beyond it alive. Over the local socket it is the session host's death.
+   */
+  get relayed(): boolean {
+    return 'connect' in this.#route
   }
 
   /** The shared connection, made on first use and again after a failed start or a loss. */
