@@ -2,6 +2,7 @@ import { connectLocalSessionHost, defaultSocketPath, sessionHostCommand } from '
 import { SessionHostClient } from './client'
 import type { RemoteSubprocessConfig } from './config'
 import { runConnectCommand } from './connect-command'
+import { SubprocessError } from 'dsh-subprocess'
 
 /** How one target is reached: a connect command, or the local per-user socket (started on first use). */
 export type TargetRoute = { readonly connect: readonly string[] } | { readonly socket: true }
@@ -20,6 +21,7 @@ export class TargetLink {
   #connection: Promise<SessionHostClient> | undefined
   /** Connections that were made (their hello came). */
   readonly #made = new WeakSet<Promise<SessionHostClient>>()
+  #closed = false
 
   constructor(name: string, route: TargetRoute, config: RemoteSubprocessConfig, report: (message: string) => void) {
     this.#name = name
@@ -43,6 +45,8 @@ export class TargetLink {
 
   /** The shared connection, made on first use and again after a failed start or a loss. */
   client(): Promise<SessionHostClient> {
+    // After close, nothing connects again: a re-adoption still under way must not leave a connection behind.
+    if (this.#closed) return Promise.reject(new SubprocessError('SPAWN_FAILED', `target ${this.#name}: the provider is unloading`))
     if (this.#connection) return this.#connection
     const connection = this.#connect()
     this.#connection = connection
@@ -66,6 +70,7 @@ export class TargetLink {
 
   /** Hang up (the session host then ends this connection's non-durable terminals) and end a connect command. */
   async close(): Promise<void> {
+    this.#closed = true
     const connection = this.#connection
     this.#connection = undefined
     // A connection still being made (a host that accepted and hangs) is not waited for: its command ends now.
