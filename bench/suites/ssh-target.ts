@@ -2,7 +2,10 @@
 // its own sshd (the testkit's startSshHost; needs root), reached by dsh-subprocess-remote's
 // `connect: [ssh, …, dsh-session-host, --stdio]`. Rows: the per-call overhead of a `true` send over
 // the ssh target against a raw `ssh -tt` bash with a marker prompt on the same host (the floor, same
-// run, taking turns), and three ssh targets × 50 sessions at once, every echo exact.
+// run, taking turns), and three ssh targets × 50 sessions at once, every echo exact: once with one
+// composition per target, once from one composition whose subprocess entry names the three as
+// `targets` (the way one MCP host drives many machines). Three hosts: three network namespaces, each
+// with its own sshd (startSshHost with index 0–2), not one sshd under three names.
 // DSH_BENCH_SSH_SENDS (default 300) and DSH_BENCH_SSH_SESSIONS (default 50) shrink a quick run.
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -32,6 +35,7 @@ const WARMUP = Math.min(100, SENDS)
 const TRUE_FLOOR = 'raw `ssh -tt` bash: `true` round trip'
 const TRUE = 'ssh target: `true` round trip'
 const PARALLEL = `ssh targets: ${TARGETS} × ${SESSIONS} sessions (open + echo + close), concurrent`
+const NAMED = `ssh targets: ${TARGETS} × ${SESSIONS} sessions from one composition (named targets), concurrent`
 
 function positive(name: string, fallback: number): number {
   const value = Number(process.env[name] ?? fallback)
@@ -86,23 +90,32 @@ class RawSshShell {
  * `--socket` is the run's own: the targets share this machine's filesystem, and a `--stdio` that
  * relays to a socket session host (protocol version 2) must reach one of this target only.
  */
-async function mountSshStack(host: SshHost) {
+async function mountSshStack(hosts: readonly SshHost[]) {
   const root = new Context()
   const fibers: Fiber[] = []
-  const socket = join(hostRuntimeDir(process.getuid?.() ?? -1), `bench-ssh-${randomBytes(6).toString('hex')}`, 'session-host.sock')
+  const sockets = hosts.map(() => join(hostRuntimeDir(process.getuid?.() ?? -1), `bench-ssh-${randomBytes(6).toString('hex')}`, 'session-host.sock'))
   fibers.push(await root.plugin(agentPlugin))
-  const connect = host.connect([...sessionHostCommand(), '--stdio', '--socket', socket])
-  fibers.push(await root.plugin(remotePlugin, { connect, startTimeoutMs: 30_000 }))
+  const connects = hosts.map((host, index) => host.connect([...sessionHostCommand(), '--stdio', '--socket', sockets[index]!]))
+  // One host: it is the default target (`connect`); several: named targets `t0`, `t1`, … of one provider.
+  const names = hosts.length === 1 ? [undefined] : hosts.map((_, index) => `t${index}`)
+  const provider =
+    hosts.length === 1
+      ? { connect: connects[0], startTimeoutMs: 30_000 }
+      : { targets: Object.fromEntries(connects.map((connect, index) => [names[index], { connect }])), startTimeoutMs: 30_000 }
+  fibers.push(await root.plugin(remotePlugin, provider))
   fibers.push(await root.plugin(policyPlugin, { mode: 'danger-full-access' }))
-  fibers.push(await root.plugin(terminalPlugin, { maxSessionsPerAgent: SESSIONS + 8 }))
+  fibers.push(await root.plugin(terminalPlugin, { maxSessionsPerAgent: hosts.length * SESSIONS + 8 }))
   fibers.push(await root.plugin(bashPlugin, BACKEND_CONFIG))
   const agent = await root.agents.create()
   const terminals = root.terminals
+  const spawn = (target: string | undefined) => terminals.spawn(agent, { type: 'shell', cwd: '/tmp', ...(target ? { target } : {}) })
   // Connect now, one target at a time: a cold connect (ssh login, the relay, the socket session host
   // under tsx) must answer its hello within the client's deadline, which three at once under load miss.
-  await terminals.close(agent, (await terminals.spawn(agent, { type: 'shell', cwd: '/tmp' })).sessionId)
+  for (const target of names) await terminals.close(agent, (await spawn(target)).sessionId)
   return {
-    open: async () => (await terminals.spawn(agent, { type: 'shell', cwd: '/tmp' })).sessionId,
+    /** The names to open on (`undefined`: the default target). */
+    targets: names,
+    open: async (target?: string) => (await spawn(target)).sessionId,
     run: async (id: TerminalSessionId, text: string) => {
       const send = terminals.startSend(agent, id, { text, submit: true })
       const result = await send.done
@@ -113,7 +126,7 @@ async function mountSshStack(host: SshHost) {
     dispose: async () => {
       await agent.dispose()
       for (const fiber of fibers.reverse()) await fiber.dispose()
-      rmSync(dirname(socket), { recursive: true, force: true })
+      for (const socket of sockets) rmSync(dirname(socket), { recursive: true, force: true })
     },
   }
 }
@@ -127,9 +140,14 @@ export async function sshTarget(): Promise<BenchRow[]> {
   const stacks: SshStack[] = []
   try {
     for (let index = 0; index < TARGETS; index++) hosts.push(await startSshHost({ index }))
-    for (const host of hosts) stacks.push(await mountSshStack(host))
+    for (const host of hosts) stacks.push(await mountSshStack([host]))
     if (wants(TRUE_FLOOR, TRUE)) rows.push(...(await roundTrips(hosts[0]!, stacks[0]!)))
-    if (wants(PARALLEL)) rows.push(await parallel(stacks))
+    if (wants(PARALLEL)) rows.push(await parallel(stacks, PARALLEL, 'one composition (and one ssh connection) per target'))
+    if (wants(NAMED)) {
+      const named = await mountSshStack(hosts)
+      stacks.push(named)
+      rows.push(await parallel([named], NAMED, `one composition whose provider names the ${TARGETS} hosts as targets (one ssh connection each)`))
+    }
   } finally {
     for (const stack of stacks) await stack.dispose().catch(() => undefined)
     for (const host of hosts) await host.stop()
@@ -162,14 +180,15 @@ async function roundTrips(host: SshHost, stack: SshStack): Promise<BenchRow[]> {
   }
 }
 
-/** Every target's stack opens `SESSIONS` sessions at once, each echoes its own token and closes. */
-async function parallel(stacks: readonly SshStack[]): Promise<BenchRow> {
+/** On every target of every stack, `SESSIONS` sessions open at once, each echoes its own token and closes. */
+async function parallel(stacks: readonly SshStack[], figure: string, how: string): Promise<BenchRow> {
+  const places = stacks.flatMap((stack) => stack.targets.map((target) => ({ stack, target })))
   const round = () =>
     timed(() =>
       Promise.all(
-        stacks.flatMap((stack, target) =>
+        places.flatMap(({ stack, target: name }, target) =>
           Array.from({ length: SESSIONS }, async (_, index) => {
-            const id = await stack.open()
+            const id = await stack.open(name)
             const token = `token-${target}-${index}`
             exact(await stack.run(id, `echo ${token}`), `${token}\n`, `session ${index} on target ${target}`)
             await stack.close(id)
@@ -179,9 +198,9 @@ async function parallel(stacks: readonly SshStack[]): Promise<BenchRow> {
     )
   const [samples] = await collectRotating(ROUNDS, [round], 1)
   return {
-    figure: PARALLEL,
+    figure,
     unit: 'ms',
-    note: `one MCP-host process, one composition (and one ssh connection) per target; every echo must settle as stdin_read with its own output, or the bench fails`,
+    note: `one MCP-host process, ${how}; every echo must settle as stdin_read with its own output, or the bench fails`,
     samples: samples!,
   }
 }

@@ -23,6 +23,13 @@ export const Config = z
      * answer within as long again and the connection is lost with `TARGET_UNREACHABLE`.
      */
     livenessMs: z.number().int().min(10).max(MAX_TIMER_MS).default(5_000),
+    /**
+     * A durable terminal whose connection was lost is adopted again on a new one (the link's own
+     * reconnect, or the next call) for this long after the loss, and at most its TTL; then it ends.
+     */
+    readoptWithinMs: z.number().int().min(0).max(MAX_TIMER_MS).default(600_000),
+    /** How long a listing waits for each target besides the default (connecting to it if needed) before it names it unreachable. */
+    listTimeoutMs: z.number().int().min(1).max(MAX_TIMER_MS).default(5_000),
     /** Inherited names let through the environment scrub as they are, as in dsh-subprocess-local (never `DSH_*`). */
     envAllow: EnvAllowSchema,
     /**

@@ -34,6 +34,8 @@ export class OutputDelivery {
   #received = 0
   #acknowledged = 0
   #ackTimer: NodeJS.Timeout | undefined
+  /** After a re-adoption: bytes before this offset were delivered already and are dropped from the replay. */
+  #seenUntil = 0
 
   constructor(options: OutputDeliveryOptions) {
     this.#options = options
@@ -44,12 +46,34 @@ export class OutputDelivery {
   push(offset: number, chunk: Buffer): boolean {
     if (offset !== this.#received) return false
     this.#received += chunk.length
+    if (offset < this.#seenUntil) {
+      // Replayed bytes this side had: acknowledged, not delivered again.
+      const seen = Math.min(chunk.length, this.#seenUntil - offset)
+      this.#advance(seen)
+      if (seen === chunk.length) return true
+      chunk = chunk.subarray(seen)
+    }
     if (this.#backlog) {
       this.#backlog.push(chunk)
       return true
     }
     this.#deliver(chunk)
     return true
+  }
+
+  /**
+   * The terminal was adopted again on a new connection whose replay starts at `from`: the part of it
+   * received before is dropped, so nothing is delivered twice. Answers how many bytes were lost
+   * (the session host's ring no longer held them; 0 normally).
+   */
+  rebase(from: number): number {
+    const lost = Math.max(0, from - this.#received)
+    this.#seenUntil = Math.max(this.#received, from)
+    // The new connection counts from the replay: acknowledgements start over there.
+    this.#received = this.#delivered = this.#acknowledged = from
+    clearTimeout(this.#ackTimer)
+    this.#ackTimer = undefined
+    return lost
   }
 
   /** Add a listener; the first one receives the held chunks before this returns. */
@@ -73,7 +97,12 @@ export class OutputDelivery {
         this.#options.report(error)
       }
     }
-    this.#delivered += chunk.length
+    this.#advance(chunk.length)
+  }
+
+  /** `bytes` more were handed over (or dropped as seen): acknowledge at once past the threshold, else within {@link ACK_DELAY_MS}. */
+  #advance(bytes: number): void {
+    this.#delivered += bytes
     if (this.#delivered - this.#acknowledged >= this.#options.ackEveryBytes) this.#flushAck()
     else if (this.#ackTimer === undefined) {
       this.#ackTimer = setTimeout(() => this.#flushAck(), ACK_DELAY_MS)

@@ -12,6 +12,7 @@ import {
 } from 'dsh-subprocess'
 import type { ClientTerminal, SessionHostClient } from './client'
 import { OutputDelivery } from './output-delivery'
+import type { Readopter } from './readoption'
 
 /**
  * What a terminal reports as its exit when the session host was lost before the exit arrived: the
@@ -39,6 +40,8 @@ export interface RemoteTerminalOptions {
   readonly durable: boolean
   /** Offset of its first byte that will arrive (an adoption's `replayFrom`; 0 for a spawn). */
   readonly from?: number
+  /** A durable terminal's way back after its connection was lost (see {@link Readopter}); absent: a loss ends it. */
+  readonly readopter?: Readopter
 }
 
 /**
@@ -54,10 +57,18 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
   readonly durable: boolean
   /** Present on durable terminals (the seam's contract): stores facts for the next adopter. */
   readonly setFacts?: (facts: string) => void
-  readonly #client: SessionHostClient
-  readonly #number: number
+  #client: SessionHostClient
+  #number: number
   readonly #output: OutputDelivery
   readonly #forget: (terminal: RemoteTerminal) => void
+  readonly #readopter: Readopter | undefined
+  readonly #report: (error: unknown) => void
+  /** Set while a durable terminal's connection is lost and it is not adopted again yet: the loss. */
+  #suspended: Error | undefined
+  /** Facts stored while suspended, sent once adopted again. */
+  #unsentFacts: string | undefined
+  /** The size last asked for, sent again after a re-adoption when it changed meanwhile. */
+  #size: { rows: number; cols: number } | undefined
   #resolveDone!: (exit: TerminalExit) => void
   #exit: TerminalExit | undefined
   #lost: Error | undefined
@@ -70,6 +81,8 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
     this.#client = options.client
     this.#number = options.number
     this.#forget = options.forget
+    this.#readopter = options.readopter
+    this.#report = options.report
     this.#output = new OutputDelivery({
       acknowledge: (offset) => this.#client.acknowledge(this.#number, offset),
       ackEveryBytes: options.ackEveryBytes,
@@ -85,6 +98,11 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
   #setFacts(facts: string): void {
     validateTerminalFacts(facts)
     if (this.#lost || this.#terminated) return
+    // Stored by the next adoption's rebind: the far side must have the newest facts for a later adopter.
+    if (this.#suspended) {
+      this.#unsentFacts = facts
+      return
+    }
     this.#client.request('setFacts', { terminal: this.#number, facts }).catch(() => {})
   }
 
@@ -104,9 +122,50 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
   }
 
   lost(error: Error): void {
+    if (this.#readopter && !this.#exit && !this.#terminated && !this.#lost) {
+      // Durable: the session host on the far side keeps it; it is adopted again once the link is back.
+      this.#suspended = error
+      this.#readopter.lost(error, this.#client)
+      return
+    }
+    this.#end(error)
+  }
+
+  /** The terminal is gone for this side: calls fail with `error`, `done` resolves. */
+  #end(error: Error): void {
+    this.#suspended = undefined
     this.#lost = error
     this.exited(LOST_EXIT)
     this.#forget(this)
+  }
+
+  /**
+   * Adopted again on `client` as `number`, the replay starting at `from`: called synchronously when
+   * the adopt reply is read, before the replay's frames. Answers the bytes the replay lacked.
+   */
+  rebind(client: SessionHostClient, number: number, from: number): number {
+    this.#client = client
+    this.#number = number
+    this.#suspended = undefined
+    const missing = this.#output.rebase(from)
+    client.attach(number, this)
+    if (missing > 0) this.#report(new Error(`terminal ${this.pid}: ${missing} bytes of output were dropped on the far side while its link was down`))
+    if (this.#size) client.request('resize', { terminal: number, ...this.#size }).catch(() => {})
+    if (this.#unsentFacts !== undefined) client.request('setFacts', { terminal: number, facts: this.#unsentFacts }).catch(() => {})
+    this.#unsentFacts = undefined
+    return missing
+  }
+
+  /** Re-adoption gave up (`error`: the terminal is gone there, or the link stayed down too long). */
+  abandon(error: Error): void {
+    if (this.#suspended) this.#end(error)
+  }
+
+  /** Before a call: a suspended terminal is adopted again first (bounded), or the call fails with the loss. */
+  async #reachable(): Promise<void> {
+    if (!this.#suspended) return
+    await this.#readopter!.now(true)
+    if (this.#suspended) throw this.#suspended
   }
 
   onOutput(listener: TerminalOutputListener): () => void {
@@ -114,6 +173,7 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
   }
 
   async write(data: string | Uint8Array): Promise<void> {
+    await this.#reachable()
     if (this.#lost) throw this.#lost
     if (this.#exit || this.#terminated) throw new SubprocessError('TERMINAL_EXITED', `terminal ${this.pid} has exited; input was not written`)
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data.buffer, data.byteOffset, data.byteLength)
@@ -125,12 +185,15 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
 
   resize(rows: number, cols: number): void {
     validateTerminalSize(rows, cols)
-    if (this.#exit || this.#terminated) return
+    this.#size = { rows, cols }
+    if (this.#exit || this.#terminated || this.#suspended) return
     this.#client.request('resize', { terminal: this.#number, rows, cols }).catch(() => {})
   }
 
   async inspectForeground(options: InspectOptions = {}): Promise<ForegroundFacts | undefined> {
     if (this.#exit || this.#terminated) return undefined
+    // Not waited for: a readiness probe during a cut learns nothing rather than stalling.
+    if (this.#suspended) return undefined
     try {
       const facts = await this.#client.request('inspectForeground', { terminal: this.#number, options })
       return (facts ?? undefined) as ForegroundFacts | undefined
@@ -140,6 +203,7 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
   }
 
   async signalForeground(signal: NodeJS.Signals): Promise<number> {
+    await this.#reachable()
     if (this.#lost) throw this.#lost
     if (this.#terminated) throw new SubprocessError('NO_FOREGROUND_GROUP', `cannot resolve the foreground process group of terminal ${this.pid}; it has exited`)
     return (await this.#client.request('signalForeground', { terminal: this.#number, signal })) as number
@@ -149,7 +213,7 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
     if (!Number.isSafeInteger(processGroupId) || processGroupId <= 0) {
       throw new SubprocessError('INVALID_SPEC', `a shell process group must be a positive integer, got ${String(processGroupId)}`)
     }
-    if (this.#exit || this.#terminated) return
+    if (this.#exit || this.#terminated || this.#suspended) return
     this.#client.request('pinShellGroup', { terminal: this.#number, processGroupId }).catch(() => {})
   }
 
@@ -161,7 +225,18 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
    */
   terminate(): Promise<void> {
     if (this.#terminated || this.#lost) return Promise.resolve()
-    this.#closing ??= this.#client.request('terminate', { terminal: this.#number }).then(
+    this.#closing ??= this.#terminateNow()
+    return this.#closing
+  }
+
+  async #terminateNow(): Promise<void> {
+    // A suspended terminal is adopted again to be torn down; when that fails it ends on the far side by its TTL.
+    if (this.#suspended) {
+      await this.#readopter!.now(true)
+      if (this.#suspended) return this.#end(this.#suspended)
+    }
+    if (this.#lost) return
+    return this.#client.request('terminate', { terminal: this.#number }).then(
       () => {
         this.#terminated = true
         // The exit came before the reply (the session host sends it first); until then it still routes.
@@ -175,6 +250,5 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
         throw error
       },
     )
-    return this.#closing
   }
 }

@@ -14,8 +14,10 @@ import {
 import { errorMessage } from 'dsh-basics'
 import type { SessionHostClient } from './client'
 import type { RemoteSubprocessConfig } from './config'
-import type { AdoptResult, ListResult } from 'dsh-session-host'
+import type { AdoptResult } from 'dsh-session-host'
 import { RemoteTerminal } from './remote-terminal'
+import { listEveryTarget, type UnreachableTarget } from './listing'
+import { Readopter } from './readoption'
 import { TargetLink } from './target-link'
 import type { AppliedTerminalLimits } from 'dsh-subprocess'
 
@@ -42,6 +44,9 @@ export class RemoteSubprocessRuntime extends SubprocessRuntime {
   /** One link per target, the default first; derived from the config once. */
   private readonly links: ReadonlyMap<string, TargetLink>
   private readonly terminals = new Set<RemoteTerminal>()
+  /** The re-adopters of durable terminals, stopped when the provider goes. */
+  private readonly readopters = new Set<Readopter>()
+  private unreachable: readonly UnreachableTarget[] = []
 
   constructor(ctx: Context, config: RemoteSubprocessConfig) {
     super(ctx)
@@ -95,7 +100,7 @@ export class RemoteSubprocessRuntime extends SubprocessRuntime {
     let terminal: RemoteTerminal | undefined
     // Attached the moment the reply is read: the terminal's output frames follow it at once.
     const attach = (result: unknown) => {
-      terminal = this.attach(client, result as SpawnReply, spec.durable !== undefined, 0)
+      terminal = this.attach(client, result as SpawnReply, 0, spec.durable && { key: spec.durable.key, link, ttlMs: spec.durable.ttlMs })
     }
     try {
       const params = {
@@ -121,24 +126,21 @@ export class RemoteSubprocessRuntime extends SubprocessRuntime {
   }
 
   /**
-   * The detached durable terminals of this user on the default target and on every target connected
-   * now (a listing does not dial a machine nobody asked for), each with its target. A target that
-   * cannot be asked is left out, not an error: its sessions show again once it answers.
+   * The detached durable terminals of this user on every target, each with its target: targets not
+   * connected yet are connected now, in parallel, each within `listTimeoutMs`; one that cannot be
+   * reached is left out and named by {@link RemoteSubprocessRuntime.unreachableTargets}, never
+   * holding the listing up. The default target's failure is the listing's.
    */
   override async listDetached(): Promise<readonly DetachedTerminal[]> {
-    const asked = [...this.links.values()].filter((link, index) => index === 0 || link.connected)
-    const lists = await Promise.all(
-      asked.map(async (link) => {
-        try {
-          const { terminals } = (await (await link.client()).request('list', {})) as ListResult
-          return terminals.map((terminal) => ({ ...terminal, target: link.name }))
-        } catch (error) {
-          if (link === asked[0]) throw error
-          return []
-        }
-      }),
-    )
-    return lists.flat()
+    const listing = await listEveryTarget([...this.links.values()], this.config.listTimeoutMs)
+    this.unreachable = listing.unreachable
+    for (const { target, reason } of listing.unreachable) this.ctx.logger('subprocess').warn('target %s did not answer a listing: %s', target, reason)
+    return listing.terminals
+  }
+
+  /** The targets the last listing could not reach, with why (empty when every one answered). */
+  unreachableTargets(): readonly UnreachableTarget[] {
+    return this.unreachable
   }
 
   /**
@@ -148,18 +150,22 @@ export class RemoteSubprocessRuntime extends SubprocessRuntime {
    */
   override async adoptTerminal(key: string, target?: string): Promise<AdoptedTerminal> {
     if (typeof key !== 'string' || key === '') throw new SubprocessError('INVALID_SPEC', 'the key of the terminal to adopt must be a non-empty string')
-    const client = await this.link(target).client()
+    const link = this.link(target)
+    const client = await link.client()
     let handle: RemoteTerminal | undefined
     const reply = (await client.request('adopt', { key }, undefined, (result) => {
       const adopted = result as AdoptResult
-      handle = this.attach(client, adopted, true, adopted.replayFrom)
+      // The TTL is the spawner's and unknown here: re-adoption is bounded by readoptWithinMs alone.
+      handle = this.attach(client, adopted, adopted.replayFrom, { key, link, ttlMs: undefined })
     })) as AdoptResult
     if (!handle) throw new SubprocessError('SPAWN_FAILED', 'the session host answered the adoption without a terminal')
     return { handle, facts: reply.facts, replayFrom: reply.replayFrom }
   }
 
   /** A handle for a terminal the session host named in a reply, routed from this moment on. */
-  private attach(client: SessionHostClient, reply: SpawnReply, durable: boolean, from: number): RemoteTerminal {
+  private attach(client: SessionHostClient, reply: SpawnReply, from: number, durable: DurableRoute | undefined): RemoteTerminal {
+    // Over the local socket a lost connection is the session host's death: its terminals are gone with it.
+    const readopter = durable?.link.relayed ? this.readopter(durable) : undefined
     const terminal = new RemoteTerminal({
       client,
       number: reply.terminal,
@@ -167,23 +173,50 @@ export class RemoteSubprocessRuntime extends SubprocessRuntime {
       limits: reply.limits,
       ackEveryBytes: Math.max(1, Math.floor(client.windowBytes / 2)),
       report: (error) => this.ctx.logger('subprocess').warn('terminal output listener threw: %s', errorMessage(error)),
-      forget: (gone) => this.terminals.delete(gone),
-      durable,
+      forget: (gone) => {
+        this.terminals.delete(gone)
+        if (readopter) this.readopters.delete(readopter)
+      },
+      durable: durable !== undefined,
       from,
+      readopter,
     })
+    readopter?.bind(terminal)
     client.attach(reply.terminal, terminal)
     this.terminals.add(terminal)
     return terminal
   }
 
+  /** A durable terminal's way back after a lost link, on its own target, bounded by `readoptWithinMs` and its TTL. */
+  private readopter(durable: DurableRoute): Readopter {
+    const readopter = new Readopter({
+      key: durable.key,
+      link: durable.link,
+      tryMs: this.config.startTimeoutMs,
+      pauseMs: this.config.livenessMs,
+      withinMs: Math.min(this.config.readoptWithinMs, durable.ttlMs ?? Number.POSITIVE_INFINITY),
+    })
+    this.readopters.add(readopter)
+    return readopter
+  }
+
   /** Terminate every non-durable terminal, hang up (the durable ones stay detached in the session host) and end a connect command. */
   private async dispose(): Promise<void> {
+    for (const readopter of this.readopters) readopter.stop()
     const ending = [...this.terminals].filter((terminal) => !terminal.durable)
     const results = await Promise.allSettled(ending.map((terminal) => terminal.terminate()))
     await Promise.all([...this.links.values()].map((link) => link.close()))
     const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []))
     if (failures.length > 0) throw new AggregateError(failures, `${failures.length} terminal(s) could not be cleaned up`)
   }
+}
+
+/** Where a durable terminal lives, for its re-adoption. */
+interface DurableRoute {
+  readonly key: string
+  readonly link: TargetLink
+  /** Its detached TTL when this side spawned it (the far side ends it then). */
+  readonly ttlMs: number | undefined
 }
 
 function throwIfAborted(signal: AbortSignal | undefined): void {

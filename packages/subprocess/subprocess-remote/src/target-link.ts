@@ -2,6 +2,7 @@ import { connectLocalSessionHost, defaultSocketPath, sessionHostCommand } from '
 import { SessionHostClient } from './client'
 import type { RemoteSubprocessConfig } from './config'
 import { runConnectCommand } from './connect-command'
+import { SubprocessError } from 'dsh-subprocess'
 
 /** How one target is reached: a connect command, or the local per-user socket (started on first use). */
 export type TargetRoute = { readonly connect: readonly string[] } | { readonly socket: true }
@@ -18,6 +19,9 @@ export class TargetLink {
   readonly #report: (message: string) => void
   readonly #stops = new Set<() => void>()
   #connection: Promise<SessionHostClient> | undefined
+  /** Connections that were made (their hello came). */
+  readonly #made = new WeakSet<Promise<SessionHostClient>>()
+  #closed = false
 
   constructor(name: string, route: TargetRoute, config: RemoteSubprocessConfig, report: (message: string) => void) {
     this.#name = name
@@ -31,27 +35,46 @@ export class TargetLink {
     return this.#name
   }
 
-  /** True while a connection is made or being made (a listing asks only such targets besides the default). */
-  get connected(): boolean {
-    return this.#connection !== undefined
+  /**
+   * Whether the link runs through a connect command: a lost connection may then be the link's (ssh,
+   * a relay), with the session host beyond it alive. Over the local socket it is the session host's death.
+   */
+  get relayed(): boolean {
+    return 'connect' in this.#route
   }
 
   /** The shared connection, made on first use and again after a failed start or a loss. */
   client(): Promise<SessionHostClient> {
+    // After close, nothing connects again: a re-adoption still under way must not leave a connection behind.
+    if (this.#closed) return Promise.reject(new SubprocessError('SPAWN_FAILED', `target ${this.#name}: the provider is unloading`))
     if (this.#connection) return this.#connection
     const connection = this.#connect()
     this.#connection = connection
     const forget = () => {
       if (this.#connection === connection) this.#connection = undefined
     }
-    connection.then((client) => client.closed.then(forget), forget)
+    connection.then((client) => {
+      this.#made.add(connection)
+      return client.closed.then(forget)
+    }, forget)
     return connection
+  }
+
+  /** A connection other than `dead` (which was lost, though the link may not have noticed it yet): made anew when needed. */
+  async clientAfter(dead: SessionHostClient): Promise<SessionHostClient> {
+    const connection = this.client()
+    if ((await connection) !== dead) return connection
+    if (this.#connection === connection) this.#connection = undefined
+    return this.client()
   }
 
   /** Hang up (the session host then ends this connection's non-durable terminals) and end a connect command. */
   async close(): Promise<void> {
+    this.#closed = true
     const connection = this.#connection
     this.#connection = undefined
+    // A connection still being made (a host that accepted and hangs) is not waited for: its command ends now.
+    if (connection && !this.#made.has(connection)) for (const stop of this.#stops) stop()
     await connection?.then((client) => client.close()).catch(() => undefined)
     for (const stop of this.#stops) stop()
   }

@@ -2,7 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { sessionHostCommand } from 'dsh-session-host'
 import { isSubprocessError } from 'dsh-subprocess'
 import { afterAll, describe, expect, it } from 'vitest'
-import { bashSpec, cleanupAtEnd, mountRemote } from './support/remote'
+import { eventually } from 'dsh-testkit'
+import { bashSpec, cleanupAtEnd, collect, mountRemote } from './support/remote'
 
 // A link that stops carrying bytes without ending: the connect command is a --stdio relay that the
 // test stops with SIGSTOP, the way a cut network leaves ssh hanging.
@@ -43,6 +44,42 @@ describe('liveness', () => {
       expect(isSubprocessError(failed, 'TARGET_UNREACHABLE')).toBe(true)
       expect(await shell.done).toEqual({ exitCode: null, signal: 'SIGKILL' })
       expect(isSubprocessError(await shell.write('echo never\r').catch((error: unknown) => error), 'TARGET_UNREACHABLE')).toBe(true)
+    } finally {
+      await remote.dispose()
+    }
+  }, 60_000)
+
+  it('a durable terminal outlives the given-up link: once the relay runs again the same handle is adopted on a new connection, its output once and in order', async () => {
+    const connect = [...sessionHostCommand(), '--stdio', '--socket', socketPath, '--idle-exit-ms', '0']
+    // The first test's relay is still there, stopped: this test's is the new one.
+    const earlier = new Set(relayPids())
+    const remote = await mountRemote({ connect, livenessMs: 300 })
+    try {
+      const shell = await remote.runtime.spawnTerminal(bashSpec({ durable: { key: 'liveness-1', ttlMs: 60_000, retainBytes: 65_536 } }))
+      cleanup.process((await remote.runtime.sessionHostPid())!)
+      const [relay] = relayPids().filter((pid) => !earlier.has(pid))
+      expect(relay).toBeDefined()
+      cleanup.process(relay!)
+      const text = collect(shell)
+      await shell.write('echo before-$((1+1))\r')
+      await eventually(() => text().includes('before-2'), 'the first echo')
+      // Printed while the link is stopped: it waits in the session host for the next adopter.
+      await shell.write('sleep 0.3; echo while-$((2+3))-stopped\r')
+      process.kill(relay!, 'SIGSTOP')
+      const pending = await shell.write('echo lost\r').catch((error: unknown) => error)
+      expect(isSubprocessError(pending, 'TARGET_UNREACHABLE')).toBe(true)
+      expect(shell.exit).toBeUndefined()
+      // The link comes back: the old relay runs its pending SIGTERM (the client's hang-up) and ends.
+      process.kill(relay!, 'SIGCONT')
+      await shell.write('echo after-$((3+4))\r')
+      await eventually(() => text().includes('after-7'), 'the echo on the new connection')
+      expect(relayPids()).not.toContain(relay)
+      const seen = text()
+      expect([seen.match(/before-2/g)?.length, seen.match(/while-5-stopped/g)?.length, seen.match(/after-7\r?\n/g)?.length]).toEqual([1, 1, 1])
+      expect(seen.indexOf('while-5-stopped')).toBeLessThan(seen.indexOf('after-7\r'))
+      expect(shell.exit).toBeUndefined()
+      await shell.terminate()
+      expect(await shell.done).toMatchObject({ signal: expect.any(String) })
     } finally {
       await remote.dispose()
     }

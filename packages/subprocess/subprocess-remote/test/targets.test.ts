@@ -42,8 +42,9 @@ describe('named targets of dsh-subprocess-remote', () => {
     }
     const again = await mountRemote({ socketPath: localSocket, idleExitMs: 0, targets: { far } })
     try {
-      // The far target is not dialled by a listing until something uses it.
-      expect(await again.runtime.listDetached()).toEqual([])
+      // A listing connects to the far target (nothing used it yet) and finds the terminal detached there.
+      expect(await again.runtime.listDetached()).toEqual([expect.objectContaining({ key: 'far-1', target: 'far' })])
+      expect(again.runtime.unreachableTargets()).toEqual([])
       const adopted = await again.runtime.adoptTerminal('far-1', 'far')
       expect(await again.runtime.listDetached()).toEqual([])
       const text = collect(adopted.handle)
@@ -71,6 +72,33 @@ describe('named targets of dsh-subprocess-remote', () => {
       await probe.terminate()
     } finally {
       await second.dispose()
+    }
+  })
+
+  it('a target that cannot be reached is named unreachable by a listing, which still answers with the others', async () => {
+    // `silent` runs but never says hello (a host that accepts the connection and hangs); `gone` cannot run at all.
+    const targets = { far, silent: { connect: ['sleep', '1000'] }, gone: { connect: ['/nonexistent/dsh-connect'] } }
+    const first = await mountRemote({ socketPath: localSocket, idleExitMs: 0, targets: { far } })
+    await first.runtime.spawnTerminal(bashSpec({ target: 'far', durable: { key: 'far-3', ttlMs: 60_000, retainBytes: 65_536 } }))
+    await first.dispose()
+    const remote = await mountRemote({ socketPath: localSocket, idleExitMs: 0, startTimeoutMs: 60_000, listTimeoutMs: 1_000, targets })
+    try {
+      const listed = await eventually(async () => {
+        const terminals = await remote.runtime.listDetached()
+        return terminals.some((terminal) => terminal.key === 'far-3') && terminals
+      }, 'the detached far terminal')
+      expect(listed.map((terminal) => [terminal.key, terminal.target])).toContainEqual(['far-3', 'far'])
+      expect(
+        remote.runtime
+          .unreachableTargets()
+          .map((entry) => entry.target)
+          .sort(),
+      ).toEqual(['gone', 'silent'])
+      expect(remote.runtime.unreachableTargets().find((entry) => entry.target === 'silent')?.reason).toMatch(/no answer within 1000 ms/)
+      const adopted = await remote.runtime.adoptTerminal('far-3', 'far')
+      await adopted.handle.terminate()
+    } finally {
+      await remote.dispose()
     }
   })
 
