@@ -66,7 +66,8 @@ describe('liveness', () => {
       // Printed while the link is stopped: it waits in the session host for the next adopter.
       await shell.write('sleep 0.3; echo while-$((2+3))-stopped\r')
       process.kill(relay!, 'SIGSTOP')
-      const pending = await shell.write('echo lost\r').catch((error: unknown) => error)
+      // A call the stopped link never answers (a write is an input frame, with no reply to wait for).
+      const pending = await shell.signalForeground('SIGWINCH').catch((error: unknown) => error)
       expect(isSubprocessError(pending, 'TARGET_UNREACHABLE')).toBe(true)
       expect(shell.exit).toBeUndefined()
       // The link comes back: the old relay runs its pending SIGTERM (the client's hang-up) and ends.
