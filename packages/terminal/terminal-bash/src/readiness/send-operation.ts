@@ -6,7 +6,7 @@ import { type EvidenceRules, type ProbeSample, type ReadinessProof, ReadinessEvi
 import { ForegroundProber, type ProbeTarget } from './foreground-prober'
 import { SendBaselines } from './send-baselines'
 import { isIdleAtPrompt, isPromptOwnerWaiting, isQuietButNotReading, isSingleLine, isTypedAhead, type SendOptions, type SendSession } from './send-contract'
-import { type EarlierPart, SendOutput } from './send-output'
+import { type EarlierPart, joinEarlier, SendOutput } from './send-output'
 import { type ResultEnding, type SendEnding, type SendEvent, type SendPhase, type SendRules, type SendSteps, transitionFor } from './send-transitions'
 import { after, afterPollPhase, type Cancel, inMs, now, onAbort, PendingCallbacks, soon } from './timers'
 
@@ -57,13 +57,10 @@ export class SendOperation implements TerminalSendOperation {
   #lastFacts: ForegroundFacts | undefined
   /** Output arrivals when that sample started. */
   #lastFactsArrivals = -1
-  #promptFacts: ForegroundFacts | undefined
   /** The ending decided while the input state is told. */
   #decided: ResultEnding | undefined
   /** The cancelling interrupt while it runs; `released` waits for it. */
   #interruption: Promise<void> | undefined
-  /** Set by {@link SendOperation.release}. */
-  #released = false
 
   /** Prepares the send and takes its start baselines; nothing else happens until {@link SendOperation.start}. */
   constructor(session: SendSession, options: SendOptions) {
@@ -160,22 +157,12 @@ export class SendOperation implements TerminalSendOperation {
     }
   }
 
-  /** When the send ended on the shell's prompt: the latest sample of the shell waiting there. */
-  get promptFacts(): ForegroundFacts | undefined {
-    return this.#promptFacts
-  }
-
   /**
    * The send has input nothing answered yet: not yet written, or written with no output since. Until
    * then whoever is in front has not taken it up, so a look at the terminal cannot say it waits.
    */
   get inputPending(): boolean {
     return Boolean(this.#options.input) && this.#phase !== 'settled' && this.#session.stream.arrivals === this.#baselines.announceAfter
-  }
-
-  /** Output that followed the line `waitFor` matched: the session shows it as earlier output next. */
-  get afterMatch(): SendOutputBuffer | undefined {
-    return this.#output.afterMatch
   }
 
   /** Start: arm the timeout, then inspect and write (or, without input, go straight to waiting). */
@@ -225,14 +212,8 @@ export class SendOperation implements TerminalSendOperation {
   release(): { earlier: EarlierPart | undefined; buffer: SendOutputBuffer | undefined } {
     const earlier = joinEarlier(this.#options.earlier, this.#output.earlier)
     const buffer = this.#output.handOver()
-    this.#released = true
     this.#dispatch({ kind: 'exit' })
     return { earlier, buffer }
-  }
-
-  /** True once {@link SendOperation.release} settled it: its result reaches nobody. */
-  get handedOver(): boolean {
-    return this.#released
   }
 
   /** Consume the output produced since the previous read. */
@@ -484,7 +465,6 @@ export class SendOperation implements TerminalSendOperation {
     this.#pending.clearAll()
     if (ending.kind === 'error') this.#rejectDone(ending.error)
     else {
-      this.#promptFacts = ending.proof === 'prompt' ? this.#lastShellFacts : undefined
       const { viewport, truncated, ...numbered } = this.#output.settle()
       const result: TerminalSendResult = { viewport, waitReason: ending.reason, sessionStatus: this.#session.status(), truncated, ...numbered }
       const dropped = this.#session.stream.scrollback.droppedLines
@@ -506,24 +486,15 @@ export class SendOperation implements TerminalSendOperation {
       }
       this.#resolveDone(result)
     }
-    this.#session.settled(this)
+    // What outlives the send goes back to the session: the prompt it ended on, and what followed a match.
+    const promptFacts = ending.kind === 'result' && ending.proof === 'prompt' ? this.#lastShellFacts : undefined
+    this.#session.settled(this, promptFacts, this.#output.afterMatch)
     this.#releaseIfDone()
   }
 
   #releaseIfDone(): void {
     if (this.#phase === 'settled' && !this.#interruption) this.#resolveReleased()
   }
-}
-
-/**
- * The output printed between the previous result and the write, followed by what the running
- * command printed after it when the input was typed ahead: one stretch of the terminal, in order.
- */
-export function joinEarlier(before: EarlierPart | undefined, typedAhead: EarlierPart | undefined): EarlierPart | undefined {
-  if (!before || !typedAhead) return before ?? typedAhead
-  const output = before.output + typedAhead.output
-  const truncated = before.truncated || typedAhead.truncated
-  return before.firstLine === undefined ? { output, truncated } : { output, truncated, firstLine: before.firstLine }
 }
 
 /** Lines the input occupies once echoed: one, plus one per line break before its final Enter. */

@@ -20,17 +20,15 @@ import { shellFailure } from '../errors'
 import { lookAtInput, markedInput } from '../input/input-state'
 import { sendInput } from '../input/send-input'
 import type { SendSession, SendOptions, SendTiming } from '../readiness/send-contract'
-import { joinEarlier, SendOperation } from '../readiness/send-operation'
-import type { EarlierPart } from '../readiness/send-output'
+import { SendOperation } from '../readiness/send-operation'
 import { SHELL_CONTINUATION_PROMPT, SHELL_PROMPT } from '../prompt-protocol'
-import { SendOutputBuffer } from '../output/index'
 import { ScreenModel } from '../screen/screen-model'
 import { type ScreenSource, showingScreen } from '../screen/screen-send'
 import { HumanTaps } from './human-taps'
 import { readScrollbackPage } from './scrollback-page'
-import { lineNumberOf } from '../output/line-numbers'
 import { TerminalStream } from './terminal-stream'
 import { OutputLedger } from './output-ledger'
+import { BetweenSends } from './between-sends'
 
 /**
  * One persistent shell: the provider's handle, the output pipeline and at most one active send.
@@ -50,21 +48,14 @@ export class ShellSession implements TerminalBackendSession {
   /** What a settling send reads to tell whether its result carries the screen (one object, not one per send). */
   readonly #screenSource: ScreenSource
   #active: SendOperation | undefined
-  /** Output that arrived while no send was active, since the latest result was taken. */
-  #earlier: SendOutputBuffer | undefined
-  /** What a released send had taken as its earlier output: it goes before {@link ShellSession.#earlier}. */
-  #earlierBefore: EarlierPart | undefined
-  #atPrompt: { facts: ForegroundFacts; arrivals: number } | undefined
+  /** What outlives a send: earlier output, the idle prompt's facts, the markers seen. */
+  readonly #between: BetweenSends
   /**
    * The look that pins the shell's process group after startup, while it runs (see
    * {@link ShellSession.#startPinning}): it resolves with its sample and the arrivals it saw, or
    * undefined. Writes, signals and inspections wait for it, so nothing is typed before it sampled.
    */
   #pinning: Promise<{ facts: ForegroundFacts; arrivals: number } | undefined> | undefined
-  /** Own markers seen when the latest send settled: a send without input reports only a later one. */
-  #markersSettled = 0
-  /** A person typed since the latest send settled: statuses from then on are theirs, not the agent's. */
-  #personTyped = false
   #motd = ''
   #exited = false
   #closeStarted = false
@@ -117,6 +108,7 @@ export class ShellSession implements TerminalBackendSession {
       nonce: nonces.nonce,
       replNonce: nonces.replNonce,
     })
+    this.#between = new BetweenSends(this.#stream, config.maxReadBytes)
     this.#timing = {
       timeoutMs: config.timeoutMs,
       idleSilenceMs: config.idleSilenceMs,
@@ -132,17 +124,12 @@ export class ShellSession implements TerminalBackendSession {
       status: () => this.status(),
       exited: () => this.#exited || handle.exit !== undefined,
       closing: () => this.#closeStarted,
-      settled: (operation) => {
+      // A released send is no longer active when it settles: shown to nobody, it hands nothing back.
+      settled: (operation, promptFacts, afterMatch) => {
         if (this.#active !== operation) return
         this.#active = undefined
-        // A released send was shown to nobody: its output stays the session's, and its command's status is still news.
-        if (operation.handedOver) return
         this.#ledger.delivered(this.#screen.size)
-        this.#earlier = operation.afterMatch ?? new SendOutputBuffer(this.#stream.line, this.#config.maxReadBytes)
-        this.#markersSettled = this.#stream.markers
-        this.#personTyped = false
-        const facts = operation.promptFacts
-        this.#atPrompt = facts ? { facts, arrivals: this.#stream.arrivals } : undefined
+        this.#between.settled(promptFacts, afterMatch)
       },
     }
     this.#screenSource = {
@@ -150,7 +137,7 @@ export class ShellSession implements TerminalBackendSession {
       verticalMoves: () => this.#stream.verticalMoves,
       snapshot: () => this.#screen.snapshot(),
     }
-    this.#stream.attach((chunk, gap) => (this.#active ? this.#active.onChunk(chunk, gap) : this.#earlier?.append(chunk)))
+    this.#stream.attach((chunk, gap) => (this.#active ? this.#active.onChunk(chunk, gap) : this.#between.append(chunk)))
     void handle.done.then(() => this.#onExit())
   }
 
@@ -181,7 +168,7 @@ export class ShellSession implements TerminalBackendSession {
       case 'stdin_read':
       case 'inferred_idle':
         this.#motd = result.viewport
-        this.#startPinning(operation)
+        this.#startPinning()
         this.#ledger.delivered(this.#screen.size)
         return
       case 'timeout':
@@ -206,9 +193,9 @@ export class ShellSession implements TerminalBackendSession {
    * arrived since. Without the controlled prompt (a configured shell that prints no marker)
    * nothing is pinned and the provider's default stays.
    */
-  #startPinning(operation: SendOperation): void {
+  #startPinning(): void {
     if (!this.#stream.promptReady) return
-    const known = operation.promptFacts
+    const known = this.#between.settledFacts
     if (known) return this.#pin(known.processGroupId)
     const arrivals = this.#stream.arrivals
     const pinning = this.#handle.inspectForeground().then(
@@ -221,7 +208,7 @@ export class ShellSession implements TerminalBackendSession {
         const idle = isStdinWaitProvenOrUnprovable(facts) && arrivals === this.#stream.arrivals && this.#stream.promptReady
         if (!idle) return undefined
         const pinned = { facts: { ...facts, isShellGroup: true }, arrivals }
-        if (!this.#active) this.#atPrompt = pinned
+        if (!this.#active) this.#between.idleAt(pinned)
         return pinned
       },
       // The provider could not look: its default group stays, as for a shell without the marker.
@@ -260,7 +247,7 @@ export class ShellSession implements TerminalBackendSession {
   }
 
   #startEarlier(): void {
-    this.#earlier = new SendOutputBuffer(this.#stream.line, this.#config.maxReadBytes)
+    this.#between.startEarlier()
   }
 
   #feed(chunk: Uint8Array): void {
@@ -303,8 +290,8 @@ export class ShellSession implements TerminalBackendSession {
     // A send that only resizes writes no byte, yet the resize is its write: the program's reaction
     // (SIGWINCH, a redraw, a new wait) is what it waits for, never the wait that held before.
     const input = typed ?? (size === undefined ? undefined : '')
-    const atPrompt = this.#takeAtPrompt()
-    const earlier = this.#takeEarlier()
+    const atPrompt = this.#between.takeIdlePrompt()
+    const earlier = this.#between.takeEarlier()
     const timing = {
       ...this.#timing,
       ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
@@ -318,7 +305,7 @@ export class ShellSession implements TerminalBackendSession {
       earlier,
       session: size === undefined ? this.#sendSession : this.#resizingSession(size),
     })
-    return showingScreen(operation, this.#screenSource, movesBefore)
+    return showingScreen(operation, this.#screenSource, movesBefore, earlier)
   }
 
   /**
@@ -357,22 +344,6 @@ export class ShellSession implements TerminalBackendSession {
   }
 
   /**
-   * What the session printed since the latest result was taken (a send settled, or a read showed the
-   * newest lines), consumed now: the next send's result carries it as earlier output.
-   */
-  #takeEarlier(): SendOptions['earlier'] {
-    const earlier = this.#earlier
-    const before = this.#earlierBefore
-    this.#earlier = undefined
-    this.#earlierBefore = undefined
-    if (!earlier) return before
-    const { viewport, truncated, firstLine } = earlier.settle()
-    if (viewport === '' && !truncated) return before
-    const part = firstLine === undefined ? { output: viewport, truncated } : { output: viewport, truncated, firstLine: lineNumberOf(firstLine) }
-    return joinEarlier(before, part)
-  }
-
-  /**
    * Stop the active send's wait without signalling (its caller is gone: the session was detached).
    * What it took and collected, and everything printed from now on, is the next result's earlier
    * output; the status of the command it ran is reported by the next send. No-op without a send.
@@ -380,32 +351,17 @@ export class ShellSession implements TerminalBackendSession {
   release(): void {
     const operation = this.#active
     if (!operation) return
+    // No longer active: the settlement the release causes hands nothing back (see `settled`).
+    this.#active = undefined
     const { earlier, buffer } = operation.release()
-    this.#atPrompt = undefined
-    this.#earlierBefore = joinEarlier(this.#earlierBefore, earlier)
-    this.#earlier = buffer ?? new SendOutputBuffer(this.#stream.line, this.#config.maxReadBytes)
-  }
-
-  /**
-   * The shell is still idle at the prompt the previous send ended on when nothing arrived since
-   * (and nothing was written or signalled: every write is a send, and `signal` forgets it). Then the
-   * send needs no pre-write inspection. Taken once: the next send re-establishes it.
-   */
-  #takeAtPrompt(): ForegroundFacts | undefined {
-    const atPrompt = this.#atPrompt
-    this.#atPrompt = undefined
-    return atPrompt && atPrompt.arrivals === this.#stream.arrivals && this.#stream.promptReady ? atPrompt.facts : undefined
+    this.#between.released(earlier, buffer)
   }
 
   /** One bounded page of retained scrollback (see {@link readScrollbackPage}); a page ending at the newest line takes the earlier output. */
   read(request: TerminalReadRequest): TerminalReadResult {
     const maxBytes = this.#config.maxReadBytes
     const { result, showsNewest } = readScrollbackPage(this.#stream.scrollback, request, maxBytes)
-    if (showsNewest && (this.#earlier || this.#earlierBefore)) {
-      this.#earlier = new SendOutputBuffer(this.#stream.line, maxBytes)
-      this.#earlierBefore = undefined
-      this.#ledger.delivered(this.#screen.size)
-    }
+    if (showsNewest && this.#between.shownByRead()) this.#ledger.delivered(this.#screen.size)
     return result
   }
 
@@ -421,15 +377,14 @@ export class ShellSession implements TerminalBackendSession {
    */
   writeAsHuman(data: string): Promise<void> {
     if (this.#closeStarted) return Promise.reject(shellFailure.closed())
-    this.#atPrompt = undefined
-    this.#personTyped = true
+    this.#between.personTyped()
     return this.#afterPin(() => this.#handle.write(data))
   }
 
   /** Deliver `signal` to the foreground group resolved now; the provider's refusals surface unchanged. */
   async signal(signal: TerminalSignal): Promise<TerminalSignalResult> {
     if (this.#closeStarted) throw shellFailure.closed()
-    this.#atPrompt = undefined
+    this.#between.forgetPrompt()
     const targetPgid = await this.#afterPin(() => this.#handle.signalForeground(signal))
     return { delivered: true, targetPgid }
   }
@@ -443,8 +398,8 @@ export class ShellSession implements TerminalBackendSession {
   async inputState(): Promise<TerminalInputState | undefined> {
     if (this.#closeStarted || this.#sendSession.exited()) return undefined
     const stream = this.#stream
-    const atPrompt = this.#atPrompt
-    const known = atPrompt && atPrompt.arrivals === stream.arrivals ? markedInput(stream, atPrompt.facts.program) : undefined
+    const idle = this.#between.idleFacts
+    const known = idle ? markedInput(stream, idle.program) : undefined
     if (known) return known
     const inputPending = this.#active?.inputPending === true
     const input = await lookAtInput((options) => this.#inspect(options), stream, { wanted: () => !this.#closeStarted, inputPending })
@@ -512,7 +467,7 @@ export class ShellSession implements TerminalBackendSession {
       promptFacts,
       // A send without input reports a status that arrived since the latest result, unless a person
       // typed since: then only one that arrives during this send.
-      markersBefore: input === undefined ? (this.#personTyped ? this.#stream.markers : this.#markersSettled) : undefined,
+      markersBefore: input === undefined ? this.#between.markersBefore() : undefined,
       timing: rules.timing,
       settleOnSilence: rules.settleOnSilence,
       waitFor: rules.waitFor,
