@@ -5,16 +5,22 @@ import type { SanitizedChunk, SendOutputBuffer } from '../output/index'
 import { type EvidenceRules, type ProbeSample, type ReadinessProof, ReadinessEvidence } from './evidence'
 import { ForegroundProber, type ProbeTarget } from './foreground-prober'
 import { SendBaselines } from './send-baselines'
-import { isIdleAtPrompt, isPromptOwnerWaiting, isQuietButNotReading, isSingleLine, isTypedAhead, type SendOptions, type SendSession } from './send-contract'
+import { isPromptOwnerWaiting, isTypedAhead, type SendOptions, type SendSession } from './send-contract'
 import { type EarlierPart, joinEarlier, SendOutput } from './send-output'
 import { type ResultEnding, type SendEnding, type SendEvent, type SendPhase, type SendRules, type SendSteps, transitionFor } from './send-transitions'
-import { after, afterPollPhase, type Cancel, inMs, now, onAbort, PendingCallbacks, soon } from './timers'
-
-/** Backoff step of the first timed probe when the prompt is trusted (8 ms: a quick command ends first). */
-const TRUSTED_FIRST_STEP = 4
-
-/** Longest wait for the input state once the ending is decided; past it the result goes without one. */
-const DESCRIBE_BOUND_MS = 1000
+import { after, afterPollPhase, type Cancel, inMs, now, onAbort, PendingCallbacks } from './timers'
+import {
+  awaitingFirstOutput,
+  DESCRIBE_BOUND_MS,
+  drainFor,
+  drainHeld,
+  firstProbeStep,
+  isStartupFirstOutput,
+  settlesOnSilence,
+  silenceDeadline,
+  silenceMayEnd,
+  trustsPrompt,
+} from './send-rules'
 
 /** How the current phase answered an event: ignored, or accepted (a judged sample may ask for a follow-up probe). */
 interface Reply {
@@ -74,7 +80,7 @@ export class SendOperation implements TerminalSendOperation {
       this.#resolveReleased = resolve
     })
     this.#output = new SendOutput(session.stream.line, options.maxBytes, options.waitFor)
-    this.#sendRules = { settleOnSilence: options.settleOnSilence !== false && (options.waitFor === undefined || options.idleMs !== undefined) }
+    this.#sendRules = { settleOnSilence: settlesOnSilence(options) }
     this.#baselines = SendBaselines.startingAt(session.stream)
     this.#evidence = new ReadinessEvidence(this.#rules(undefined, false, undefined))
     const steps = new SendOperation.#Steps(this)
@@ -264,7 +270,7 @@ export class SendOperation implements TerminalSendOperation {
     const input = this.#options.input as string
     this.#noteShell(facts)
     this.#evidence.rebase(this.#rules(facts, true, known ? stream.arrivals : undefined))
-    this.#trustPrompt = (known || isIdleAtPrompt(facts, stream)) && isSingleLine(input)
+    this.#trustPrompt = trustsPrompt(known, facts, stream, input)
     stream.resetPrompt()
     this.#output.open()
     this.#output.watch(stream.line.number, lineCount(input))
@@ -303,21 +309,17 @@ export class SendOperation implements TerminalSendOperation {
   #startWaiting(): void {
     this.#armSilence()
     // With a trusted prompt the marker is the expected end; probes are for what else may happen.
-    if (!this.#awaitingFirstOutput()) this.#prober.start(this.#trustPrompt ? TRUSTED_FIRST_STEP : 1)
+    if (!this.#awaitingFirstOutput()) this.#prober.start(firstProbeStep(this.#trustPrompt))
     if (this.#session.stream.promptReady) this.#dispatch({ kind: 'prompt' })
   }
 
-  /**
-   * Startup before the shell printed anything: nothing can count yet (a stdin wait needs output
-   * first, a prompt is output), and inspecting a process that is still in `execve` only slows it.
-   */
   #awaitingFirstOutput(): boolean {
-    return this.#options.startup === true && this.#baselines.outputSinceStart(this.#session.stream.arrivals) === 0
+    return awaitingFirstOutput(this.#options.startup === true, this.#baselines, this.#session.stream.arrivals)
   }
 
   #startupOutput(): void {
-    if (this.#options.startup !== true || this.#baselines.outputSinceStart(this.#session.stream.arrivals) !== 1) return
-    this.#prober.start(this.#trustPrompt ? TRUSTED_FIRST_STEP : 1)
+    if (!isStartupFirstOutput(this.#options.startup === true, this.#baselines, this.#session.stream.arrivals)) return
+    this.#prober.start(firstProbeStep(this.#trustPrompt))
     this.#armSilence()
   }
 
@@ -338,31 +340,18 @@ export class SendOperation implements TerminalSendOperation {
     return judgement.kind === 'follow-up' ? judgement.delayMs : undefined
   }
 
-  /**
-   * Settle after a proof, unless output arrives first. A stdin-wait proof holds for the moment it
-   * was sampled, and output the program wrote just before it blocked may still be on its way
-   * through the kernel: let a full poll phase pass and settle only if nothing arrived meanwhile.
-   * The prompt proof needs less: the exact tail means nothing followed the prompt, so one hop past
-   * the current poll phase (chunks delivered together with it) suffices.
-   */
+  /** Settle after a proof, unless output arrives first (how long: {@link drainFor}). */
   #beginDrain(proof: ReadinessProof, arrivals: number): void {
     if (this.#pending.has('drain')) return
     // No probe runs meanwhile: its synchronous /proc work would only delay the drain.
     this.#prober.pause()
-    this.#pending.set('drain', proof === 'prompt' ? soon : afterPollPhase, () => {
-      const stream = this.#session.stream
-      const held = stream.arrivals === arrivals && (proof === 'stdin' || stream.promptReady)
-      this.#dispatch(held ? { kind: 'drained', proof } : { kind: 'drain-broken' })
+    this.#pending.set('drain', drainFor(proof), () => {
+      this.#dispatch(drainHeld(proof, arrivals, this.#session.stream) ? { kind: 'drained', proof } : { kind: 'drain-broken' })
     })
   }
 
   #silenceDeadline(): number {
-    const { idleSilenceMs, handoffGraceMs } = this.#options.timing
-    const stream = this.#session.stream
-    // A full-screen program redraws in place (`watch`, a progress display): its output shows no
-    // progress a result could carry beyond its screen, so there silence counts from the write.
-    const lastActivity = stream.alternateScreen ? Number.NEGATIVE_INFINITY : stream.lastArrivalAt
-    return this.#baselines.silenceDeadline(lastActivity, idleSilenceMs + (stream.markerSeen ? handoffGraceMs : 0))
+    return silenceDeadline(this.#baselines, this.#session.stream, this.#options.timing)
   }
 
   /** Tier C: one timer, re-armed lazily when it fires early (never per chunk). Lives only while waiting. */
@@ -378,12 +367,8 @@ export class SendOperation implements TerminalSendOperation {
     const arrivals = this.#session.stream.arrivals
     this.#pending.set('silence', afterPollPhase, () => {
       if (this.#session.stream.arrivals !== arrivals || now() < this.#silenceDeadline()) return this.#armSilence()
-      // Silence settles only where readiness cannot be proven: a program proven not to read is waited
-      // for (its prompt, a stdin wait, `waitFor` or the timeout end the send), looked at again after
-      // each further silence. Only the caller's own `idleMs` lets silence end it anyway, and a
-      // full-screen program's screen is its result whether it reads or not.
-      const stream = this.#session.stream
-      if (this.#options.idleMs === undefined && !stream.alternateScreen && isQuietButNotReading(this.#lastFacts, this.#lastFactsArrivals, stream.arrivals)) {
+      // A program proven not to read is waited for (see {@link silenceMayEnd}), looked at again after each further silence.
+      if (!silenceMayEnd(this.#options.idleMs, this.#session.stream, this.#lastFacts, this.#lastFactsArrivals)) {
         return this.#pending.set('silence', inMs(this.#options.timing.idleSilenceMs), () => this.#silenceDue())
       }
       this.#dispatch({ kind: 'silence' })
