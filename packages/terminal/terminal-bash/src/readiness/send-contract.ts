@@ -44,8 +44,11 @@ export interface SendTiming {
 
 /** How one send is started. */
 export interface SendOptions {
-  /** Bytes to write (text plus Enter); `undefined` writes nothing (startup, or an empty send). */
-  readonly input: string | undefined
+  /**
+   * Bytes to write (text plus Enter, or encoded keys); `undefined` writes nothing (startup, or an
+   * empty send). "Input" alone means the terminal's input state (`TerminalInputState`), never these.
+   */
+  readonly bytes: string | undefined
   /** Startup: zero-output silence never counts, and a stdin wait counts only after output. */
   readonly startup?: boolean
   /** The caller's cancellation. */

@@ -168,12 +168,12 @@ export class SendOperation implements TerminalSendOperation {
    * then whoever is in front has not taken it up, so a look at the terminal cannot say it waits.
    */
   get inputPending(): boolean {
-    return Boolean(this.#options.input) && this.#phase !== 'settled' && this.#session.stream.arrivals === this.#baselines.announceAfter
+    return Boolean(this.#options.bytes) && this.#phase !== 'settled' && this.#session.stream.arrivals === this.#baselines.announceAfter
   }
 
   /** Start: arm the timeout, then inspect and write (or, without input, go straight to waiting). */
   start(): void {
-    const { signal, timing, input, promptFacts } = this.#options
+    const { signal, timing, bytes, promptFacts } = this.#options
     this.#pending.set('timeout', inMs(timing.timeoutMs), () => this.#dispatch({ kind: 'timeout' }))
     if (this.#session.exited()) {
       this.#dispatch({ kind: 'exit' })
@@ -184,7 +184,7 @@ export class SendOperation implements TerminalSendOperation {
       return
     }
     if (signal) this.#pending.set('abort', onAbort(signal), () => this.cancel())
-    if (input === undefined) this.#dispatch({ kind: 'no-input' })
+    if (bytes === undefined) this.#dispatch({ kind: 'no-input' })
     else if (promptFacts) this.#dispatch({ kind: 'inspected', facts: promptFacts, known: true })
     else {
       this.#session.inspectForeground().then(
@@ -267,16 +267,15 @@ export class SendOperation implements TerminalSendOperation {
    */
   #writeInput(facts: ForegroundFacts | undefined, known: boolean): void {
     const stream = this.#session.stream
-    const input = this.#options.input as string
+    const bytes = this.#options.bytes as string
     this.#noteShell(facts)
     this.#evidence.rebase(this.#rules(facts, true, known ? stream.arrivals : undefined))
-    this.#trustPrompt = trustsPrompt(known, facts, stream, input)
-    stream.resetPrompt()
+    this.#trustPrompt = trustsPrompt(known, facts, stream, bytes)
     this.#output.open()
-    this.#output.watch(stream.line.number, lineCount(input))
+    this.#output.watch(stream.line.number, lineCount(bytes))
     if (isTypedAhead(facts)) this.#output.typedAhead((chunk) => stream.ownPromptLine(chunk))
     this.#baselines = this.#baselines.wrote(stream, now())
-    const write = this.#session.write(input)
+    const write = this.#session.write(bytes)
     this.#write = write
     write.then(
       () => this.#dispatch({ kind: 'written' }),
@@ -410,7 +409,6 @@ export class SendOperation implements TerminalSendOperation {
 
   #rebaseForInterrupt(before: ForegroundFacts | undefined): void {
     const stream = this.#session.stream
-    stream.resetPrompt()
     this.#baselines = this.#baselines.interrupted(stream)
     this.#evidence.rebase(this.#rules(before, true, undefined))
     // The grace runs from the moment the signal is requested, so a slow delivery cannot stretch `done`.

@@ -1,5 +1,5 @@
 import { raceAbort } from 'dsh-basics'
-import { type ForegroundFacts, type InspectOptions, isStdinWaitProvenOrUnprovable, type SubprocessTerminalHandle } from 'dsh-subprocess'
+import type { ForegroundFacts, SubprocessTerminalHandle } from 'dsh-subprocess'
 import {
   type TerminalBackendSession,
   type TerminalBackendTap,
@@ -29,6 +29,8 @@ import { readScrollbackPage } from './scrollback-page'
 import { TerminalStream } from './terminal-stream'
 import { OutputLedger } from './output-ledger'
 import { BetweenSends } from './between-sends'
+import { type PinLookHooks, ShellGroupPin } from './shell-group-pin'
+import { resizingSession, timingFor, timingOf } from './send-start'
 
 /**
  * One persistent shell: the provider's handle, the output pipeline and at most one active send.
@@ -50,12 +52,10 @@ export class ShellSession implements TerminalBackendSession {
   #active: SendOperation | undefined
   /** What outlives a send: earlier output, the idle prompt's facts, the markers seen. */
   readonly #between: BetweenSends
-  /**
-   * The look that pins the shell's process group after startup, while it runs (see
-   * {@link ShellSession.#startPinning}): it resolves with its sample and the arrivals it saw, or
-   * undefined. Writes, signals and inspections wait for it, so nothing is typed before it sampled.
-   */
-  #pinning: Promise<{ facts: ForegroundFacts; arrivals: number } | undefined> | undefined
+  /** The shell's group, pinned after startup; writes, signals and inspections wait for its look. */
+  readonly #pin: ShellGroupPin
+  /** What the pin's look asks of the session (one object, not one per look). */
+  readonly #pinHooks: PinLookHooks
   #motd = ''
   #exited = false
   #closeStarted = false
@@ -109,17 +109,26 @@ export class ShellSession implements TerminalBackendSession {
       replNonce: nonces.replNonce,
     })
     this.#between = new BetweenSends(this.#stream, config.maxReadBytes)
-    this.#timing = {
-      timeoutMs: config.timeoutMs,
-      idleSilenceMs: config.idleSilenceMs,
-      handoffGraceMs: config.handoffGraceMs,
-      pollIntervalMs: config.pollIntervalMs,
-      cancelGraceMs: config.cancelGraceMs,
+    this.#pin = new ShellGroupPin(handle, this.#stream, this.#ledger)
+    this.#pinHooks = {
+      closing: () => this.#closeStarted,
+      pinned: () => this.#ledger.delivered(this.#screen.size),
+      idle: (pinned) => {
+        if (!this.#active) this.#between.idleAt(pinned)
+      },
     }
+    this.#timing = timingOf(config)
     this.#sendSession = {
-      inspectForeground: (options) => this.#inspect(options),
-      write: (data) => this.#afterPin(() => handle.write(data)),
-      signalForeground: (signal) => this.#afterPin(() => handle.signalForeground(signal)),
+      inspectForeground: (options) => this.#pin.inspect(options),
+      // The session's prompt tracker is the session's to reset: only a marker after a send's write or signal counts.
+      write: (data) => {
+        this.#stream.resetPrompt()
+        return this.#pin.after(() => handle.write(data))
+      },
+      signalForeground: (signal) => {
+        this.#stream.resetPrompt()
+        return this.#pin.after(() => handle.signalForeground(signal))
+      },
       stream: this.#stream,
       status: () => this.status(),
       exited: () => this.#exited || handle.exit !== undefined,
@@ -168,7 +177,7 @@ export class ShellSession implements TerminalBackendSession {
       case 'stdin_read':
       case 'inferred_idle':
         this.#motd = result.viewport
-        this.#startPinning()
+        this.#pin.start(this.#between.settledFacts, this.#pinHooks)
         this.#ledger.delivered(this.#screen.size)
         return
       case 'timeout':
@@ -181,59 +190,14 @@ export class ShellSession implements TerminalBackendSession {
   }
 
   /**
-   * Tell the provider which process group is the shell's. Right after startup settled on the
-   * controlled prompt nothing was typed yet, so the group in front is the shell's own. That is the
-   * top-level process's group when bash is the top-level process, but not under a sandbox launcher
-   * (`bwrap → bwrap → bash`), where bash leads a group of its own; without the pin the prompt tier
-   * would never see "the shell in front" and SIGKILL to the idle shell would not be refused.
-   * A startup that ended on the prompt with the shell already recognised pins from that sample at
-   * once. Otherwise the foreground is inspected after the open returned, off the opener's path:
-   * until that look is done, writes, signals and inspections wait for it (so nothing is typed
-   * before it sampled), and the first inspection asked meanwhile gets its sample when nothing
-   * arrived since. Without the controlled prompt (a configured shell that prints no marker)
-   * nothing is pinned and the provider's default stays.
-   */
-  #startPinning(): void {
-    if (!this.#stream.promptReady) return
-    const known = this.#between.settledFacts
-    if (known) return this.#pin(known.processGroupId)
-    const arrivals = this.#stream.arrivals
-    const pinning = this.#handle.inspectForeground().then(
-      (facts) => {
-        if (!facts || this.#closeStarted) return undefined
-        this.#pin(facts.processGroupId)
-        this.#ledger.delivered(this.#screen.size)
-        // That sample, seen through the pin, is the shell idle at its prompt: the first send may use it
-        // as its pre-write facts, exactly as after a send that ended on the prompt.
-        const idle = isStdinWaitProvenOrUnprovable(facts) && arrivals === this.#stream.arrivals && this.#stream.promptReady
-        if (!idle) return undefined
-        const pinned = { facts: { ...facts, isShellGroup: true }, arrivals }
-        if (!this.#active) this.#between.idleAt(pinned)
-        return pinned
-      },
-      // The provider could not look: its default group stays, as for a shell without the marker.
-      () => undefined,
-    )
-    this.#pinning = pinning
-    void pinning.then(() => {
-      if (this.#pinning === pinning) this.#pinning = undefined
-    })
-  }
-
-  #pin(processGroupId: number): void {
-    this.#ledger.pinned(processGroupId)
-    this.#handle.pinShellGroup(processGroupId)
-  }
-
-  /**
    * Take over an adopted terminal (instead of {@link ShellSession.startup}): its replay rebuilds the
    * scrollback and the screen, and what follows `facts.delivered` (the end of the last result its
    * previous client delivered) is the next send's earlier output; the shell group is pinned again.
    */
   adopt(facts: { delivered: number; shellGroup?: number | undefined }): void {
     // The ring no longer reaching back to the delivered end: everything replayed is news.
-    if (!this.#ledger.replayUntil(facts.delivered)) this.#startEarlier()
-    if (facts.shellGroup !== undefined) this.#pin(facts.shellGroup)
+    if (!this.#ledger.replayUntil(facts.delivered)) this.#between.startEarlier()
+    if (facts.shellGroup !== undefined) this.#pin.pin(facts.shellGroup)
     this.#unsubscribe = this.#handle.onOutput((chunk) => this.#take(chunk))
   }
 
@@ -242,37 +206,14 @@ export class ShellSession implements TerminalBackendSession {
     this.#ledger.take(
       chunk,
       (bytes) => this.#feed(bytes),
-      () => this.#startEarlier(),
+      () => this.#between.startEarlier(),
     )
-  }
-
-  #startEarlier(): void {
-    this.#between.startEarlier()
   }
 
   #feed(chunk: Uint8Array): void {
     this.#stream.write(chunk)
     this.#taps.deliver(chunk)
     this.#observe?.(chunk)
-  }
-
-  /** Run `action` once the startup pin is in place (at once when it is). */
-  #afterPin<T>(action: () => Promise<T>): Promise<T> {
-    const pinning = this.#pinning
-    return pinning ? pinning.then(action) : action()
-  }
-
-  /**
-   * One foreground inspection, after the startup pin. Asked while the pin's look runs, a plain
-   * inspection gets that look's sample if nothing arrived since it was taken: nothing was written
-   * meanwhile either (writes wait for the pin), so a second look would see the same.
-   */
-  #inspect(options?: InspectOptions): Promise<ForegroundFacts | undefined> {
-    const pinning = this.#pinning
-    if (!pinning) return this.#handle.inspectForeground(options)
-    return pinning.then((pinned) =>
-      pinned && !options?.terminalModes && pinned.arrivals === this.#stream.arrivals ? pinned.facts : this.#handle.inspectForeground(options),
-    )
   }
 
   /**
@@ -289,40 +230,19 @@ export class ShellSession implements TerminalBackendSession {
     const typed = sendInput(request, () => this.#screen.modes, this.#stream.alternateScreen)
     // A send that only resizes writes no byte, yet the resize is its write: the program's reaction
     // (SIGWINCH, a redraw, a new wait) is what it waits for, never the wait that held before.
-    const input = typed ?? (size === undefined ? undefined : '')
+    const bytes = typed ?? (size === undefined ? undefined : '')
     const atPrompt = this.#between.takeIdlePrompt()
     const earlier = this.#between.takeEarlier()
-    const timing = {
-      ...this.#timing,
-      ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
-      ...(request.idleMs === undefined ? {} : { idleSilenceMs: request.idleMs }),
-    }
-    const operation = this.#begin(input, false, request.signal, typed === undefined ? undefined : atPrompt, {
-      timing,
+    const operation = this.#begin(bytes, false, request.signal, typed === undefined ? undefined : atPrompt, {
+      timing: timingFor(this.#timing, request),
       settleOnSilence: request.settleOnSilence,
       waitFor: request.waitFor,
       idleMs: request.idleMs,
       earlier,
-      session: size === undefined ? this.#sendSession : this.#resizingSession(size),
+      session:
+        size === undefined ? this.#sendSession : resizingSession(this.#sendSession, size, { handle: this.#handle, stream: this.#stream, pin: this.#pin }),
     })
     return showingScreen(operation, this.#screenSource, movesBefore, earlier)
-  }
-
-  /**
-   * The session as one send sees it, when that send's write resizes the PTY and the screen model first, right
-   * after the pre-write inspection, so the foreground group's SIGWINCH comes after that baseline.
-   * A resize-only send (empty input) writes no byte.
-   */
-  #resizingSession(size: TerminalSize): SendSession {
-    return {
-      ...this.#sendSession,
-      write: (data) =>
-        this.#afterPin(() => {
-          this.#handle.resize(size.rows, size.cols)
-          this.#stream.resize(size)
-          return data === '' ? Promise.resolve() : this.#handle.write(data)
-        }),
-    }
   }
 
   /** What the terminal shows now: every byte that arrived before the call, rendered by the session's emulator. */
@@ -378,14 +298,14 @@ export class ShellSession implements TerminalBackendSession {
   writeAsHuman(data: string): Promise<void> {
     if (this.#closeStarted) return Promise.reject(shellFailure.closed())
     this.#between.personTyped()
-    return this.#afterPin(() => this.#handle.write(data))
+    return this.#pin.after(() => this.#handle.write(data))
   }
 
   /** Deliver `signal` to the foreground group resolved now; the provider's refusals surface unchanged. */
   async signal(signal: TerminalSignal): Promise<TerminalSignalResult> {
     if (this.#closeStarted) throw shellFailure.closed()
     this.#between.forgetPrompt()
-    const targetPgid = await this.#afterPin(() => this.#handle.signalForeground(signal))
+    const targetPgid = await this.#pin.after(() => this.#handle.signalForeground(signal))
     return { delivered: true, targetPgid }
   }
 
@@ -402,7 +322,7 @@ export class ShellSession implements TerminalBackendSession {
     const known = idle ? markedInput(stream, idle.program) : undefined
     if (known) return known
     const inputPending = this.#active?.inputPending === true
-    const input = await lookAtInput((options) => this.#inspect(options), stream, { wanted: () => !this.#closeStarted, inputPending })
+    const input = await lookAtInput((options) => this.#pin.inspect(options), stream, { wanted: () => !this.#closeStarted, inputPending })
     return this.#closeStarted ? undefined : input
   }
 
@@ -454,20 +374,20 @@ export class ShellSession implements TerminalBackendSession {
   }
 
   #begin(
-    input: string | undefined,
+    bytes: string | undefined,
     startup: boolean,
     signal?: AbortSignal,
     promptFacts?: ForegroundFacts,
     rules: Pick<SendOptions, 'timing' | 'settleOnSilence' | 'waitFor' | 'idleMs' | 'earlier'> & { session?: SendSession } = { timing: this.#timing },
   ): SendOperation {
     const operation = new SendOperation(rules.session ?? this.#sendSession, {
-      input,
+      bytes,
       startup,
       signal,
       promptFacts,
       // A send without input reports a status that arrived since the latest result, unless a person
       // typed since: then only one that arrives during this send.
-      markersBefore: input === undefined ? this.#between.markersBefore() : undefined,
+      markersBefore: bytes === undefined ? this.#between.markersBefore() : undefined,
       timing: rules.timing,
       settleOnSilence: rules.settleOnSilence,
       waitFor: rules.waitFor,
