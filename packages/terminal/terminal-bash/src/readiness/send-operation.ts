@@ -7,7 +7,16 @@ import { ForegroundProber, type ProbeTarget } from './foreground-prober'
 import { SendBaselines } from './send-baselines'
 import { isPromptOwnerWaiting, isTypedAhead, type SendOptions, type SendSession } from './send-contract'
 import { type EarlierPart, joinEarlier, SendOutput } from './send-output'
-import { type ResultEnding, type SendEnding, type SendEvent, type SendPhase, type SendRules, type SendSteps, transitionFor } from './send-transitions'
+import {
+  type ResultEnding,
+  type SendEnding,
+  type SendEvent,
+  type SendPhase,
+  type SendRules,
+  type SendSteps,
+  PHASE_ENTRY,
+  transitionFor,
+} from './send-transitions'
 import { after, afterPollPhase, type Cancel, inMs, now, onAbort, PendingCallbacks } from './timers'
 import {
   awaitingFirstOutput,
@@ -145,6 +154,16 @@ export class SendOperation implements TerminalSendOperation {
     resumeProbes(): void {
       this.#operation.#prober.start()
     }
+    holdEvidence(): void {
+      const operation = this.#operation
+      operation.#prober.pause()
+      operation.#pending.clear('drain', 'silence')
+    }
+    stopEvidence(): void {
+      const operation = this.#operation
+      operation.#prober.stop()
+      operation.#pending.clear('silence', 'drain', 'grace', 'timeout', 'abort')
+    }
     interrupt(writeInFlight: boolean): void {
       this.#operation.#beginInterrupt(writeInFlight)
     }
@@ -243,7 +262,9 @@ export class SendOperation implements TerminalSendOperation {
   #dispatch(event: SendEvent): Reply {
     const transition = transitionFor(this.#phase, event, this.#sendRules)
     if (!transition) return IGNORED
+    const from = this.#phase
     this.#phase = transition.to
+    if (transition.to !== from) PHASE_ENTRY[transition.to]?.act(this.#steps)
     const followUpMs = transition.act?.(this.#steps, event)
     return typeof followUpMs === 'number' ? { accepted: true, followUpMs } : ACCEPTED
   }
@@ -374,10 +395,8 @@ export class SendOperation implements TerminalSendOperation {
     })
   }
 
-  /** Evidence gathering stops at once (no drain, no silence, no probe) until the SIGINT is delivered. */
+  /** Evidence gathering already stopped on entering `interrupting` (see `PHASE_ENTRY`) until the SIGINT is delivered. */
   #beginInterrupt(writeInFlight: boolean): void {
-    this.#prober.pause()
-    this.#pending.clear('drain', 'silence')
     this.#interruption = this.#interrupt(writeInFlight).finally(() => {
       this.#interruption = undefined
       this.#releaseIfDone()
@@ -427,9 +446,8 @@ export class SendOperation implements TerminalSendOperation {
    * terminal's flags only when a program is proven to read.
    */
   #describe(ending: ResultEnding): void {
+    // Probes and timers already stopped on entering `describing` (see `PHASE_ENTRY`).
     this.#decided = ending
-    this.#prober.stop()
-    this.#pending.clear('silence', 'drain', 'grace', 'timeout', 'abort')
     const stream = this.#session.stream
     const marked = ending.proof === 'prompt' ? markedInput(stream, this.#lastShellFacts?.program) : undefined
     if (marked) return void this.#dispatch({ kind: 'described', input: marked })

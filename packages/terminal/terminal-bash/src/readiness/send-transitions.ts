@@ -88,7 +88,11 @@ export interface SendSteps {
   judge(sample: ProbeSample): number | undefined
   /** Probe again with a fresh backoff. */
   resumeProbes(): void
-  /** Stop gathering evidence and start the interrupt (after letting a write in flight land). */
+  /** Entering `interrupting`: no probe, drain or silence counts until the SIGINT is delivered. */
+  holdEvidence(): void
+  /** Entering `describing`: the ending is decided, so probes and every timer but the describe bound stop. */
+  stopEvidence(): void
+  /** Start the interrupt (after letting a write in flight land). */
   interrupt(writeInFlight: boolean): void
   /** Baselines and evidence from the interrupt's sample; the cancel grace starts. */
   rebaseForInterrupt(before: ForegroundFacts | undefined): void
@@ -224,6 +228,19 @@ export const SEND_TRANSITIONS: { readonly [P in SendPhase]: Row } = {
   settled: {},
 }
 
+/** What entering a phase does, before the step of the transition that entered it (only on a change of phase). */
+export interface PhaseEntry {
+  /** In a few words, for the readiness note's table. */
+  readonly says: string
+  readonly act: (steps: SendSteps) => void
+}
+
+/** The enter actions: a rule about a whole phase lives here once, not in each transition into it. */
+export const PHASE_ENTRY: { readonly [P in SendPhase]?: PhaseEntry } = {
+  interrupting: { says: 'probes pause; drain and silence stop', act: (s) => s.holdEvidence() },
+  describing: { says: 'probes and every timer but the describe bound stop', act: (s) => s.stopEvidence() },
+}
+
 /** Each event's row label in the readiness note's table (in the table's order): what it is, briefly. */
 export const SEND_EVENT_NOTES: { readonly [K in SendEvent['kind']]: string } = {
   inspected: 'pre-write sample',
@@ -253,6 +270,7 @@ export const SEND_EVENT_NOTES: { readonly [K in SendEvent['kind']]: string } = {
 export function renderSendTable(): string {
   const phases = (Object.keys(SEND_TRANSITIONS) as SendPhase[]).filter((phase) => phase !== 'settled')
   const rows = [`| event | ${phases.join(' | ')} |`, `|---|${phases.map(() => '---|').join('')}`]
+  rows.push(`| (on entering) | ${phases.map((phase) => PHASE_ENTRY[phase]?.says ?? '').join(' | ')} |`)
   for (const [kind, note] of Object.entries(SEND_EVENT_NOTES)) {
     const cells = phases.map((phase) => {
       const transition = SEND_TRANSITIONS[phase][kind as SendEvent['kind']] as Transition | undefined
