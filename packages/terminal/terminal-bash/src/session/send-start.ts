@@ -5,6 +5,18 @@ import type { SendSession, SendTiming } from '../readiness/send-contract'
 import type { ShellGroupPin } from './shell-group-pin'
 import type { TerminalStream } from './terminal-stream'
 
+/** What the backend knows of a shell it starts a session for, besides the handle. */
+export interface LaunchedShell {
+  /** Receives every raw chunk, in order (the registry's `spec.onOutput`). */
+  observe?: ((bytes: Uint8Array) => void) | undefined
+  /** The `TERM` the shell got. */
+  term?: string | undefined
+  /** Absolute offset of the first byte the handle delivers (an adopted terminal's `replayFrom`). */
+  outputFrom?: number | undefined
+  name?: string | undefined
+  target?: string | undefined
+}
+
 /** The session's timing rules, from the validated config. */
 export function timingOf(config: ShellBackendConfig): SendTiming {
   const { timeoutMs, idleSilenceMs, handoffGraceMs, pollIntervalMs, cancelGraceMs } = config

@@ -30,7 +30,7 @@ import { TerminalStream } from './terminal-stream'
 import { OutputLedger } from './output-ledger'
 import { BetweenSends } from './between-sends'
 import { type PinLookHooks, ShellGroupPin } from './shell-group-pin'
-import { resizingSession, timingFor, timingOf } from './send-start'
+import { type LaunchedShell, resizingSession, timingFor, timingOf } from './send-start'
 
 /**
  * One persistent shell: the provider's handle, the output pipeline and at most one active send.
@@ -80,14 +80,7 @@ export class ShellSession implements TerminalBackendSession {
     config: ShellBackendConfig,
     nonces: { nonce: number; replNonce?: number | undefined },
     size: TerminalSize = { rows: config.rows, cols: config.cols },
-    launched: {
-      observe?: ((bytes: Uint8Array) => void) | undefined
-      term?: string | undefined
-      /** Absolute offset of the first byte the handle delivers (an adopted terminal's `replayFrom`). */
-      outputFrom?: number | undefined
-      name?: string | undefined
-      target?: string | undefined
-    } = {},
+    launched: LaunchedShell = {},
   ) {
     this.#observe = launched.observe
     this.term = launched.term
