@@ -8,8 +8,9 @@
  *   tsx --conditions=dsh-source scripts/docs.ts gen|check
  *
  * Generated sections sit between `<!-- BEGIN GENERATED <name>[: args] -->` and
- * `<!-- END GENERATED <name> -->`: `deps` (dependency diagram and layer table) and
- * `api: <package> …` (the exported API of the named packages).
+ * `<!-- END GENERATED <name> -->`: `deps` (dependency diagram and layer table),
+ * `api: <package> …` (the exported API of the named packages) and `send-table` (the shell
+ * backend's send state machine, from its transition table). Pages are docs/ and .agents/notes/.
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -25,6 +26,7 @@ import { checkTestImports } from './docs/test-imports'
 import { checkUnusedExports } from './docs/unused-exports'
 import { findBlocks, spliceBlocks } from './docs/markers'
 import { renderApiBlock, renderDepsBlock } from './docs/render'
+import { renderSendTable } from 'dsh-terminal-bash/internal'
 import { compareText, loadWorkspace, repositoryRoot, type WorkspacePackage } from './docs/workspace'
 
 /** One page with its text on disk and as regenerated. */
@@ -70,7 +72,7 @@ export async function runDocs(root: string): Promise<DocsRun> {
   const apis = new Map<string, PackageApi>(packages.map((pkg) => [pkg.name, packageApi(program, root, pkg)]))
   failures.push(...checkUnusedExports(root, packages, apis, PUBLIC_API))
 
-  const pages = docPages(root).map((path) => ({ path, actual: readFileSync(join(root, path), 'utf8') }))
+  const pages = [...docPages(root), ...docPages(root, '.agents/notes')].map((path) => ({ path, actual: readFileSync(join(root, path), 'utf8') }))
   // The subsystem page of a package is the page whose api section names it (the first, in path order).
   const subsystemPages = new Map<string, string>()
   for (const page of pages) {
@@ -99,6 +101,7 @@ export async function runDocs(root: string): Promise<DocsRun> {
           const named = block.args.flatMap((name) => (apis.has(name) ? [apis.get(name)!] : []))
           return renderApiBlock(page.path, named, byName)
         }
+        if (block.name === 'send-table') return `${renderSendTable()}\n`
         failures.push(`${page.path}:${block.line}: unknown generated section "${block.name}"`)
         return ''
       })

@@ -47,6 +47,7 @@ export {
   type TerminalSendHandle,
   type TerminalSendOperation,
   type TerminalSendRead,
+  type TerminalEarlierOutput,
   type TerminalSendRequest,
   type TerminalSendResult,
   type TerminalSessionId,

@@ -145,6 +145,7 @@ export class SessionRecord implements SessionIdentity {
       readOutput: () => op.readOutput(),
       cancel: () => op.cancel(),
       released,
+      earlier: op.earlier,
     }
   }
 

@@ -219,6 +219,23 @@ export interface TerminalSendOperation {
   cancel(): boolean
   /** Settles when the backend no longer acts on the session for this send; defaults to `done`. */
   released?: Promise<void>
+  /**
+   * The session's earlier output this send took when it started (printed after the previous result
+   * was taken), known before any `readOutput()`: a consumer that streams the send can show it first.
+   * The result's `earlierOutput` begins with exactly this text. Absent when there was none, or where
+   * the backend learns it only at settlement.
+   */
+  readonly earlier?: TerminalEarlierOutput | undefined
+}
+
+/** Output a session printed between two results, as a send takes it (see {@link TerminalSendOperation.earlier}). */
+export interface TerminalEarlierOutput {
+  /** The text, bounded by the backend. */
+  readonly output: string
+  /** True when it lost bytes to that bound. */
+  readonly truncated: boolean
+  /** Absolute, 1-based scrollback number of its first line, when exact (as a result's `firstLine`). */
+  readonly firstLine?: number | undefined
 }
 
 /**

@@ -69,20 +69,25 @@ export function startBackgroundSend(options: BackgroundSendOptions): string {
  * foreground group; the job registry then reports `killed`. Output is pulled as deltas while the
  * send runs; at settlement the viewport is the part no delta consumed, so it is written to the job
  * before `done` resolves, and its loss, too, reaches the status detail. Earlier output (printed
- * between the previous result and this send) is known only then: it is written first, under its marker.
+ * between the previous result and this send) opens the transcript, under its marker: at once when the
+ * backend tells it at the start (`send.earlier`), else at settlement. What the result's earlier output
+ * adds to it (a running command's output that typed-ahead input waited behind) follows the deltas.
  */
 function sendAsJob(send: TerminalSendHandle, job: JobContext, sessionId: TerminalSessionId): JobHandle {
   let lostBytes = false
   let interrupted = false
+  const known = send.earlier
+  if (known?.output) job.write(earlierText(known.output))
+  if (known?.truncated) lostBytes = true
   const readOutput = () => {
     const read = send.readOutput()
     if (read.truncated) lostBytes = true
     return read.delta
   }
   const done = send.done.then((result): JobOutcome => {
-    // Known only at settlement: what the session printed before this send, marked as such.
     const earlier = result.earlierOutput
-    if (earlier) job.write(`\n${EARLIER_MARKER}\n${earlier.endsWith('\n') ? earlier : `${earlier}\n`}`)
+    if (earlier && known === undefined) job.write(earlierText(earlier))
+    else if (earlier && known && earlier.startsWith(known.output)) job.write(earlier.slice(known.output.length))
     job.write(result.viewport)
     if (result.truncated || result.earlierTruncated) lostBytes = true
     const facts = backgroundDetail(result, lostBytes, sessionId)
@@ -95,4 +100,9 @@ function sendAsJob(send: TerminalSendHandle, job: JobContext, sessionId: Termina
     done,
     readOutput,
   }
+}
+
+/** Earlier output as a transcript shows it: on a line of its own after its marker, ending with a newline. */
+function earlierText(earlier: string): string {
+  return `\n${EARLIER_MARKER}\n${earlier.endsWith('\n') ? earlier : `${earlier}\n`}`
 }

@@ -1,6 +1,6 @@
 import type { LinePattern } from 'dsh-basics'
 import { type ForegroundFacts, type InspectOptions, isStdinWaitProven, isStdinWaitProvenOrUnprovable } from 'dsh-subprocess'
-import type { TerminalSessionStatus } from 'dsh-terminal'
+import type { TerminalEarlierOutput, TerminalSessionStatus } from 'dsh-terminal'
 import { ownsPrompt, type ScreenView } from '../input/input-state'
 import type { SendOutputBuffer } from '../output/index'
 import type { TerminalStream } from '../session/terminal-stream'
@@ -21,12 +21,11 @@ export interface SendSession {
   exited(): boolean
   /** True once the session started closing (no more signals). */
   closing(): boolean
-  /** Called synchronously when the send settles, so the session can drop it (and keep what followed a match). */
-  settled(operation: {
-    readonly promptFacts: ForegroundFacts | undefined
-    readonly afterMatch: SendOutputBuffer | undefined
-    readonly handedOver: boolean
-  }): void
+  /**
+   * Called synchronously when `operation` settles, with what outlives it: the latest sample of the
+   * prompt owner waiting when it ended on the prompt, and the output that followed a `waitFor` match.
+   */
+  settled(operation: object, promptFacts: ForegroundFacts | undefined, afterMatch: SendOutputBuffer | undefined): void
 }
 
 /** The timing rules of one send (the validated config fields). */
@@ -45,8 +44,11 @@ export interface SendTiming {
 
 /** How one send is started. */
 export interface SendOptions {
-  /** Bytes to write (text plus Enter); `undefined` writes nothing (startup, or an empty send). */
-  readonly input: string | undefined
+  /**
+   * Bytes to write (text plus Enter, or encoded keys); `undefined` writes nothing (startup, or an
+   * empty send). "Input" alone means the terminal's input state (`TerminalInputState`), never these.
+   */
+  readonly bytes: string | undefined
   /** Startup: zero-output silence never counts, and a stdin wait counts only after output. */
   readonly startup?: boolean
   /** The caller's cancellation. */
@@ -55,7 +57,7 @@ export interface SendOptions {
    * Output printed between the previous result and this send, shown first in its result; `firstLine`
    * is the 1-based scrollback number of its first line, when known exactly.
    */
-  readonly earlier?: { readonly output: string; readonly truncated: boolean; readonly firstLine?: number | undefined } | undefined
+  readonly earlier?: TerminalEarlierOutput | undefined
   /** Silence alone may settle the send (`inferred_idle`); default true. */
   readonly settleOnSilence?: boolean | undefined
   /** Settle as `output_match` once output after the write matches; silence then settles only with `idleMs`. */

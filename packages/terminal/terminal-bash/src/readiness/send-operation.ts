@@ -5,16 +5,31 @@ import type { SanitizedChunk, SendOutputBuffer } from '../output/index'
 import { type EvidenceRules, type ProbeSample, type ReadinessProof, ReadinessEvidence } from './evidence'
 import { ForegroundProber, type ProbeTarget } from './foreground-prober'
 import { SendBaselines } from './send-baselines'
-import { isIdleAtPrompt, isPromptOwnerWaiting, isQuietButNotReading, isSingleLine, isTypedAhead, type SendOptions, type SendSession } from './send-contract'
-import { type EarlierPart, SendOutput } from './send-output'
-import { type ResultEnding, type SendEnding, type SendEvent, type SendPhase, type SendRules, type SendSteps, transitionFor } from './send-transitions'
-import { after, afterPollPhase, type Cancel, inMs, now, onAbort, PendingCallbacks, soon } from './timers'
-
-/** Backoff step of the first timed probe when the prompt is trusted (8 ms: a quick command ends first). */
-const TRUSTED_FIRST_STEP = 4
-
-/** Longest wait for the input state once the ending is decided; past it the result goes without one. */
-const DESCRIBE_BOUND_MS = 1000
+import { isPromptOwnerWaiting, isTypedAhead, type SendOptions, type SendSession } from './send-contract'
+import { type EarlierPart, joinEarlier, SendOutput } from './send-output'
+import {
+  type ResultEnding,
+  type SendEnding,
+  type SendEvent,
+  type SendPhase,
+  type SendRules,
+  type SendSteps,
+  PHASE_ENTRY,
+  transitionFor,
+} from './send-transitions'
+import { after, afterPollPhase, type Cancel, inMs, now, onAbort, PendingCallbacks } from './timers'
+import {
+  awaitingFirstOutput,
+  DESCRIBE_BOUND_MS,
+  drainFor,
+  drainHeld,
+  firstProbeStep,
+  isStartupFirstOutput,
+  settlesOnSilence,
+  silenceDeadline,
+  silenceMayEnd,
+  trustsPrompt,
+} from './send-rules'
 
 /** How the current phase answered an event: ignored, or accepted (a judged sample may ask for a follow-up probe). */
 interface Reply {
@@ -57,13 +72,10 @@ export class SendOperation implements TerminalSendOperation {
   #lastFacts: ForegroundFacts | undefined
   /** Output arrivals when that sample started. */
   #lastFactsArrivals = -1
-  #promptFacts: ForegroundFacts | undefined
   /** The ending decided while the input state is told. */
   #decided: ResultEnding | undefined
   /** The cancelling interrupt while it runs; `released` waits for it. */
   #interruption: Promise<void> | undefined
-  /** Set by {@link SendOperation.release}. */
-  #released = false
 
   /** Prepares the send and takes its start baselines; nothing else happens until {@link SendOperation.start}. */
   constructor(session: SendSession, options: SendOptions) {
@@ -77,7 +89,7 @@ export class SendOperation implements TerminalSendOperation {
       this.#resolveReleased = resolve
     })
     this.#output = new SendOutput(session.stream.line, options.maxBytes, options.waitFor)
-    this.#sendRules = { settleOnSilence: options.settleOnSilence !== false && (options.waitFor === undefined || options.idleMs !== undefined) }
+    this.#sendRules = { settleOnSilence: settlesOnSilence(options) }
     this.#baselines = SendBaselines.startingAt(session.stream)
     this.#evidence = new ReadinessEvidence(this.#rules(undefined, false, undefined))
     const steps = new SendOperation.#Steps(this)
@@ -142,6 +154,16 @@ export class SendOperation implements TerminalSendOperation {
     resumeProbes(): void {
       this.#operation.#prober.start()
     }
+    holdEvidence(): void {
+      const operation = this.#operation
+      operation.#prober.pause()
+      operation.#pending.clear('drain', 'silence')
+    }
+    stopEvidence(): void {
+      const operation = this.#operation
+      operation.#prober.stop()
+      operation.#pending.clear('silence', 'drain', 'grace', 'timeout', 'abort')
+    }
     interrupt(writeInFlight: boolean): void {
       this.#operation.#beginInterrupt(writeInFlight)
     }
@@ -160,27 +182,17 @@ export class SendOperation implements TerminalSendOperation {
     }
   }
 
-  /** When the send ended on the shell's prompt: the latest sample of the shell waiting there. */
-  get promptFacts(): ForegroundFacts | undefined {
-    return this.#promptFacts
-  }
-
   /**
    * The send has input nothing answered yet: not yet written, or written with no output since. Until
    * then whoever is in front has not taken it up, so a look at the terminal cannot say it waits.
    */
   get inputPending(): boolean {
-    return Boolean(this.#options.input) && this.#phase !== 'settled' && this.#session.stream.arrivals === this.#baselines.announceAfter
-  }
-
-  /** Output that followed the line `waitFor` matched: the session shows it as earlier output next. */
-  get afterMatch(): SendOutputBuffer | undefined {
-    return this.#output.afterMatch
+    return Boolean(this.#options.bytes) && this.#phase !== 'settled' && this.#session.stream.arrivals === this.#baselines.announceAfter
   }
 
   /** Start: arm the timeout, then inspect and write (or, without input, go straight to waiting). */
   start(): void {
-    const { signal, timing, input, promptFacts } = this.#options
+    const { signal, timing, bytes, promptFacts } = this.#options
     this.#pending.set('timeout', inMs(timing.timeoutMs), () => this.#dispatch({ kind: 'timeout' }))
     if (this.#session.exited()) {
       this.#dispatch({ kind: 'exit' })
@@ -191,7 +203,7 @@ export class SendOperation implements TerminalSendOperation {
       return
     }
     if (signal) this.#pending.set('abort', onAbort(signal), () => this.cancel())
-    if (input === undefined) this.#dispatch({ kind: 'no-input' })
+    if (bytes === undefined) this.#dispatch({ kind: 'no-input' })
     else if (promptFacts) this.#dispatch({ kind: 'inspected', facts: promptFacts, known: true })
     else {
       this.#session.inspectForeground().then(
@@ -225,14 +237,8 @@ export class SendOperation implements TerminalSendOperation {
   release(): { earlier: EarlierPart | undefined; buffer: SendOutputBuffer | undefined } {
     const earlier = joinEarlier(this.#options.earlier, this.#output.earlier)
     const buffer = this.#output.handOver()
-    this.#released = true
     this.#dispatch({ kind: 'exit' })
     return { earlier, buffer }
-  }
-
-  /** True once {@link SendOperation.release} settled it: its result reaches nobody. */
-  get handedOver(): boolean {
-    return this.#released
   }
 
   /** Consume the output produced since the previous read. */
@@ -256,7 +262,9 @@ export class SendOperation implements TerminalSendOperation {
   #dispatch(event: SendEvent): Reply {
     const transition = transitionFor(this.#phase, event, this.#sendRules)
     if (!transition) return IGNORED
+    const from = this.#phase
     this.#phase = transition.to
+    if (transition.to !== from) PHASE_ENTRY[transition.to]?.act(this.#steps)
     const followUpMs = transition.act?.(this.#steps, event)
     return typeof followUpMs === 'number' ? { accepted: true, followUpMs } : ACCEPTED
   }
@@ -280,16 +288,15 @@ export class SendOperation implements TerminalSendOperation {
    */
   #writeInput(facts: ForegroundFacts | undefined, known: boolean): void {
     const stream = this.#session.stream
-    const input = this.#options.input as string
+    const bytes = this.#options.bytes as string
     this.#noteShell(facts)
     this.#evidence.rebase(this.#rules(facts, true, known ? stream.arrivals : undefined))
-    this.#trustPrompt = (known || isIdleAtPrompt(facts, stream)) && isSingleLine(input)
-    stream.resetPrompt()
+    this.#trustPrompt = trustsPrompt(known, facts, stream, bytes)
     this.#output.open()
-    this.#output.watch(stream.line.number, lineCount(input))
+    this.#output.watch(stream.line.number, lineCount(bytes))
     if (isTypedAhead(facts)) this.#output.typedAhead((chunk) => stream.ownPromptLine(chunk))
     this.#baselines = this.#baselines.wrote(stream, now())
-    const write = this.#session.write(input)
+    const write = this.#session.write(bytes)
     this.#write = write
     write.then(
       () => this.#dispatch({ kind: 'written' }),
@@ -322,21 +329,17 @@ export class SendOperation implements TerminalSendOperation {
   #startWaiting(): void {
     this.#armSilence()
     // With a trusted prompt the marker is the expected end; probes are for what else may happen.
-    if (!this.#awaitingFirstOutput()) this.#prober.start(this.#trustPrompt ? TRUSTED_FIRST_STEP : 1)
+    if (!this.#awaitingFirstOutput()) this.#prober.start(firstProbeStep(this.#trustPrompt))
     if (this.#session.stream.promptReady) this.#dispatch({ kind: 'prompt' })
   }
 
-  /**
-   * Startup before the shell printed anything: nothing can count yet (a stdin wait needs output
-   * first, a prompt is output), and inspecting a process that is still in `execve` only slows it.
-   */
   #awaitingFirstOutput(): boolean {
-    return this.#options.startup === true && this.#baselines.outputSinceStart(this.#session.stream.arrivals) === 0
+    return awaitingFirstOutput(this.#options.startup === true, this.#baselines, this.#session.stream.arrivals)
   }
 
   #startupOutput(): void {
-    if (this.#options.startup !== true || this.#baselines.outputSinceStart(this.#session.stream.arrivals) !== 1) return
-    this.#prober.start(this.#trustPrompt ? TRUSTED_FIRST_STEP : 1)
+    if (!isStartupFirstOutput(this.#options.startup === true, this.#baselines, this.#session.stream.arrivals)) return
+    this.#prober.start(firstProbeStep(this.#trustPrompt))
     this.#armSilence()
   }
 
@@ -357,31 +360,18 @@ export class SendOperation implements TerminalSendOperation {
     return judgement.kind === 'follow-up' ? judgement.delayMs : undefined
   }
 
-  /**
-   * Settle after a proof, unless output arrives first. A stdin-wait proof holds for the moment it
-   * was sampled, and output the program wrote just before it blocked may still be on its way
-   * through the kernel: let a full poll phase pass and settle only if nothing arrived meanwhile.
-   * The prompt proof needs less: the exact tail means nothing followed the prompt, so one hop past
-   * the current poll phase (chunks delivered together with it) suffices.
-   */
+  /** Settle after a proof, unless output arrives first (how long: {@link drainFor}). */
   #beginDrain(proof: ReadinessProof, arrivals: number): void {
     if (this.#pending.has('drain')) return
     // No probe runs meanwhile: its synchronous /proc work would only delay the drain.
     this.#prober.pause()
-    this.#pending.set('drain', proof === 'prompt' ? soon : afterPollPhase, () => {
-      const stream = this.#session.stream
-      const held = stream.arrivals === arrivals && (proof === 'stdin' || stream.promptReady)
-      this.#dispatch(held ? { kind: 'drained', proof } : { kind: 'drain-broken' })
+    this.#pending.set('drain', drainFor(proof), () => {
+      this.#dispatch(drainHeld(proof, arrivals, this.#session.stream) ? { kind: 'drained', proof } : { kind: 'drain-broken' })
     })
   }
 
   #silenceDeadline(): number {
-    const { idleSilenceMs, handoffGraceMs } = this.#options.timing
-    const stream = this.#session.stream
-    // A full-screen program redraws in place (`watch`, a progress display): its output shows no
-    // progress a result could carry beyond its screen, so there silence counts from the write.
-    const lastActivity = stream.alternateScreen ? Number.NEGATIVE_INFINITY : stream.lastArrivalAt
-    return this.#baselines.silenceDeadline(lastActivity, idleSilenceMs + (stream.markerSeen ? handoffGraceMs : 0))
+    return silenceDeadline(this.#baselines, this.#session.stream, this.#options.timing)
   }
 
   /** Tier C: one timer, re-armed lazily when it fires early (never per chunk). Lives only while waiting. */
@@ -397,22 +387,16 @@ export class SendOperation implements TerminalSendOperation {
     const arrivals = this.#session.stream.arrivals
     this.#pending.set('silence', afterPollPhase, () => {
       if (this.#session.stream.arrivals !== arrivals || now() < this.#silenceDeadline()) return this.#armSilence()
-      // Silence settles only where readiness cannot be proven: a program proven not to read is waited
-      // for (its prompt, a stdin wait, `waitFor` or the timeout end the send), looked at again after
-      // each further silence. Only the caller's own `idleMs` lets silence end it anyway, and a
-      // full-screen program's screen is its result whether it reads or not.
-      const stream = this.#session.stream
-      if (this.#options.idleMs === undefined && !stream.alternateScreen && isQuietButNotReading(this.#lastFacts, this.#lastFactsArrivals, stream.arrivals)) {
+      // A program proven not to read is waited for (see {@link silenceMayEnd}), looked at again after each further silence.
+      if (!silenceMayEnd(this.#options.idleMs, this.#session.stream, this.#lastFacts, this.#lastFactsArrivals)) {
         return this.#pending.set('silence', inMs(this.#options.timing.idleSilenceMs), () => this.#silenceDue())
       }
       this.#dispatch({ kind: 'silence' })
     })
   }
 
-  /** Evidence gathering stops at once (no drain, no silence, no probe) until the SIGINT is delivered. */
+  /** Evidence gathering already stopped on entering `interrupting` (see `PHASE_ENTRY`) until the SIGINT is delivered. */
   #beginInterrupt(writeInFlight: boolean): void {
-    this.#prober.pause()
-    this.#pending.clear('drain', 'silence')
     this.#interruption = this.#interrupt(writeInFlight).finally(() => {
       this.#interruption = undefined
       this.#releaseIfDone()
@@ -444,7 +428,6 @@ export class SendOperation implements TerminalSendOperation {
 
   #rebaseForInterrupt(before: ForegroundFacts | undefined): void {
     const stream = this.#session.stream
-    stream.resetPrompt()
     this.#baselines = this.#baselines.interrupted(stream)
     this.#evidence.rebase(this.#rules(before, true, undefined))
     // The grace runs from the moment the signal is requested, so a slow delivery cannot stretch `done`.
@@ -463,9 +446,8 @@ export class SendOperation implements TerminalSendOperation {
    * terminal's flags only when a program is proven to read.
    */
   #describe(ending: ResultEnding): void {
+    // Probes and timers already stopped on entering `describing` (see `PHASE_ENTRY`).
     this.#decided = ending
-    this.#prober.stop()
-    this.#pending.clear('silence', 'drain', 'grace', 'timeout', 'abort')
     const stream = this.#session.stream
     const marked = ending.proof === 'prompt' ? markedInput(stream, this.#lastShellFacts?.program) : undefined
     if (marked) return void this.#dispatch({ kind: 'described', input: marked })
@@ -484,7 +466,6 @@ export class SendOperation implements TerminalSendOperation {
     this.#pending.clearAll()
     if (ending.kind === 'error') this.#rejectDone(ending.error)
     else {
-      this.#promptFacts = ending.proof === 'prompt' ? this.#lastShellFacts : undefined
       const { viewport, truncated, ...numbered } = this.#output.settle()
       const result: TerminalSendResult = { viewport, waitReason: ending.reason, sessionStatus: this.#session.status(), truncated, ...numbered }
       const dropped = this.#session.stream.scrollback.droppedLines
@@ -506,24 +487,15 @@ export class SendOperation implements TerminalSendOperation {
       }
       this.#resolveDone(result)
     }
-    this.#session.settled(this)
+    // What outlives the send goes back to the session: the prompt it ended on, and what followed a match.
+    const promptFacts = ending.kind === 'result' && ending.proof === 'prompt' ? this.#lastShellFacts : undefined
+    this.#session.settled(this, promptFacts, this.#output.afterMatch)
     this.#releaseIfDone()
   }
 
   #releaseIfDone(): void {
     if (this.#phase === 'settled' && !this.#interruption) this.#resolveReleased()
   }
-}
-
-/**
- * The output printed between the previous result and the write, followed by what the running
- * command printed after it when the input was typed ahead: one stretch of the terminal, in order.
- */
-export function joinEarlier(before: EarlierPart | undefined, typedAhead: EarlierPart | undefined): EarlierPart | undefined {
-  if (!before || !typedAhead) return before ?? typedAhead
-  const output = before.output + typedAhead.output
-  const truncated = before.truncated || typedAhead.truncated
-  return before.firstLine === undefined ? { output, truncated } : { output, truncated, firstLine: before.firstLine }
 }
 
 /** Lines the input occupies once echoed: one, plus one per line break before its final Enter. */

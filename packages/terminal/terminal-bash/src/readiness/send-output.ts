@@ -1,5 +1,5 @@
 import type { LinePattern } from 'dsh-basics'
-import type { TerminalOutputMatch, TerminalSendRead, TerminalSendResult } from 'dsh-terminal'
+import type { TerminalEarlierOutput, TerminalOutputMatch, TerminalSendRead, TerminalSendResult } from 'dsh-terminal'
 import { type PartialLine, type SanitizedChunk, SendOutputBuffer, type SendOutputHead } from '../output/index'
 import { lineNumberOf } from '../output/line-numbers'
 import { OutputMatcher, splitChunk } from './output-matcher'
@@ -8,11 +8,7 @@ import { OutputMatcher, splitChunk } from './output-matcher'
 export type SettledOutput = Pick<TerminalSendResult, 'viewport' | 'truncated' | 'firstLine' | 'outputHead'>
 
 /** Output a result shows under the earlier-output label, numbered from 1 as reads are. */
-export interface EarlierPart {
-  readonly output: string
-  readonly truncated: boolean
-  readonly firstLine?: number | undefined
-}
+export type EarlierPart = TerminalEarlierOutput
 
 /** Finds the line of the running command's prompt in a chunk (the shell's own primary marker), if it is there. */
 export type PromptLineFinder = (chunk: SanitizedChunk) => number | undefined
@@ -170,4 +166,15 @@ export class SendOutput {
 function outputHead(head: SendOutputHead): NonNullable<TerminalSendResult['outputHead']> {
   const { text, firstLine, gapLines, gapBytes } = head
   return firstLine === undefined ? { text, gapLines, gapBytes } : { text, firstLine: lineNumberOf(firstLine), gapLines, gapBytes }
+}
+
+/**
+ * The output printed between the previous result and the write, followed by what the running
+ * command printed after it when the input was typed ahead: one stretch of the terminal, in order.
+ */
+export function joinEarlier(before: EarlierPart | undefined, typedAhead: EarlierPart | undefined): EarlierPart | undefined {
+  if (!before || !typedAhead) return before ?? typedAhead
+  const output = before.output + typedAhead.output
+  const truncated = before.truncated || typedAhead.truncated
+  return before.firstLine === undefined ? { output, truncated } : { output, truncated, firstLine: before.firstLine }
 }

@@ -88,7 +88,11 @@ export interface SendSteps {
   judge(sample: ProbeSample): number | undefined
   /** Probe again with a fresh backoff. */
   resumeProbes(): void
-  /** Stop gathering evidence and start the interrupt (after letting a write in flight land). */
+  /** Entering `interrupting`: no probe, drain or silence counts until the SIGINT is delivered. */
+  holdEvidence(): void
+  /** Entering `describing`: the ending is decided, so probes and every timer but the describe bound stop. */
+  stopEvidence(): void
+  /** Start the interrupt (after letting a write in flight land). */
   interrupt(writeInFlight: boolean): void
   /** Baselines and evidence from the interrupt's sample; the cancel grace starts. */
   rebaseForInterrupt(before: ForegroundFacts | undefined): void
@@ -109,6 +113,8 @@ export interface SendRules {
 /** Where an accepted event moves the send, and what it does on the way (a sample's step answers a follow-up delay). */
 export interface Transition<E extends SendEvent = SendEvent> {
   readonly to: SendPhase
+  /** What the step does, in a few words: the readiness note's table is generated from these (`pnpm docs:gen`). */
+  readonly says: string
   readonly act?: (steps: SendSteps, event: E) => number | undefined | void
   /** The phase accepts the event only when this holds for the send's rules (absent: always). */
   readonly when?: (rules: SendRules) => boolean
@@ -117,13 +123,26 @@ export interface Transition<E extends SendEvent = SendEvent> {
 type EventOf<K extends SendEvent['kind']> = Extract<SendEvent, { kind: K }>
 type Row = { readonly [K in SendEvent['kind']]?: Transition<EventOf<K>> }
 
-const end = (reason: TerminalWaitReason): Transition => ({ to: 'describing', act: (s) => s.describe({ kind: 'result', reason }) })
+const end = (reason: TerminalWaitReason, says = `\`${reason}\``): Transition => ({
+  to: 'describing',
+  says,
+  act: (s) => s.describe({ kind: 'result', reason }),
+})
 const timedOut = end('timeout')
-const exited: Transition = { to: 'settled', act: (s) => s.finish({ kind: 'result', reason: 'session_exit' }) }
-const writeFailed: Transition<EventOf<'write-failed'>> = { to: 'settled', act: (s, e) => s.finish({ kind: 'error', error: e.error }) }
-const drained: Transition<EventOf<'drained'>> = { to: 'describing', act: (s, e) => s.describe({ kind: 'result', reason: 'stdin_read', proof: e.proof }) }
-const matched: Transition<EventOf<'matched'>> = { to: 'describing', act: (s, e) => s.describe({ kind: 'result', reason: 'output_match', match: e.match }) }
-const judged = (to: SendPhase): Transition<EventOf<'sample'>> => ({ to, act: (s, e) => s.judge(e.sample) })
+const exited: Transition = { to: 'settled', says: '`session_exit`', act: (s) => s.finish({ kind: 'result', reason: 'session_exit' }) }
+const writeFailed: Transition<EventOf<'write-failed'>> = { to: 'settled', says: 'reject', act: (s, e) => s.finish({ kind: 'error', error: e.error }) }
+const drained: Transition<EventOf<'drained'>> = {
+  to: 'describing',
+  says: '`stdin_read`',
+  act: (s, e) => s.describe({ kind: 'result', reason: 'stdin_read', proof: e.proof }),
+}
+const matched: Transition<EventOf<'matched'>> = {
+  to: 'describing',
+  says: '`output_match`',
+  act: (s, e) => s.describe({ kind: 'result', reason: 'output_match', match: e.match }),
+}
+const judged = (to: SendPhase): Transition<EventOf<'sample'>> => ({ to, says: 'judge: drain a proof, or ask a follow-up', act: (s, e) => s.judge(e.sample) })
+const probesAgain = (to: SendPhase): Transition => ({ to, says: 'probes again', act: (s) => s.resumeProbes() })
 
 /**
  * The send's phases × events. An event a phase does not list is ignored: a stale timer, probe,
@@ -134,24 +153,25 @@ const judged = (to: SendPhase): Transition<EventOf<'sample'>> => ({ to, act: (s,
  */
 export const SEND_TRANSITIONS: { readonly [P in SendPhase]: Row } = {
   inspecting: {
-    inspected: { to: 'writing', act: (s, e) => s.write(e.facts, e.known) },
-    'no-input': { to: 'waiting', act: (s) => s.waitWithoutInput() },
-    cancel: { to: 'interrupting', act: (s) => s.interrupt(false) },
+    inspected: { to: 'writing', says: 'rebase, write', act: (s, e) => s.write(e.facts, e.known) },
+    'no-input': { to: 'waiting', says: '', act: (s) => s.waitWithoutInput() },
+    cancel: { to: 'interrupting', says: '', act: (s) => s.interrupt(false) },
     timeout: timedOut,
     exit: exited,
   },
   writing: {
-    written: { to: 'waiting', act: (s) => s.startWaiting() },
+    written: { to: 'waiting', says: 'silence, probes, prompt check', act: (s) => s.startWaiting() },
     'write-failed': writeFailed,
-    output: { to: 'writing', act: (s, e) => void s.collectOrMatch(e.chunk) },
+    output: { to: 'writing', says: 'collect, or match', act: (s, e) => void s.collectOrMatch(e.chunk) },
     matched,
-    cancel: { to: 'interrupting', act: (s) => s.interrupt(true) },
+    cancel: { to: 'interrupting', says: 'the write lands first', act: (s) => s.interrupt(true) },
     timeout: timedOut,
     exit: exited,
   },
   waiting: {
     output: {
       to: 'waiting',
+      says: "collect, or match; else burst probe; startup's first output starts probes and silence",
       act: (s, e) => {
         if (s.collectOrMatch(e.chunk)) return
         s.startupOutput()
@@ -159,21 +179,24 @@ export const SEND_TRANSITIONS: { readonly [P in SendPhase]: Row } = {
       },
     },
     matched,
-    prompt: { to: 'waiting', act: (s) => s.answerPrompt() },
+    prompt: { to: 'waiting', says: 'trusted: drain; else probe now', act: (s) => s.answerPrompt() },
     sample: judged('waiting'),
     drained,
-    'drain-broken': { to: 'waiting', act: (s) => s.resumeProbes() },
-    silence: { ...end('inferred_idle'), when: (rules) => rules.settleOnSilence },
-    cancel: { to: 'interrupting', act: (s) => s.interrupt(false) },
+    'drain-broken': probesAgain('waiting'),
+    silence: {
+      ...end('inferred_idle', '`inferred_idle`, only when the send settles on silence (not `settleOnSilence: false`, nor `waitFor` without `idleMs`)'),
+      when: (rules) => rules.settleOnSilence,
+    },
+    cancel: { to: 'interrupting', says: '', act: (s) => s.interrupt(false) },
     timeout: timedOut,
     exit: exited,
   },
   interrupting: {
-    output: { to: 'interrupting', act: (s, e) => s.collect(e.chunk) },
-    'interrupt-ready': { to: 'interrupting', act: (s, e) => s.rebaseForInterrupt(e.before) },
-    signalled: { to: 'cancelling', act: (s) => s.resumeProbes() },
+    output: { to: 'interrupting', says: 'collect', act: (s, e) => s.collect(e.chunk) },
+    'interrupt-ready': { to: 'interrupting', says: 'rebase on its sample; grace starts', act: (s, e) => s.rebaseForInterrupt(e.before) },
+    signalled: probesAgain('cancelling'),
     'write-failed': writeFailed,
-    cancel: { to: 'interrupting' },
+    cancel: { to: 'interrupting', says: 'accepted, nothing more' },
     grace: timedOut,
     timeout: timedOut,
     exit: exited,
@@ -181,27 +204,83 @@ export const SEND_TRANSITIONS: { readonly [P in SendPhase]: Row } = {
   cancelling: {
     output: {
       to: 'cancelling',
+      says: 'collect; burst probe',
       act: (s, e) => {
         s.collect(e.chunk)
         s.noteBurst(e.gapMs)
       },
     },
-    prompt: { to: 'cancelling', act: (s) => s.probeNow() },
+    prompt: { to: 'cancelling', says: 'probe now', act: (s) => s.probeNow() },
     sample: judged('cancelling'),
     drained,
-    'drain-broken': { to: 'cancelling', act: (s) => s.resumeProbes() },
+    'drain-broken': probesAgain('cancelling'),
     'write-failed': writeFailed,
-    cancel: { to: 'cancelling' },
+    cancel: { to: 'cancelling', says: 'accepted, nothing more' },
     grace: timedOut,
     timeout: timedOut,
     exit: exited,
   },
   describing: {
-    output: { to: 'describing', act: (s, e) => s.collect(e.chunk) },
-    described: { to: 'settled', act: (s, e) => s.finishDescribed(e.input) },
-    exit: { to: 'settled', act: (s) => s.finishDescribed(undefined) },
+    output: { to: 'describing', says: 'collect (after a match on a completed line: for the next send)', act: (s, e) => s.collect(e.chunk) },
+    described: { to: 'settled', says: 'the decided reason, with the state', act: (s, e) => s.finishDescribed(e.input) },
+    exit: { to: 'settled', says: 'the decided reason, no state', act: (s) => s.finishDescribed(undefined) },
   },
   settled: {},
+}
+
+/** What entering a phase does, before the step of the transition that entered it (only on a change of phase). */
+export interface PhaseEntry {
+  /** In a few words, for the readiness note's table. */
+  readonly says: string
+  readonly act: (steps: SendSteps) => void
+}
+
+/** The enter actions: a rule about a whole phase lives here once, not in each transition into it. */
+export const PHASE_ENTRY: { readonly [P in SendPhase]?: PhaseEntry } = {
+  interrupting: { says: 'probes pause; drain and silence stop', act: (s) => s.holdEvidence() },
+  describing: { says: 'probes and every timer but the describe bound stop', act: (s) => s.stopEvidence() },
+}
+
+/** Each event's row label in the readiness note's table (in the table's order): what it is, briefly. */
+export const SEND_EVENT_NOTES: { readonly [K in SendEvent['kind']]: string } = {
+  inspected: 'pre-write sample',
+  'no-input': 'empty send, startup',
+  written: '',
+  'write-failed': 'shell alive',
+  output: '',
+  matched: 'reported by the `output` step',
+  prompt: '',
+  sample: '',
+  drained: '',
+  'drain-broken': '',
+  silence: '',
+  'interrupt-ready': '',
+  signalled: '',
+  grace: '',
+  timeout: '',
+  exit: '',
+  cancel: '',
+  described: 'the state, or none past the bound',
+}
+
+/**
+ * The table as the readiness note shows it: one row per event, one column per phase but `settled`
+ * (which ignores everything); a cell names the phase it moves to (when another) and what it does.
+ */
+export function renderSendTable(): string {
+  const phases = (Object.keys(SEND_TRANSITIONS) as SendPhase[]).filter((phase) => phase !== 'settled')
+  const rows = [`| event | ${phases.join(' | ')} |`, `|---|${phases.map(() => '---|').join('')}`]
+  rows.push(`| (on entering) | ${phases.map((phase) => PHASE_ENTRY[phase]?.says ?? '').join(' | ')} |`)
+  for (const [kind, note] of Object.entries(SEND_EVENT_NOTES)) {
+    const cells = phases.map((phase) => {
+      const transition = SEND_TRANSITIONS[phase][kind as SendEvent['kind']] as Transition | undefined
+      if (!transition) return ''
+      const move = transition.to === phase ? '' : `→ ${transition.to}`
+      return move && transition.says ? `${move}: ${transition.says}` : move || transition.says
+    })
+    rows.push(`| \`${kind}\`${note ? ` (${note})` : ''} | ${cells.join(' | ')} |`)
+  }
+  return rows.join('\n')
 }
 
 /** The transition `phase` makes on `event` under `rules`, or `undefined` when the phase ignores it. */

@@ -1,4 +1,4 @@
-import type { TerminalScreen, TerminalSendOperation, TerminalSendResult } from 'dsh-terminal'
+import type { TerminalEarlierOutput, TerminalScreen, TerminalSendOperation, TerminalSendResult } from 'dsh-terminal'
 
 /** What {@link showingScreen} reads from the session when a send settles. */
 export interface ScreenSource {
@@ -32,12 +32,13 @@ export function showsScreen(result: TerminalSendResult, source: Pick<ScreenSourc
  * The operation as the session hands it out: its result carries `screen` when {@link showsScreen}
  * says so (`movesBefore`: the source's count when the send started). `released` settles only after
  * that `done`, so the send's reservation covers rendering the screen too (the registry drops it once
- * both settled).
+ * both settled). `earlier` is the session's earlier output the send took when it started.
  */
 export function showingScreen(
   operation: TerminalSendOperation & { readonly released: Promise<void> },
   source: ScreenSource,
   movesBefore: number,
+  earlier?: TerminalEarlierOutput,
 ): TerminalSendOperation & { readonly released: Promise<void> } {
   const done = operation.done.then(async (result) => {
     if (!showsScreen(result, source, movesBefore)) return result
@@ -49,7 +50,7 @@ export function showingScreen(
     }
   })
   const released = Promise.all([operation.released, done.then(ignore, ignore)]).then(ignore)
-  return new ScreenShowingOperation(operation, done, released)
+  return new ScreenShowingOperation(operation, done, released, earlier)
 }
 
 /** The operation with the screen-carrying `done`: its methods live on the prototype, so no closure is made per send. */
@@ -58,6 +59,7 @@ class ScreenShowingOperation implements TerminalSendOperation {
     readonly operation: TerminalSendOperation,
     readonly done: Promise<TerminalSendResult>,
     readonly released: Promise<void>,
+    readonly earlier: TerminalEarlierOutput | undefined,
   ) {}
 
   readOutput(): ReturnType<TerminalSendOperation['readOutput']> {

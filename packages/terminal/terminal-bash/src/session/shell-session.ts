@@ -1,5 +1,5 @@
 import { raceAbort } from 'dsh-basics'
-import { type ForegroundFacts, type InspectOptions, isStdinWaitProvenOrUnprovable, type SubprocessTerminalHandle } from 'dsh-subprocess'
+import type { ForegroundFacts, SubprocessTerminalHandle } from 'dsh-subprocess'
 import {
   type TerminalBackendSession,
   type TerminalBackendTap,
@@ -20,17 +20,17 @@ import { shellFailure } from '../errors'
 import { lookAtInput, markedInput } from '../input/input-state'
 import { sendInput } from '../input/send-input'
 import type { SendSession, SendOptions, SendTiming } from '../readiness/send-contract'
-import { joinEarlier, SendOperation } from '../readiness/send-operation'
-import type { EarlierPart } from '../readiness/send-output'
+import { SendOperation } from '../readiness/send-operation'
 import { SHELL_CONTINUATION_PROMPT, SHELL_PROMPT } from '../prompt-protocol'
-import { SendOutputBuffer } from '../output/index'
 import { ScreenModel } from '../screen/screen-model'
 import { type ScreenSource, showingScreen } from '../screen/screen-send'
 import { HumanTaps } from './human-taps'
 import { readScrollbackPage } from './scrollback-page'
-import { lineNumberOf } from '../output/line-numbers'
 import { TerminalStream } from './terminal-stream'
 import { OutputLedger } from './output-ledger'
+import { BetweenSends } from './between-sends'
+import { type PinLookHooks, ShellGroupPin } from './shell-group-pin'
+import { type LaunchedShell, resizingSession, timingFor, timingOf } from './send-start'
 
 /**
  * One persistent shell: the provider's handle, the output pipeline and at most one active send.
@@ -50,21 +50,12 @@ export class ShellSession implements TerminalBackendSession {
   /** What a settling send reads to tell whether its result carries the screen (one object, not one per send). */
   readonly #screenSource: ScreenSource
   #active: SendOperation | undefined
-  /** Output that arrived while no send was active, since the latest result was taken. */
-  #earlier: SendOutputBuffer | undefined
-  /** What a released send had taken as its earlier output: it goes before {@link ShellSession.#earlier}. */
-  #earlierBefore: EarlierPart | undefined
-  #atPrompt: { facts: ForegroundFacts; arrivals: number } | undefined
-  /**
-   * The look that pins the shell's process group after startup, while it runs (see
-   * {@link ShellSession.#startPinning}): it resolves with its sample and the arrivals it saw, or
-   * undefined. Writes, signals and inspections wait for it, so nothing is typed before it sampled.
-   */
-  #pinning: Promise<{ facts: ForegroundFacts; arrivals: number } | undefined> | undefined
-  /** Own markers seen when the latest send settled: a send without input reports only a later one. */
-  #markersSettled = 0
-  /** A person typed since the latest send settled: statuses from then on are theirs, not the agent's. */
-  #personTyped = false
+  /** What outlives a send: earlier output, the idle prompt's facts, the markers seen. */
+  readonly #between: BetweenSends
+  /** The shell's group, pinned after startup; writes, signals and inspections wait for its look. */
+  readonly #pin: ShellGroupPin
+  /** What the pin's look asks of the session (one object, not one per look). */
+  readonly #pinHooks: PinLookHooks
   #motd = ''
   #exited = false
   #closeStarted = false
@@ -89,14 +80,7 @@ export class ShellSession implements TerminalBackendSession {
     config: ShellBackendConfig,
     nonces: { nonce: number; replNonce?: number | undefined },
     size: TerminalSize = { rows: config.rows, cols: config.cols },
-    launched: {
-      observe?: ((bytes: Uint8Array) => void) | undefined
-      term?: string | undefined
-      /** Absolute offset of the first byte the handle delivers (an adopted terminal's `replayFrom`). */
-      outputFrom?: number | undefined
-      name?: string | undefined
-      target?: string | undefined
-    } = {},
+    launched: LaunchedShell = {},
   ) {
     this.#observe = launched.observe
     this.term = launched.term
@@ -117,32 +101,37 @@ export class ShellSession implements TerminalBackendSession {
       nonce: nonces.nonce,
       replNonce: nonces.replNonce,
     })
-    this.#timing = {
-      timeoutMs: config.timeoutMs,
-      idleSilenceMs: config.idleSilenceMs,
-      handoffGraceMs: config.handoffGraceMs,
-      pollIntervalMs: config.pollIntervalMs,
-      cancelGraceMs: config.cancelGraceMs,
+    this.#between = new BetweenSends(this.#stream, config.maxReadBytes)
+    this.#pin = new ShellGroupPin(handle, this.#stream, this.#ledger)
+    this.#pinHooks = {
+      closing: () => this.#closeStarted,
+      pinned: () => this.#ledger.delivered(this.#screen.size),
+      idle: (pinned) => {
+        if (!this.#active) this.#between.idleAt(pinned)
+      },
     }
+    this.#timing = timingOf(config)
     this.#sendSession = {
-      inspectForeground: (options) => this.#inspect(options),
-      write: (data) => this.#afterPin(() => handle.write(data)),
-      signalForeground: (signal) => this.#afterPin(() => handle.signalForeground(signal)),
+      inspectForeground: (options) => this.#pin.inspect(options),
+      // The session's prompt tracker is the session's to reset: only a marker after a send's write or signal counts.
+      write: (data) => {
+        this.#stream.resetPrompt()
+        return this.#pin.after(() => handle.write(data))
+      },
+      signalForeground: (signal) => {
+        this.#stream.resetPrompt()
+        return this.#pin.after(() => handle.signalForeground(signal))
+      },
       stream: this.#stream,
       status: () => this.status(),
       exited: () => this.#exited || handle.exit !== undefined,
       closing: () => this.#closeStarted,
-      settled: (operation) => {
+      // A released send is no longer active when it settles: shown to nobody, it hands nothing back.
+      settled: (operation, promptFacts, afterMatch) => {
         if (this.#active !== operation) return
         this.#active = undefined
-        // A released send was shown to nobody: its output stays the session's, and its command's status is still news.
-        if (operation.handedOver) return
         this.#ledger.delivered(this.#screen.size)
-        this.#earlier = operation.afterMatch ?? new SendOutputBuffer(this.#stream.line, this.#config.maxReadBytes)
-        this.#markersSettled = this.#stream.markers
-        this.#personTyped = false
-        const facts = operation.promptFacts
-        this.#atPrompt = facts ? { facts, arrivals: this.#stream.arrivals } : undefined
+        this.#between.settled(promptFacts, afterMatch)
       },
     }
     this.#screenSource = {
@@ -150,7 +139,7 @@ export class ShellSession implements TerminalBackendSession {
       verticalMoves: () => this.#stream.verticalMoves,
       snapshot: () => this.#screen.snapshot(),
     }
-    this.#stream.attach((chunk, gap) => (this.#active ? this.#active.onChunk(chunk, gap) : this.#earlier?.append(chunk)))
+    this.#stream.attach((chunk, gap) => (this.#active ? this.#active.onChunk(chunk, gap) : this.#between.append(chunk)))
     void handle.done.then(() => this.#onExit())
   }
 
@@ -181,7 +170,7 @@ export class ShellSession implements TerminalBackendSession {
       case 'stdin_read':
       case 'inferred_idle':
         this.#motd = result.viewport
-        this.#startPinning(operation)
+        this.#pin.start(this.#between.settledFacts, this.#pinHooks)
         this.#ledger.delivered(this.#screen.size)
         return
       case 'timeout':
@@ -194,59 +183,14 @@ export class ShellSession implements TerminalBackendSession {
   }
 
   /**
-   * Tell the provider which process group is the shell's. Right after startup settled on the
-   * controlled prompt nothing was typed yet, so the group in front is the shell's own. That is the
-   * top-level process's group when bash is the top-level process, but not under a sandbox launcher
-   * (`bwrap → bwrap → bash`), where bash leads a group of its own; without the pin the prompt tier
-   * would never see "the shell in front" and SIGKILL to the idle shell would not be refused.
-   * A startup that ended on the prompt with the shell already recognised pins from that sample at
-   * once. Otherwise the foreground is inspected after the open returned, off the opener's path:
-   * until that look is done, writes, signals and inspections wait for it (so nothing is typed
-   * before it sampled), and the first inspection asked meanwhile gets its sample when nothing
-   * arrived since. Without the controlled prompt (a configured shell that prints no marker)
-   * nothing is pinned and the provider's default stays.
-   */
-  #startPinning(operation: SendOperation): void {
-    if (!this.#stream.promptReady) return
-    const known = operation.promptFacts
-    if (known) return this.#pin(known.processGroupId)
-    const arrivals = this.#stream.arrivals
-    const pinning = this.#handle.inspectForeground().then(
-      (facts) => {
-        if (!facts || this.#closeStarted) return undefined
-        this.#pin(facts.processGroupId)
-        this.#ledger.delivered(this.#screen.size)
-        // That sample, seen through the pin, is the shell idle at its prompt: the first send may use it
-        // as its pre-write facts, exactly as after a send that ended on the prompt.
-        const idle = isStdinWaitProvenOrUnprovable(facts) && arrivals === this.#stream.arrivals && this.#stream.promptReady
-        if (!idle) return undefined
-        const pinned = { facts: { ...facts, isShellGroup: true }, arrivals }
-        if (!this.#active) this.#atPrompt = pinned
-        return pinned
-      },
-      // The provider could not look: its default group stays, as for a shell without the marker.
-      () => undefined,
-    )
-    this.#pinning = pinning
-    void pinning.then(() => {
-      if (this.#pinning === pinning) this.#pinning = undefined
-    })
-  }
-
-  #pin(processGroupId: number): void {
-    this.#ledger.pinned(processGroupId)
-    this.#handle.pinShellGroup(processGroupId)
-  }
-
-  /**
    * Take over an adopted terminal (instead of {@link ShellSession.startup}): its replay rebuilds the
    * scrollback and the screen, and what follows `facts.delivered` (the end of the last result its
    * previous client delivered) is the next send's earlier output; the shell group is pinned again.
    */
   adopt(facts: { delivered: number; shellGroup?: number | undefined }): void {
     // The ring no longer reaching back to the delivered end: everything replayed is news.
-    if (!this.#ledger.replayUntil(facts.delivered)) this.#startEarlier()
-    if (facts.shellGroup !== undefined) this.#pin(facts.shellGroup)
+    if (!this.#ledger.replayUntil(facts.delivered)) this.#between.startEarlier()
+    if (facts.shellGroup !== undefined) this.#pin.pin(facts.shellGroup)
     this.#unsubscribe = this.#handle.onOutput((chunk) => this.#take(chunk))
   }
 
@@ -255,37 +199,14 @@ export class ShellSession implements TerminalBackendSession {
     this.#ledger.take(
       chunk,
       (bytes) => this.#feed(bytes),
-      () => this.#startEarlier(),
+      () => this.#between.startEarlier(),
     )
-  }
-
-  #startEarlier(): void {
-    this.#earlier = new SendOutputBuffer(this.#stream.line, this.#config.maxReadBytes)
   }
 
   #feed(chunk: Uint8Array): void {
     this.#stream.write(chunk)
     this.#taps.deliver(chunk)
     this.#observe?.(chunk)
-  }
-
-  /** Run `action` once the startup pin is in place (at once when it is). */
-  #afterPin<T>(action: () => Promise<T>): Promise<T> {
-    const pinning = this.#pinning
-    return pinning ? pinning.then(action) : action()
-  }
-
-  /**
-   * One foreground inspection, after the startup pin. Asked while the pin's look runs, a plain
-   * inspection gets that look's sample if nothing arrived since it was taken: nothing was written
-   * meanwhile either (writes wait for the pin), so a second look would see the same.
-   */
-  #inspect(options?: InspectOptions): Promise<ForegroundFacts | undefined> {
-    const pinning = this.#pinning
-    if (!pinning) return this.#handle.inspectForeground(options)
-    return pinning.then((pinned) =>
-      pinned && !options?.terminalModes && pinned.arrivals === this.#stream.arrivals ? pinned.facts : this.#handle.inspectForeground(options),
-    )
   }
 
   /**
@@ -302,40 +223,19 @@ export class ShellSession implements TerminalBackendSession {
     const typed = sendInput(request, () => this.#screen.modes, this.#stream.alternateScreen)
     // A send that only resizes writes no byte, yet the resize is its write: the program's reaction
     // (SIGWINCH, a redraw, a new wait) is what it waits for, never the wait that held before.
-    const input = typed ?? (size === undefined ? undefined : '')
-    const atPrompt = this.#takeAtPrompt()
-    const earlier = this.#takeEarlier()
-    const timing = {
-      ...this.#timing,
-      ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
-      ...(request.idleMs === undefined ? {} : { idleSilenceMs: request.idleMs }),
-    }
-    const operation = this.#begin(input, false, request.signal, typed === undefined ? undefined : atPrompt, {
-      timing,
+    const bytes = typed ?? (size === undefined ? undefined : '')
+    const atPrompt = this.#between.takeIdlePrompt()
+    const earlier = this.#between.takeEarlier()
+    const operation = this.#begin(bytes, false, request.signal, typed === undefined ? undefined : atPrompt, {
+      timing: timingFor(this.#timing, request),
       settleOnSilence: request.settleOnSilence,
       waitFor: request.waitFor,
       idleMs: request.idleMs,
       earlier,
-      session: size === undefined ? this.#sendSession : this.#resizingSession(size),
+      session:
+        size === undefined ? this.#sendSession : resizingSession(this.#sendSession, size, { handle: this.#handle, stream: this.#stream, pin: this.#pin }),
     })
-    return showingScreen(operation, this.#screenSource, movesBefore)
-  }
-
-  /**
-   * The session as one send sees it, when that send's write resizes the PTY and the screen model first, right
-   * after the pre-write inspection, so the foreground group's SIGWINCH comes after that baseline.
-   * A resize-only send (empty input) writes no byte.
-   */
-  #resizingSession(size: TerminalSize): SendSession {
-    return {
-      ...this.#sendSession,
-      write: (data) =>
-        this.#afterPin(() => {
-          this.#handle.resize(size.rows, size.cols)
-          this.#stream.resize(size)
-          return data === '' ? Promise.resolve() : this.#handle.write(data)
-        }),
-    }
+    return showingScreen(operation, this.#screenSource, movesBefore, earlier)
   }
 
   /** What the terminal shows now: every byte that arrived before the call, rendered by the session's emulator. */
@@ -357,22 +257,6 @@ export class ShellSession implements TerminalBackendSession {
   }
 
   /**
-   * What the session printed since the latest result was taken (a send settled, or a read showed the
-   * newest lines), consumed now: the next send's result carries it as earlier output.
-   */
-  #takeEarlier(): SendOptions['earlier'] {
-    const earlier = this.#earlier
-    const before = this.#earlierBefore
-    this.#earlier = undefined
-    this.#earlierBefore = undefined
-    if (!earlier) return before
-    const { viewport, truncated, firstLine } = earlier.settle()
-    if (viewport === '' && !truncated) return before
-    const part = firstLine === undefined ? { output: viewport, truncated } : { output: viewport, truncated, firstLine: lineNumberOf(firstLine) }
-    return joinEarlier(before, part)
-  }
-
-  /**
    * Stop the active send's wait without signalling (its caller is gone: the session was detached).
    * What it took and collected, and everything printed from now on, is the next result's earlier
    * output; the status of the command it ran is reported by the next send. No-op without a send.
@@ -380,32 +264,17 @@ export class ShellSession implements TerminalBackendSession {
   release(): void {
     const operation = this.#active
     if (!operation) return
+    // No longer active: the settlement the release causes hands nothing back (see `settled`).
+    this.#active = undefined
     const { earlier, buffer } = operation.release()
-    this.#atPrompt = undefined
-    this.#earlierBefore = joinEarlier(this.#earlierBefore, earlier)
-    this.#earlier = buffer ?? new SendOutputBuffer(this.#stream.line, this.#config.maxReadBytes)
-  }
-
-  /**
-   * The shell is still idle at the prompt the previous send ended on when nothing arrived since
-   * (and nothing was written or signalled: every write is a send, and `signal` forgets it). Then the
-   * send needs no pre-write inspection. Taken once: the next send re-establishes it.
-   */
-  #takeAtPrompt(): ForegroundFacts | undefined {
-    const atPrompt = this.#atPrompt
-    this.#atPrompt = undefined
-    return atPrompt && atPrompt.arrivals === this.#stream.arrivals && this.#stream.promptReady ? atPrompt.facts : undefined
+    this.#between.released(earlier, buffer)
   }
 
   /** One bounded page of retained scrollback (see {@link readScrollbackPage}); a page ending at the newest line takes the earlier output. */
   read(request: TerminalReadRequest): TerminalReadResult {
     const maxBytes = this.#config.maxReadBytes
     const { result, showsNewest } = readScrollbackPage(this.#stream.scrollback, request, maxBytes)
-    if (showsNewest && (this.#earlier || this.#earlierBefore)) {
-      this.#earlier = new SendOutputBuffer(this.#stream.line, maxBytes)
-      this.#earlierBefore = undefined
-      this.#ledger.delivered(this.#screen.size)
-    }
+    if (showsNewest && this.#between.shownByRead()) this.#ledger.delivered(this.#screen.size)
     return result
   }
 
@@ -421,16 +290,15 @@ export class ShellSession implements TerminalBackendSession {
    */
   writeAsHuman(data: string): Promise<void> {
     if (this.#closeStarted) return Promise.reject(shellFailure.closed())
-    this.#atPrompt = undefined
-    this.#personTyped = true
-    return this.#afterPin(() => this.#handle.write(data))
+    this.#between.personTyped()
+    return this.#pin.after(() => this.#handle.write(data))
   }
 
   /** Deliver `signal` to the foreground group resolved now; the provider's refusals surface unchanged. */
   async signal(signal: TerminalSignal): Promise<TerminalSignalResult> {
     if (this.#closeStarted) throw shellFailure.closed()
-    this.#atPrompt = undefined
-    const targetPgid = await this.#afterPin(() => this.#handle.signalForeground(signal))
+    this.#between.forgetPrompt()
+    const targetPgid = await this.#pin.after(() => this.#handle.signalForeground(signal))
     return { delivered: true, targetPgid }
   }
 
@@ -443,11 +311,11 @@ export class ShellSession implements TerminalBackendSession {
   async inputState(): Promise<TerminalInputState | undefined> {
     if (this.#closeStarted || this.#sendSession.exited()) return undefined
     const stream = this.#stream
-    const atPrompt = this.#atPrompt
-    const known = atPrompt && atPrompt.arrivals === stream.arrivals ? markedInput(stream, atPrompt.facts.program) : undefined
+    const idle = this.#between.idleFacts
+    const known = idle ? markedInput(stream, idle.program) : undefined
     if (known) return known
     const inputPending = this.#active?.inputPending === true
-    const input = await lookAtInput((options) => this.#inspect(options), stream, { wanted: () => !this.#closeStarted, inputPending })
+    const input = await lookAtInput((options) => this.#pin.inspect(options), stream, { wanted: () => !this.#closeStarted, inputPending })
     return this.#closeStarted ? undefined : input
   }
 
@@ -499,20 +367,20 @@ export class ShellSession implements TerminalBackendSession {
   }
 
   #begin(
-    input: string | undefined,
+    bytes: string | undefined,
     startup: boolean,
     signal?: AbortSignal,
     promptFacts?: ForegroundFacts,
     rules: Pick<SendOptions, 'timing' | 'settleOnSilence' | 'waitFor' | 'idleMs' | 'earlier'> & { session?: SendSession } = { timing: this.#timing },
   ): SendOperation {
     const operation = new SendOperation(rules.session ?? this.#sendSession, {
-      input,
+      bytes,
       startup,
       signal,
       promptFacts,
       // A send without input reports a status that arrived since the latest result, unless a person
       // typed since: then only one that arrives during this send.
-      markersBefore: input === undefined ? (this.#personTyped ? this.#stream.markers : this.#markersSettled) : undefined,
+      markersBefore: bytes === undefined ? this.#between.markersBefore() : undefined,
       timing: rules.timing,
       settleOnSilence: rules.settleOnSilence,
       waitFor: rules.waitFor,
