@@ -74,13 +74,12 @@ describe.skipIf(bwrapUnavailable !== undefined)('a shell in the owner sandbox (r
       .filter((entry) => entry.startsWith('dsh-watchdog-'))
       .map((entry) => join(tmpdir(), entry))
     expect(registries.length).toBeGreaterThan(0)
-    const before = registries.map((dir) => readdirSync(dir).length)
     // A file named 1 would ask the watchdog to kill init's session at the host's death.
     const plant = registries.map((dir) => `echo 0 > '${dir}/1'`).join('; ')
     const planted = await status(sessionId, `(${plant}) 2>/dev/null; ls -d ${tmpdir()}/dsh-watchdog-* 2>/dev/null | wc -l`)
     expect(planted.viewport).toMatch(/^0$/m)
+    // Only the planted name is looked for: other hosts' terminals (parallel tests) come and go in these directories.
     for (const dir of registries) expect(existsSync(join(dir, '1'))).toBe(false)
-    expect(registries.map((dir) => readdirSync(dir).length)).toEqual(before)
   })
 
   it('workspace-write: the workspace is writable; /etc and any other directory are not; $HOME is a private one', async () => {
