@@ -3,6 +3,7 @@ import type { TerminalBackend, TerminalBackendSession } from './backend'
 import { BackendRegistry } from './backends'
 import { DETACHED_EXPIRED_REASON, DetachedSessions } from './detached'
 import { ElsewhereSessions } from './elsewhere'
+import { LostSessions, SESSION_HOST_LOST_REASON } from './lost'
 import type { TerminalInputState } from './input-state'
 import { DEFAULT_MAX_SESSIONS_PER_AGENT, DEFAULT_MAX_TEXT_BYTES } from './config'
 import {
@@ -78,6 +79,8 @@ export class TerminalRegistry {
   readonly #detachedTtlMs: number
   readonly #detached: DetachedSessions
   readonly #elsewhere = new ElsewhereSessions()
+  /** Sessions dropped because their session host died: their next call is `SESSION_HOST_LOST`. */
+  readonly #lost = new LostSessions()
   /** Ids of other processes' detached sessions being adopted here now: a second resume is `SESSION_ADOPTED`. */
   readonly #resuming = new Set<string>()
   /** Closes of expired detached sessions that failed: service disposal retries them and reports these. */
@@ -228,10 +231,12 @@ export class TerminalRegistry {
   /** Snapshots of this owner's sessions in publication order, then every detached session (marked `detachedAt`). */
   list(owner: Agent): TerminalSessionSnapshot[] {
     this.#assertOwner(owner)
+    this.#dropLost()
     const state = this.#owners.get(owner)
-    const own = state ? [...state.records.values()].map((record) => record.snapshot()) : []
+    const shown = (record: SessionRecord) => !record.closing || record.session.lost?.() !== true
+    const own = state ? [...state.records.values()].filter(shown).map((record) => record.snapshot()) : []
     if (this.#detachedTtlMs === 0) return own
-    const detached = [...this.#sessions.values()].filter((record) => record.detachedAt !== undefined)
+    const detached = [...this.#sessions.values()].filter((record) => record.detachedAt !== undefined && shown(record))
     return [...own, ...detached.map((record) => record.snapshot())]
   }
 
@@ -243,7 +248,9 @@ export class TerminalRegistry {
     this.#assertOwner(owner)
     if (typeof id !== 'string' || id === '') throw refuse.invalid('PTY resume needs the id of a detached session')
     const record = this.#sessions.get(id)
+    if (record && this.#isLost(record)) throw refuse.hostLost(id)
     if (!record) {
+      if (this.#lost.concerns(id, owner)) throw refuse.hostLost(id)
       if (!this.#backends.get(type)?.resume || this.#detachedTtlMs === 0) throw refuse.notDetached(id, false)
       if (this.#resuming.has(id)) throw refuse.adopted(id)
       return this.#resumeElsewhere(owner, id, type)
@@ -319,13 +326,36 @@ export class TerminalRegistry {
     this.#assertOwner(owner)
     if (typeof id !== 'string' || id === '') throw refuse.invalid('PTY session id must be a non-empty string')
     const record = this.#sessions.get(id)
-    if (!record) throw refuse.noSession(id, this.#idNamed(owner, id))
+    if (!record) {
+      if (this.#lost.concerns(id, owner)) throw refuse.hostLost(id)
+      throw refuse.noSession(id, this.#idNamed(owner, id))
+    }
+    if ((record.owner === owner || record.detachedAt !== undefined) && this.#isLost(record)) throw refuse.hostLost(id)
     if (record.detachedAt !== undefined) {
       if (detached) return record
       throw refuse.detached(id)
     }
     if (record.owner !== owner) throw refuse.foreign(id)
     return record
+  }
+
+  /**
+   * Whether `record`'s session host died under it; if so it is dropped now (remembered as lost, out
+   * of every table once its close, which has no process left to end, succeeded).
+   */
+  #isLost(record: SessionRecord): boolean {
+    if (record.session.lost?.() !== true) return false
+    if (!record.closing) {
+      this.#lost.add(record.id, record.detachedAt === undefined ? record.owner : undefined)
+      this.#detached.take(record.id)
+      record.close(SESSION_HOST_LOST_REASON).promise.catch((error: unknown) => this.#expiryFailures.push(error))
+    }
+    return true
+  }
+
+  /** Drop every session whose session host died, so `list` shows none of them. */
+  #dropLost(): void {
+    for (const record of [...this.#sessions.values()]) this.#isLost(record)
   }
 
   /** The id of the owner's session named `name`: a caller that passed a name where an id belongs is told the id. */
@@ -424,6 +454,7 @@ export class TerminalRegistry {
   /** The owner's hook: abort and await its spawns, then close its sessions; report failures. */
   async #disposeOwner(state: OwnerState): Promise<void> {
     state.disposed = true
+    this.#lost.forgetOwner(state.owner)
     const pending = [...state.pending]
     for (const spawn of pending) spawn.abort(refuse.ownerNotLive(state.owner))
     await Promise.all(pending.map((spawn) => spawn.settled))

@@ -26,6 +26,7 @@ import { SHELL_CONTINUATION_PROMPT, SHELL_PROMPT } from '../prompt-protocol'
 import { SendOutputBuffer } from '../output/index'
 import { ScreenModel } from '../screen/screen-model'
 import { type ScreenSource, showingScreen } from '../screen/screen-send'
+import { diedWithSessionHost } from './durable-lost'
 import { HumanTaps } from './human-taps'
 import { readScrollbackPage } from './scrollback-page'
 import { lineNumberOf } from '../output/line-numbers'
@@ -67,6 +68,8 @@ export class ShellSession implements TerminalBackendSession {
   #personTyped = false
   #motd = ''
   #exited = false
+  /** Its session host died under it (see {@link ShellSession.lost}). */
+  #lost = false
   #closeStarted = false
   #closing: Promise<void> | undefined
   #unsubscribe: (() => void) | undefined
@@ -451,6 +454,11 @@ export class ShellSession implements TerminalBackendSession {
     return this.#closeStarted ? undefined : input
   }
 
+  /** True once the shell died with the session host that held it, not by an exit of its own. */
+  lost(): boolean {
+    return this.#lost
+  }
+
   /** Status of the top-level shell. */
   status(): TerminalSessionStatus {
     const exit = this.#handle.exit
@@ -527,6 +535,9 @@ export class ShellSession implements TerminalBackendSession {
 
   #onExit(): void {
     this.#exited = true
+    void diedWithSessionHost(this.#handle).then((lost) => {
+      if (lost) this.#lost = true
+    })
     this.#stream.end()
     this.#active?.onExit()
     const exit = this.#handle.exit
