@@ -52,8 +52,8 @@ describe('a session host SIGKILLed under its sessions', () => {
     const everyTree = [...tree, ...descendants(busy.pid as number)]
 
     process.kill(first, 'SIGKILL')
-    // The send in flight ends (its shell is gone) instead of waiting for its timeout.
-    await inFlight.done.catch(() => undefined)
+    // The send in flight ends at once, as that loss, instead of waiting for its timeout.
+    expect(await codeOf(() => inFlight.done)).toBe('SESSION_HOST_LOST')
     await eventually(() => everyTree.every((each) => !stillRunning(each)), 'every process of the lost sessions is gone')
     await eventually(() => terminals.list(agent).length === 0, 'the lost sessions leave the list')
 

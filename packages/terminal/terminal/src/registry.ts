@@ -161,7 +161,21 @@ export class TerminalRegistry {
   startSend(owner: Agent, id: TerminalSessionId, request: TerminalSendRequest): TerminalSendHandle {
     const record = this.#resolve(owner, id)
     checkSendRequest(request, this.#maxTextBytes)
-    return record.startSend(request)
+    const handle = record.startSend(request)
+    if (!record.session.lost) return handle
+    // A send the session host's death ended (or whose write it refused) is that loss, not a shell exit.
+    const lostOr = <T>(outcome: () => T): T => {
+      if (this.#isLost(record)) throw refuse.hostLost(id)
+      return outcome()
+    }
+    const done = handle.done.then(
+      (result) => lostOr(() => result),
+      (error: unknown) =>
+        lostOr(() => {
+          throw error
+        }),
+    )
+    return { ...handle, done }
   }
 
   /** Read one page of an owned session's scrollback: back from the newest line, or forward from `fromLine`. */

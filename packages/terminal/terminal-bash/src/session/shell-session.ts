@@ -534,10 +534,20 @@ export class ShellSession implements TerminalBackendSession {
   }
 
   #onExit(): void {
+    const exit = this.#handle.exit
+    // A SIGKILL may be the session host's death: tell it first, so a send it ends is seen as lost.
+    if (exit?.exitCode === null && exit.signal === 'SIGKILL') {
+      void diedWithSessionHost(this.#handle).then((lost) => {
+        this.#lost = lost
+        this.#ended()
+      })
+      return
+    }
+    this.#ended()
+  }
+
+  #ended(): void {
     this.#exited = true
-    void diedWithSessionHost(this.#handle).then((lost) => {
-      if (lost) this.#lost = true
-    })
     this.#stream.end()
     this.#active?.onExit()
     const exit = this.#handle.exit
