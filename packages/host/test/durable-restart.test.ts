@@ -147,3 +147,27 @@ describe('a session host SIGKILLed under a live host process', () => {
     await a.call('terminal_close', { sessionId: fresh.meta.sessionId as string })
   })
 })
+
+describe('the input state of a session another host process detached', () => {
+  it('terminal_list on the new host shows what it waits for, as the old host showed it, before and after the resume', async () => {
+    const config = await overlay('input', 900_000)
+    const a = await host(config)
+    const opened = await a.call('terminal_open', { type: 'shell', name: 'repl' })
+    const sessionId = opened.meta.sessionId as string
+    await a.call('terminal_send', { sessionId, text: 'python3 -q' })
+    const inputOf = (listing: string) => new RegExp(`^${sessionId} .*?(\\[input: [^\\]]+\\])`, 'm').exec(listing)?.[1]
+    const own = inputOf((await a.call('terminal_list')).text)
+    expect(own).toMatch(/python/)
+    process.kill(a.pid, 'SIGKILL')
+    await eventually(() => !isAlive(a.pid), 'host A is gone')
+
+    const b = await host(config)
+    const listed = (await b.call('terminal_list')).text
+    expect(listed).toMatch(new RegExp(`^${sessionId} \\(repl\\) \\[shell\\] running detached`, 'm'))
+    expect(inputOf(listed)).toBe(own)
+    await b.call('terminal_open', { type: 'shell', resume: sessionId })
+    expect(inputOf((await b.call('terminal_list')).text)).toBe(own)
+    expect((await b.call('terminal_send', { sessionId, text: '6*7' })).text).toContain('42')
+    await b.call('terminal_close', { sessionId })
+  })
+})

@@ -52,6 +52,8 @@ export interface TerminalDetachedSession {
   readonly status: TerminalSessionStatus
   /** The subprocess target it runs on, when not this machine; a resume adopts it there. */
   readonly target?: string
+  /** What it waited for when its last send settled (its detaching host's last knowledge). */
+  readonly input?: TerminalInputState
 }
 
 /** A backend-owned live session, retained by the service until it is closed. */

@@ -197,7 +197,13 @@ export class TerminalRegistry {
 
   /** What an owned session's terminal waits for now; `undefined` when closing or the backend cannot tell. */
   async inputState(owner: Agent, id: TerminalSessionId): Promise<TerminalInputState | undefined> {
-    // Detached sessions too: terminal_list shows what each waits for before one is resumed.
+    // Detached sessions too: terminal_list shows what each waits for before one is resumed; one another
+    // process detached is told by what that process last knew (its last settled send).
+    this.#assertOwner(owner)
+    if (typeof id === 'string' && !this.#sessions.has(id) && !this.#resuming.has(id)) {
+      const known = this.#elsewhere.inputOf(id)
+      if (known) return known
+    }
     const record = this.#resolve(owner, id, true)
     if (record.closing || !record.session.inputState) return undefined
     return await record.session.inputState()

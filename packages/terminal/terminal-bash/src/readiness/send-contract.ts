@@ -1,6 +1,6 @@
 import type { LinePattern } from 'dsh-basics'
 import { type ForegroundFacts, type InspectOptions, isStdinWaitProven, isStdinWaitProvenOrUnprovable } from 'dsh-subprocess'
-import type { TerminalSessionStatus } from 'dsh-terminal'
+import type { TerminalInputState, TerminalSessionStatus } from 'dsh-terminal'
 import { ownsPrompt, type ScreenView } from '../input/input-state'
 import type { SendOutputBuffer } from '../output/index'
 import type { TerminalStream } from '../session/terminal-stream'
@@ -26,6 +26,7 @@ export interface SendSession {
     readonly promptFacts: ForegroundFacts | undefined
     readonly afterMatch: SendOutputBuffer | undefined
     readonly handedOver: boolean
+    readonly settledInput: TerminalInputState | undefined
   }): void
 }
 

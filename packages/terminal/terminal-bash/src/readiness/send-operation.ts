@@ -47,6 +47,7 @@ export class SendOperation implements TerminalSendOperation {
   #rejectDone!: (error: unknown) => void
   #resolveReleased!: () => void
   #phase: SendPhase = 'inspecting'
+  #settledInput: TerminalInputState | undefined
   #baselines: SendBaselines
   /** The shell sat idle at its prompt before a single-line input: its next marker answers this send. */
   #trustPrompt = false
@@ -174,6 +175,11 @@ export class SendOperation implements TerminalSendOperation {
   }
 
   /** Output that followed the line `waitFor` matched: the session shows it as earlier output next. */
+  /** What the terminal waited for when the send settled (its result's `input`), for the session's durable facts. */
+  get settledInput(): TerminalInputState | undefined {
+    return this.#settledInput
+  }
+
   get afterMatch(): SendOutputBuffer | undefined {
     return this.#output.afterMatch
   }
@@ -480,6 +486,7 @@ export class SendOperation implements TerminalSendOperation {
   }
 
   #finish(ending: SendEnding, input?: TerminalInputState): void {
+    this.#settledInput = input
     this.#prober.stop()
     this.#pending.clearAll()
     if (ending.kind === 'error') this.#rejectDone(ending.error)

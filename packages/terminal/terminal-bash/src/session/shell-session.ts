@@ -140,7 +140,7 @@ export class ShellSession implements TerminalBackendSession {
         this.#active = undefined
         // A released send was shown to nobody: its output stays the session's, and its command's status is still news.
         if (operation.handedOver) return
-        this.#ledger.delivered(this.#screen.size)
+        this.#ledger.delivered(this.#screen.size, operation.settledInput)
         this.#earlier = operation.afterMatch ?? new SendOutputBuffer(this.#stream.line, this.#config.maxReadBytes)
         this.#markersSettled = this.#stream.markers
         this.#personTyped = false
