@@ -41,4 +41,3 @@ export async function resumeSession(
   const back = { sessionId, windowBytes: config.defaultMaxBytes, maxResultBytes: config.maxResultBytes }
   return fittedOutput(resumeLayout(snapshot, result, back), config.defaultMaxBytes, meta, { foldRepeats: config.foldRepeatedLines })
 }
-
