@@ -162,3 +162,42 @@ describe('a client that disconnects in the middle of a send', () => {
     }
   })
 })
+
+describe('a client that disconnects while a background job runs', () => {
+  it('over Streamable HTTP: the job goes on; the client that resumes the session follows it to its exit 3', async () => {
+    const server = await McpHttpServer.start(composition, { address: { host: '127.0.0.1', port: 0 }, token: TOKEN })
+    try {
+      const one = await connectHttp(server.url, TOKEN)
+      const two = await connectHttp(server.url, TOKEN)
+      try {
+        const opened = await callTool(one.client, 'terminal_open', { type: 'shell' })
+        const sessionId = opened.meta.sessionId as string
+        const text = "bash -c 'for i in $(seq 1 20); do echo tick-$i; sleep 0.1; done; exit 3'"
+        const started = await callTool(one.client, 'terminal_send', { sessionId, text, run_in_background: true })
+        const jobId = started.meta.jobId as string
+        let seen = ''
+        const ticks = () => seen.match(/^tick-\d+$/gm) ?? []
+        await eventually(async () => {
+          seen += `\n${(await callTool(one.client, 'job_output', { jobId })).text}`
+          return ticks().length >= 2
+        }, 'the first ticks')
+        await one.transport.terminateSession()
+        await one.client.close()
+
+        const resumed = await callTool(two.client, 'terminal_open', { type: 'shell', resume: sessionId })
+        expect(resumed.isError).toBe(false)
+        expect(resumed.meta).toMatchObject({ resumed: true, jobs: [jobId] })
+        seen += `\n${(await callTool(two.client, 'job_output', { jobId, wait: true })).text}`
+        seen += `\n${(await callTool(two.client, 'job_output', { jobId })).text}`
+        expect(ticks()).toEqual(Array.from({ length: 20 }, (_, index) => `tick-${index + 1}`))
+        expect(seen).toContain('exit: 3')
+        expect(seen).not.toContain('SIGINT')
+        await callTool(two.client, 'terminal_close', { sessionId })
+      } finally {
+        await two.client.close()
+      }
+    } finally {
+      await server.close()
+    }
+  })
+})

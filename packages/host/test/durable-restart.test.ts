@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { commandLine, descendants, eventually, isAlive, processName, stillRunning } from 'dsh-testkit'
+import { commandLine, descendants, eventually, identify, isAlive, processName, stillRunning } from 'dsh-testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CLI_ARGS, DEFAULT_CONFIG, REPO_ROOT, tempDir, TSX } from './helpers'
 import { callTool } from './mcp-clients'
@@ -114,5 +114,60 @@ describe('a host process SIGKILLed in the middle of a send', () => {
     const tree = descendants(shell)
     process.kill(a.pid, 'SIGKILL')
     await eventually(() => !isAlive(shell) && tree.every((each) => !stillRunning(each)), 'the detached tree closed at its TTL')
+  })
+})
+
+describe('a session host SIGKILLed under a live host process', () => {
+  it('the next call is SESSION_HOST_LOST, the session leaves terminal_list, nothing of it runs, the next open starts a fresh session host', async () => {
+    const config = await overlay('lost', 900_000)
+    const a = await host(config)
+    const opened = await a.call('terminal_open', { type: 'shell', name: 'doomed' })
+    const sessionId = opened.meta.sessionId as string
+    const shell = opened.meta.pid as number
+    await a.call('terminal_send', { sessionId, text: 'sleep 1000 & echo started' })
+    const tree = [identify(shell)!, ...descendants(shell)]
+    const [sessionHost] = sessionHosts().filter((pid) => commandLine(pid)?.includes('--socket') && descendants(pid).some((child) => child.pid === shell))
+    expect(sessionHost).toBeDefined()
+    process.kill(sessionHost!, 'SIGKILL')
+    await eventually(() => tree.every((each) => !stillRunning(each)), 'every process of the session is gone')
+
+    const send = await a.call('terminal_send', { sessionId, text: 'true' })
+    expect(send.isError).toBe(true)
+    expect(send.meta.error).toMatchObject({ code: 'SESSION_HOST_LOST' })
+    expect(send.text).toMatch(/session host .* died; every process of the session is gone/)
+    expect((await a.call('terminal_list')).text).not.toContain(sessionId)
+
+    const fresh = await a.call('terminal_open', { type: 'shell' })
+    expect(fresh.isError).toBe(false)
+    const freshShell = fresh.meta.pid as number
+    expect(
+      sessionHosts().some((pid) => pid !== sessionHost && commandLine(pid)?.includes('--socket') && descendants(pid).some((child) => child.pid === freshShell)),
+    ).toBe(true)
+    expect((await a.call('terminal_send', { sessionId: fresh.meta.sessionId as string, text: 'echo $((6*7))' })).text).toContain('\n42\n')
+    await a.call('terminal_close', { sessionId: fresh.meta.sessionId as string })
+  })
+})
+
+describe('the input state of a session another host process detached', () => {
+  it('terminal_list on the new host shows what it waits for, as the old host showed it, before and after the resume', async () => {
+    const config = await overlay('input', 900_000)
+    const a = await host(config)
+    const opened = await a.call('terminal_open', { type: 'shell', name: 'repl' })
+    const sessionId = opened.meta.sessionId as string
+    await a.call('terminal_send', { sessionId, text: 'python3 -q' })
+    const inputOf = (listing: string) => new RegExp(`^${sessionId} .*?(\\[input: [^\\]]+\\])`, 'm').exec(listing)?.[1]
+    const own = inputOf((await a.call('terminal_list')).text)
+    expect(own).toMatch(/python/)
+    process.kill(a.pid, 'SIGKILL')
+    await eventually(() => !isAlive(a.pid), 'host A is gone')
+
+    const b = await host(config)
+    const listed = (await b.call('terminal_list')).text
+    expect(listed).toMatch(new RegExp(`^${sessionId} \\(repl\\) \\[shell\\] running detached`, 'm'))
+    expect(inputOf(listed)).toBe(own)
+    await b.call('terminal_open', { type: 'shell', resume: sessionId })
+    expect(inputOf((await b.call('terminal_list')).text)).toBe(own)
+    expect((await b.call('terminal_send', { sessionId, text: '6*7' })).text).toContain('42')
+    await b.call('terminal_close', { sessionId })
   })
 })

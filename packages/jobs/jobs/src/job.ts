@@ -1,6 +1,6 @@
 import type { Agent } from 'dsh-agent'
 import { OutputBuffer } from './output'
-import type { JobFinalStatus, JobHandle, JobInfo, JobStatus } from './types'
+import type { JobDetach, JobFinalStatus, JobHandle, JobInfo, JobStatus } from './types'
 import { errorMessage } from 'dsh-basics'
 
 /** Format a duration for status details: `850ms`, `4.2s`, `3m 07s`. */
@@ -36,8 +36,11 @@ export class Job {
     readonly id: string,
     readonly kind: string,
     readonly label: string,
-    readonly owner: Agent,
+    /** The owning agent; changed only when the job is adopted after its owner ended (see `JobRegistry.adopt`). */
+    public owner: Agent,
     readonly outputLimitBytes: number,
+    /** How it may outlive its owner (`StartJobOptions.detach`), when it can. */
+    readonly detach?: JobDetach,
   ) {
     this.output = new OutputBuffer(outputLimitBytes)
   }

@@ -32,6 +32,8 @@ export class JobRegistry {
   readonly #owners = new Map<Agent, OwnedJobs>()
   readonly #counters = new Map<string, number>()
   readonly #listeners = new Set<JobSettledListener>()
+  /** Jobs whose owner ended while they were kept (`StartJobOptions.detach`), in detachment order. */
+  readonly #detached = new Set<Job>()
   #closing: Promise<void> | undefined
 
   constructor(options: JobRegistryOptions) {
@@ -63,7 +65,11 @@ export class JobRegistry {
     const n = (this.#counters.get(kind) ?? 0) + 1
     this.#counters.set(kind, n)
     const id = `${kind}-${n}`
-    const job = new Job(id, kind, label, owner, limit)
+    const detach = options.detach
+    if (detach !== undefined && (typeof detach?.key !== 'string' || detach.key === '' || typeof detach.keep !== 'function')) {
+      throw new JobError('INVALID_JOB', 'job detach needs a non-empty key and a keep function')
+    }
+    const job = new Job(id, kind, label, owner, limit, detach)
     const handle = run({
       id,
       write: (text: string) => {
@@ -129,6 +135,25 @@ export class JobRegistry {
     return job.info()
   }
 
+  /**
+   * Take over, for `owner`, every job detached under `key` (its owner ended while it was kept), in
+   * start order: they are the owner's from now on, running or finished since. Throws OWNER_ENDED.
+   */
+  adopt(key: string, owner: Agent): JobInfo[] {
+    if (this.#closing) throw new JobError('REGISTRY_CLOSED', 'the job registry has stopped')
+    if (!owner?.live) throw new JobError('OWNER_ENDED', `agent ${owner?.id} has ended and cannot adopt jobs`)
+    const taken = [...this.#detached].filter((job) => job.detach?.key === key)
+    if (taken.length === 0) return []
+    const owned = this.#ownedBy(owner)
+    for (const job of taken) {
+      this.#detached.delete(job)
+      job.owner = owner
+      owned.jobs.add(job)
+    }
+    this.#evictFinished(owner)
+    return taken.map((job) => job.info())
+  }
+
   /** Call `listener` once for every job that stops running; returns the unsubscribe function. */
   subscribe(listener: JobSettledListener): () => void {
     const entry: JobSettledListener = (info) => listener(info)
@@ -142,6 +167,7 @@ export class JobRegistry {
       await this.#cancelAndAwait([...this.#jobs.values()], 'cancelled because the job registry stopped')
       const owners = [...this.#owners.values()]
       this.#owners.clear()
+      this.#detached.clear()
       this.#jobs.clear()
       this.#listeners.clear()
       await Promise.allSettled(owners.map((owned) => owned.release()))
@@ -179,10 +205,35 @@ export class JobRegistry {
   async #ownerEnded(owner: Agent): Promise<void> {
     const owned = this.#owners.get(owner)
     if (!owned) return
+    // A running job whose work is kept for another agent stays, detached; every other one is cancelled.
+    const kept = [...owned.jobs].filter((job) => job.running && this.#keeps(job))
+    for (const job of kept) {
+      owned.jobs.delete(job)
+      this.#detached.add(job)
+    }
+    this.#evictDetached()
     await this.#cancelAndAwait([...owned.jobs], 'cancelled because its owner ended')
     if (this.#owners.get(owner) !== owned) return
     this.#owners.delete(owner)
     for (const job of owned.jobs) this.#jobs.delete(job.id)
+  }
+
+  #keeps(job: Job): boolean {
+    try {
+      return job.detach?.keep() === true
+    } catch (error) {
+      this.#options.report(error)
+      return false
+    }
+  }
+
+  /** Forget detached jobs that finished beyond `maxFinishedJobsPerOwner` (the oldest first): nobody may adopt them. */
+  #evictDetached(): void {
+    const finished = [...this.#detached].filter((job) => !job.running)
+    for (const job of finished.slice(0, Math.max(0, finished.length - this.#options.maxFinishedJobsPerOwner))) {
+      this.#detached.delete(job)
+      this.#jobs.delete(job.id)
+    }
   }
 
   async #cancelAndAwait(jobs: Job[], reason: string): Promise<void> {
@@ -219,7 +270,8 @@ export class JobRegistry {
 
   #finish(job: Job, status: JobFinalStatus, detail: string | undefined): void {
     if (!job.finish(status, detail)) return
-    this.#evictFinished(job.owner)
+    if (this.#detached.has(job)) this.#evictDetached()
+    else this.#evictFinished(job.owner)
     const info = job.info()
     for (const listener of [...this.#listeners]) {
       try {

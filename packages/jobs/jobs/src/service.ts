@@ -58,6 +58,11 @@ export class JobService extends Service {
     return this.store.wait(id, owner, signal)
   }
 
+  /** Take over, for `owner`, the jobs detached under `key` when their owner ended (see `StartJobOptions.detach`). */
+  adopt(key: string, owner: Agent): JobInfo[] {
+    return this.store.adopt(key, owner)
+  }
+
   /** Call `listener` once per job that stops running, until the calling plugin unloads. */
   onSettled(listener: JobSettledListener): () => Promise<void> {
     return this.ctx.effect(() => this.store.subscribe(listener), 'jobs.onSettled')

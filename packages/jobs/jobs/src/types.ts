@@ -44,6 +44,20 @@ export interface StartJobOptions {
   outputLimitBytes?: number
   /** Start the job; called once, synchronously. If it throws, nothing is registered. */
   run(job: JobContext): JobHandle
+  /** Let the job outlive its owner instead of being cancelled when the owner ends (see {@link JobDetach}). */
+  detach?: JobDetach
+}
+
+/**
+ * How a job may outlive its owner: the work it follows is kept for another agent (a terminal send
+ * on a session that is detached, not closed, at a disconnect). Such a job keeps running, ownerless,
+ * until an agent adopts its `key` with `ctx.jobs.adopt`, or it ends.
+ */
+export interface JobDetach {
+  /** What an adopter names to take the job over (e.g. the terminal session id). */
+  readonly key: string
+  /** Asked when the owner ends: true keeps the job running, detached; false cancels it as usual. */
+  keep(): boolean
 }
 
 /** A snapshot of one job, as `get`, `list`, `kill`, `wait` and settle listeners report it. */

@@ -70,7 +70,7 @@ describe('the shell backend over dsh-subprocess-remote', () => {
 })
 
 describe('the session host SIGKILLed under a send', () => {
-  it('the send settles as session_exit, close resolves, nothing of the session survives, and a new session starts a fresh session host', async () => {
+  it('the send rejects SESSION_HOST_LOST, so does close, nothing of the session survives, and a new session starts a fresh session host', async () => {
     const path = join(hostRuntimeDir(process.getuid?.() ?? -1), `test-bash-kill-${randomBytes(6).toString('hex')}`, 'session-host.sock')
     const doomed = await startStack(undefined, { provider: { plugin: remotePlugin, config: { socketPath: path, idleExitMs: 1000 } } })
     try {
@@ -82,8 +82,8 @@ describe('the session host SIGKILLed under a send', () => {
       await eventually(() => commandLine(foregroundGroup(shell) ?? 0)?.[0]?.endsWith('sleep') === true, 'sleep to take the foreground')
       const tree: ProcessIdentity[] = [identify(shell)!, ...descendants(shell)]
       process.kill(first, 'SIGKILL')
-      expect(await send.done).toMatchObject({ waitReason: 'session_exit' })
-      await doomed.terminals.close(doomed.agent, opened.sessionId)
+      expect(await send.done.catch((error: { code?: string }) => error.code)).toBe('SESSION_HOST_LOST')
+      expect(await doomed.terminals.close(doomed.agent, opened.sessionId).catch((error: { code?: string }) => error.code)).toBe('SESSION_HOST_LOST')
       await eventually(() => tree.every((identity) => !stillRunning(identity)), 'every process of the session to be gone')
       const next = await doomed.open()
       const second = (await runtime.sessionHostPid())!

@@ -52,6 +52,8 @@ export interface TerminalDetachedSession {
   readonly status: TerminalSessionStatus
   /** The subprocess target it runs on, when not this machine; a resume adopts it there. */
   readonly target?: string
+  /** What it waited for when its last send settled (its detaching host's last knowledge). */
+  readonly input?: TerminalInputState
 }
 
 /** A backend-owned live session, retained by the service until it is closed. */
@@ -100,6 +102,12 @@ export interface TerminalBackendSession {
    * and answer true. False when it cannot (the caller then closes it). Optional: without it, closed.
    */
   leave?(): boolean
+  /**
+   * True once the session's processes died with the provider that held them (its session host was
+   * killed), not by an exit of their own: the registry then drops the session with `SESSION_HOST_LOST`.
+   * Optional: an in-process session cannot outlive its provider.
+   */
+  lost?(): boolean
   /** Idempotently close the whole process tree and await quiescence; a rejection may be retried. */
   close(reason: string): Promise<void>
 }

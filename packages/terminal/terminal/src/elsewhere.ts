@@ -1,4 +1,5 @@
 import type { TerminalBackend } from './backend'
+import type { TerminalInputState } from './input-state'
 import type { TerminalSessionId, TerminalSessionSnapshot } from './types'
 
 /**
@@ -10,6 +11,8 @@ export class ElsewhereSessions {
   readonly #taken = new Set<string>()
   /** The names the last looks reported, so a resumed session keeps its own. */
   readonly #names = new Map<string, string>()
+  /** The input states the last looks reported, so a list shows what each waits for. */
+  readonly #inputs = new Map<string, TerminalInputState>()
   /** The targets the last looks reported, so a resume adopts the terminal where it runs. */
   readonly #targets = new Map<string, string>()
   /** The first look, which a spawn awaits so that it cannot mint a taken id. */
@@ -37,6 +40,11 @@ export class ElsewhereSessions {
   /** The subprocess target the session `id` runs on, as the last look reported it (undefined: this machine). */
   targetOf(id: string): string | undefined {
     return this.#targets.get(id)
+  }
+
+  /** What the session `id` waited for when its last send settled, as the last look reported it. */
+  inputOf(id: string): TerminalInputState | undefined {
+    return this.#inputs.get(id)
   }
 
   /** Whether another process's detached terminal holds `id`. */
@@ -72,6 +80,8 @@ export class ElsewhereSessions {
         this.#names.set(session.sessionId, session.name)
       }
       if (session.pid !== undefined) snapshot.pid = session.pid
+      if (session.input !== undefined) this.#inputs.set(session.sessionId, session.input)
+      else this.#inputs.delete(session.sessionId)
       if (session.target !== undefined) {
         snapshot.target = session.target
         this.#targets.set(session.sessionId, session.target)

@@ -18,6 +18,7 @@ export const TERMINAL_ERROR_CODES = [
   'HUMAN_WRITER_TAKEN',
   'NOT_WATCHABLE',
   'SESSION_ADOPTED',
+  'SESSION_HOST_LOST',
 ] as const
 
 /** Stable code of a registry refusal; route on this, never on the message. */
@@ -108,6 +109,12 @@ export const refuse = {
     ),
   adopted: (id: string) =>
     new TerminalError('SESSION_ADOPTED', `PTY session ${id} was resumed by another agent first; open a new session instead (terminal_open)`),
+  hostLost: (id: string) =>
+    new TerminalError(
+      'SESSION_HOST_LOST',
+      `the session host that held PTY session ${id} died; every process of the session is gone (its shell, jobs and REPLs) ` +
+        'and nothing of it can be resumed. Open a new session with terminal_open (a fresh session host starts) and run again what it needs',
+    ),
   notWatchable: (id: string) => new TerminalError('NOT_WATCHABLE', `PTY session ${id} cannot be watched: its backend keeps no screen to attach to`),
 }
 

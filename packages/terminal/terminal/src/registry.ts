@@ -3,6 +3,7 @@ import type { TerminalBackend, TerminalBackendSession } from './backend'
 import { BackendRegistry } from './backends'
 import { DETACHED_EXPIRED_REASON, DetachedSessions } from './detached'
 import { ElsewhereSessions } from './elsewhere'
+import { LostSessions, SESSION_HOST_LOST_REASON } from './lost'
 import type { TerminalInputState } from './input-state'
 import { DEFAULT_MAX_SESSIONS_PER_AGENT, DEFAULT_MAX_TEXT_BYTES } from './config'
 import {
@@ -78,6 +79,8 @@ export class TerminalRegistry {
   readonly #detachedTtlMs: number
   readonly #detached: DetachedSessions
   readonly #elsewhere = new ElsewhereSessions()
+  /** Sessions dropped because their session host died: their next call is `SESSION_HOST_LOST`. */
+  readonly #lost = new LostSessions()
   /** Ids of other processes' detached sessions being adopted here now: a second resume is `SESSION_ADOPTED`. */
   readonly #resuming = new Set<string>()
   /** Closes of expired detached sessions that failed: service disposal retries them and reports these. */
@@ -158,7 +161,21 @@ export class TerminalRegistry {
   startSend(owner: Agent, id: TerminalSessionId, request: TerminalSendRequest): TerminalSendHandle {
     const record = this.#resolve(owner, id)
     checkSendRequest(request, this.#maxTextBytes)
-    return record.startSend(request)
+    const handle = record.startSend(request)
+    if (!record.session.lost) return handle
+    // A send the session host's death ended (or whose write it refused) is that loss, not a shell exit.
+    const lostOr = <T>(outcome: () => T): T => {
+      if (this.#isLost(record)) throw refuse.hostLost(id)
+      return outcome()
+    }
+    const done = handle.done.then(
+      (result) => lostOr(() => result),
+      (error: unknown) =>
+        lostOr(() => {
+          throw error
+        }),
+    )
+    return { ...handle, done }
   }
 
   /** Read one page of an owned session's scrollback: back from the newest line, or forward from `fromLine`. */
@@ -180,7 +197,13 @@ export class TerminalRegistry {
 
   /** What an owned session's terminal waits for now; `undefined` when closing or the backend cannot tell. */
   async inputState(owner: Agent, id: TerminalSessionId): Promise<TerminalInputState | undefined> {
-    // Detached sessions too: terminal_list shows what each waits for before one is resumed.
+    // Detached sessions too: terminal_list shows what each waits for before one is resumed; one another
+    // process detached is told by what that process last knew (its last settled send).
+    this.#assertOwner(owner)
+    if (typeof id === 'string' && !this.#sessions.has(id) && !this.#resuming.has(id)) {
+      const known = this.#elsewhere.inputOf(id)
+      if (known) return known
+    }
     const record = this.#resolve(owner, id, true)
     if (record.closing || !record.session.inputState) return undefined
     return await record.session.inputState()
@@ -228,10 +251,12 @@ export class TerminalRegistry {
   /** Snapshots of this owner's sessions in publication order, then every detached session (marked `detachedAt`). */
   list(owner: Agent): TerminalSessionSnapshot[] {
     this.#assertOwner(owner)
+    this.#dropLost()
     const state = this.#owners.get(owner)
-    const own = state ? [...state.records.values()].map((record) => record.snapshot()) : []
+    const shown = (record: SessionRecord) => !record.closing || record.session.lost?.() !== true
+    const own = state ? [...state.records.values()].filter(shown).map((record) => record.snapshot()) : []
     if (this.#detachedTtlMs === 0) return own
-    const detached = [...this.#sessions.values()].filter((record) => record.detachedAt !== undefined)
+    const detached = [...this.#sessions.values()].filter((record) => record.detachedAt !== undefined && shown(record))
     return [...own, ...detached.map((record) => record.snapshot())]
   }
 
@@ -243,7 +268,9 @@ export class TerminalRegistry {
     this.#assertOwner(owner)
     if (typeof id !== 'string' || id === '') throw refuse.invalid('PTY resume needs the id of a detached session')
     const record = this.#sessions.get(id)
+    if (record && this.#isLost(record)) throw refuse.hostLost(id)
     if (!record) {
+      if (this.#lost.concerns(id, owner)) throw refuse.hostLost(id)
       if (!this.#backends.get(type)?.resume || this.#detachedTtlMs === 0) throw refuse.notDetached(id, false)
       if (this.#resuming.has(id)) throw refuse.adopted(id)
       return this.#resumeElsewhere(owner, id, type)
@@ -319,13 +346,36 @@ export class TerminalRegistry {
     this.#assertOwner(owner)
     if (typeof id !== 'string' || id === '') throw refuse.invalid('PTY session id must be a non-empty string')
     const record = this.#sessions.get(id)
-    if (!record) throw refuse.noSession(id, this.#idNamed(owner, id))
+    if (!record) {
+      if (this.#lost.concerns(id, owner)) throw refuse.hostLost(id)
+      throw refuse.noSession(id, this.#idNamed(owner, id))
+    }
+    if ((record.owner === owner || record.detachedAt !== undefined) && this.#isLost(record)) throw refuse.hostLost(id)
     if (record.detachedAt !== undefined) {
       if (detached) return record
       throw refuse.detached(id)
     }
     if (record.owner !== owner) throw refuse.foreign(id)
     return record
+  }
+
+  /**
+   * Whether `record`'s session host died under it; if so it is dropped now (remembered as lost, out
+   * of every table once its close, which has no process left to end, succeeded).
+   */
+  #isLost(record: SessionRecord): boolean {
+    if (record.session.lost?.() !== true) return false
+    if (!record.closing) {
+      this.#lost.add(record.id, record.detachedAt === undefined ? record.owner : undefined)
+      this.#detached.take(record.id)
+      record.close(SESSION_HOST_LOST_REASON).promise.catch((error: unknown) => this.#expiryFailures.push(error))
+    }
+    return true
+  }
+
+  /** Drop every session whose session host died, so `list` shows none of them. */
+  #dropLost(): void {
+    for (const record of [...this.#sessions.values()]) this.#isLost(record)
   }
 
   /** The id of the owner's session named `name`: a caller that passed a name where an id belongs is told the id. */
@@ -424,6 +474,7 @@ export class TerminalRegistry {
   /** The owner's hook: abort and await its spawns, then close its sessions; report failures. */
   async #disposeOwner(state: OwnerState): Promise<void> {
     state.disposed = true
+    this.#lost.forgetOwner(state.owner)
     const pending = [...state.pending]
     for (const spawn of pending) spawn.abort(refuse.ownerNotLive(state.owner))
     await Promise.all(pending.map((spawn) => spawn.settled))

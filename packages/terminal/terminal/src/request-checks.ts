@@ -31,6 +31,7 @@ export function checkSize(size: TerminalSize, what: string): void {
 export function checkSendRequest(request: TerminalSendRequest, maxTextBytes: number): void {
   if (!request || typeof request.text !== 'string') throw refuse.invalid('PTY send text must be a string')
   if (typeof request.submit !== 'boolean') throw refuse.invalid('PTY send submit must be a boolean')
+  if (request.outlivesOwner !== undefined && typeof request.outlivesOwner !== 'boolean') throw refuse.invalid('PTY send outlivesOwner must be a boolean')
   if (request.settleOnSilence !== undefined && typeof request.settleOnSilence !== 'boolean') {
     throw refuse.invalid('PTY send settleOnSilence must be a boolean')
   }

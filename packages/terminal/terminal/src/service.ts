@@ -37,6 +37,8 @@ export class TerminalSessionService extends Service {
 
   // State lives in a plain object: Service instances are proxied, so no `#private` here.
   private readonly registry: TerminalRegistry
+  /** Whether an ended owner's sessions are kept, detached (`detachedTtlMs` > 0): work on them (a background job) may outlive it too. */
+  readonly keepsDetached: boolean
 
   /** `config` is the plugin's; omitted or partial, the documented defaults apply. */
   constructor(ctx: Context, config: Partial<TerminalConfig> = {}) {
@@ -45,6 +47,7 @@ export class TerminalSessionService extends Service {
     directCalls(this)
     const isLive = ctx.agents.liveness()
     const { maxSessionsPerAgent, maxTextBytes, humanActiveMs, detachedTtlMs } = Config.parse(config)
+    this.keepsDetached = detachedTtlMs > 0
     this.registry = new TerminalRegistry({ isLive, maxSessionsPerAgent, maxTextBytes, humanActiveMs, detachedTtlMs })
     ctx.effect(() => () => this.registry.dispose(), 'terminals: close every session')
   }

@@ -42,6 +42,8 @@ export class SessionRecord implements SessionIdentity {
   readonly human: HumanPresence
   #fence: CloseAttempt | undefined
   #send: object | undefined
+  /** The current send outlives its caller (`outlivesOwner`): detachment keeps it and adoption does not wait for it. */
+  #sendOutlives = false
   /** Settles when the current send's reservation is dropped. */
   #sendReleased: Promise<void> = Promise.resolve()
   /** Sends started so far (observers number them). */
@@ -80,7 +82,7 @@ export class SessionRecord implements SessionIdentity {
   /** Keep the session without an owner: the send in flight is released (no signal; its output becomes earlier output). */
   detach(): void {
     this.detachedAt = Date.now()
-    this.session.release?.()
+    if (!(this.#send && this.#sendOutlives)) this.session.release?.()
   }
 
   /** Hand a detached session to `owner`; resolves once a released send's reservation is dropped. */
@@ -88,7 +90,8 @@ export class SessionRecord implements SessionIdentity {
     this.owner = owner
     this.detachedAt = undefined
     this.adopted = true
-    return this.#sendReleased
+    // A send that outlives its caller (a background job) goes on holding the session: nothing to wait for.
+    return this.#send && this.#sendOutlives ? Promise.resolve() : this.#sendReleased
   }
 
   /** A fresh owner-visible description. */
@@ -122,6 +125,7 @@ export class SessionRecord implements SessionIdentity {
     if (typing > 0) throw refuse.humanActive(this.id, typing, this.human.typistClient)
     const reservation = {}
     this.#send = reservation
+    this.#sendOutlives = request.outlivesOwner === true
     let op: TerminalSendOperation
     try {
       op = this.session.startSend(request)

@@ -93,6 +93,11 @@ export interface TerminalSendRequest {
   /** Cancels the send: the backend delivers a real SIGINT to the foreground group. */
   signal?: AbortSignal
   /**
+   * The send belongs to work that outlives its caller (a background job): when the session is
+   * detached it keeps running and keeps its result (not released), and a resume does not wait for it.
+   */
+  outlivesOwner?: boolean
+  /**
    * Whether silence alone may settle the send (`inferred_idle`); default true. False for a caller
    * that already has control back (a background send): it then ends only on a proven wait for
    * input, the session's exit, cancellation or its timeout.

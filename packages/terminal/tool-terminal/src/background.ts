@@ -1,5 +1,5 @@
 import type { Agent } from 'dsh-agent'
-import type { JobContext, JobHandle, JobOutcome, StartJobOptions } from 'dsh-jobs'
+import type { JobContext, JobHandle, JobInfo, JobOutcome, StartJobOptions } from 'dsh-jobs'
 import type { TerminalSendHandle, TerminalSendRequest, TerminalSessionId, TerminalSessionService } from 'dsh-terminal'
 import type { BackgroundHolders } from './background-holders'
 import { EARLIER_MARKER } from './render/result-fit'
@@ -11,6 +11,8 @@ export const BACKGROUND_JOB_KIND = 'pty-send'
 /** The part of `ctx.jobs` a background send uses, so any provider of the seam will do. */
 export interface JobStarter {
   start(options: StartJobOptions): string
+  /** Take over the jobs detached with a session (absent from a provider that never detaches jobs). */
+  adopt?(key: string, owner: Agent): JobInfo[]
 }
 
 /** Everything one background send needs; `outputLimitBytes` is the tool's `maxResultBytes`. */
@@ -46,6 +48,8 @@ export function startBackgroundSend(options: BackgroundSendOptions): string {
     label: `${sessionId}: ${request.text}`,
     owner,
     outputLimitBytes: options.outputLimitBytes,
+    // Where a disconnect detaches the session instead of closing it, the job goes on with it, for the adopter.
+    detach: { key: sessionId, keep: () => terminals.keepsDetached },
     run: (job) => {
       const send = terminals.startSend(owner, sessionId, {
         text: request.text,
@@ -55,6 +59,7 @@ export function startBackgroundSend(options: BackgroundSendOptions): string {
         timeoutMs: options.timeoutMs,
         ...(request.waitFor === undefined ? {} : { waitFor: request.waitFor }),
         ...(options.callId === undefined ? {} : { callId: options.callId }),
+        outlivesOwner: true,
       })
       settled = send.released
       return sendAsJob(send, job, sessionId)

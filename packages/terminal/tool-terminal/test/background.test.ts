@@ -27,7 +27,7 @@ describe('background sends through ctx.jobs', () => {
       status: 'running',
     })
     const send = h.backend.session('pty-1').sends[0]!
-    expect(send.request).toEqual({ text: 'make test', submit: true, settleOnSilence: false, timeoutMs: 600_000, callId: 'call-2' })
+    expect(send.request).toEqual({ text: 'make test', submit: true, settleOnSilence: false, outlivesOwner: true, timeoutMs: 600_000, callId: 'call-2' })
   })
 
   it('a background send never settles on silence and runs for backgroundTimeoutMs', async () => {

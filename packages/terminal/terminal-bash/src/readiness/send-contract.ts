@@ -1,6 +1,6 @@
 import type { LinePattern } from 'dsh-basics'
 import { type ForegroundFacts, type InspectOptions, isStdinWaitProven, isStdinWaitProvenOrUnprovable } from 'dsh-subprocess'
-import type { TerminalEarlierOutput, TerminalSessionStatus } from 'dsh-terminal'
+import type { TerminalEarlierOutput, TerminalInputState, TerminalSessionStatus } from 'dsh-terminal'
 import { ownsPrompt, type ScreenView } from '../input/input-state'
 import type { SendOutputBuffer } from '../output/index'
 import type { TerminalStream } from '../session/terminal-stream'
@@ -23,9 +23,15 @@ export interface SendSession {
   closing(): boolean
   /**
    * Called synchronously when `operation` settles, with what outlives it: the latest sample of the
-   * prompt owner waiting when it ended on the prompt, and the output that followed a `waitFor` match.
+   * prompt owner waiting when it ended on the prompt, the output that followed a `waitFor` match, and
+   * what the terminal waited for then (its result's `input`, for the session's durable facts).
    */
-  settled(operation: object, promptFacts: ForegroundFacts | undefined, afterMatch: SendOutputBuffer | undefined): void
+  settled(
+    operation: object,
+    promptFacts: ForegroundFacts | undefined,
+    afterMatch: SendOutputBuffer | undefined,
+    settledInput: TerminalInputState | undefined,
+  ): void
 }
 
 /** The timing rules of one send (the validated config fields). */

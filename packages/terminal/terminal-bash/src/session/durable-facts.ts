@@ -1,4 +1,4 @@
-import type { TerminalSize } from 'dsh-terminal'
+import type { TerminalInputState, TerminalSize } from 'dsh-terminal'
 
 /**
  * What a durable terminal keeps for whoever adopts it (`SubprocessTerminalHandle.setFacts`): the
@@ -17,6 +17,8 @@ export interface DurableFacts {
   readonly term?: string | undefined
   readonly shellGroup?: number | undefined
   readonly name?: string | undefined
+  /** What the terminal waited for when its last send settled, for a host that lists it detached. */
+  readonly input?: TerminalInputState | undefined
 }
 
 /** The facts as stored (small JSON, far under `MAX_TERMINAL_FACTS_BYTES`). */
@@ -40,6 +42,9 @@ export function parseFacts(text: string): DurableFacts | undefined {
   if (facts.shellGroup !== undefined && !count('shellGroup', 1)) return undefined
   if (facts.term !== undefined && typeof facts.term !== 'string') return undefined
   if (facts.name !== undefined && typeof facts.name !== 'string') return undefined
+  if (facts.input !== undefined && (typeof facts.input !== 'object' || facts.input === null || typeof (facts.input as { kind?: unknown }).kind !== 'string')) {
+    return undefined
+  }
   return facts as unknown as DurableFacts
 }
 

@@ -52,6 +52,7 @@ export function durableShell(options: DurableOptions) {
           detachedAt: terminal.detachedAt,
           status,
           ...(facts.name === undefined ? {} : { name: facts.name }),
+          ...(facts.input === undefined ? {} : { input: facts.input }),
           // This machine's own sessions say nothing; one on a named target says where it runs.
           ...(terminal.target === undefined || terminal.target === LOCAL_TARGET ? {} : { target: terminal.target }),
         }

@@ -1,6 +1,6 @@
 import { MAX_TERMINAL_FACTS_BYTES, type SubprocessTerminalHandle } from 'dsh-subprocess'
 import { utf8ByteLength } from 'dsh-basics'
-import type { TerminalSize } from 'dsh-terminal'
+import type { TerminalInputState, TerminalSize } from 'dsh-terminal'
 import { serializeFacts } from './durable-facts'
 
 /** What the ledger's facts carry besides offsets: fixed per session. */
@@ -20,6 +20,8 @@ export class OutputLedger {
   #bytes: number
   #replayUntil: number | undefined
   #shellGroup: number | undefined
+  /** What the terminal waited for when the last send settled: a host listing the session detached shows it. */
+  #input: TerminalInputState | undefined
 
   constructor(
     private readonly handle: Pick<SubprocessTerminalHandle, 'setFacts'>,
@@ -58,11 +60,13 @@ export class OutputLedger {
   }
 
   /** A result was delivered: a durable terminal keeps what an adopter needs, with the offset it ended at. */
-  delivered(size: TerminalSize): void {
+  delivered(size: TerminalSize, input?: TerminalInputState): void {
     const setFacts = this.handle.setFacts
     if (!setFacts) return
+    if (input !== undefined) this.#input = input
     const { nonce, replNonce, term, name } = this.identity
-    const facts = { v: 1 as const, nonce, replNonce, delivered: this.#bytes, rows: size.rows, cols: size.cols, term, shellGroup: this.#shellGroup, name }
+    const at = { delivered: this.#bytes, rows: size.rows, cols: size.cols }
+    const facts = { v: 1 as const, nonce, replNonce, ...at, term, shellGroup: this.#shellGroup, name, input: this.#input }
     const text = serializeFacts(facts)
     // A few hundred bytes; the bound is the provider's, checked here so a stored value is never refused.
     if (utf8ByteLength(text) > MAX_TERMINAL_FACTS_BYTES) return

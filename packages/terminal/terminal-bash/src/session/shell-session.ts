@@ -24,6 +24,7 @@ import { SendOperation } from '../readiness/send-operation'
 import { SHELL_CONTINUATION_PROMPT, SHELL_PROMPT } from '../prompt-protocol'
 import { ScreenModel } from '../screen/screen-model'
 import { type ScreenSource, showingScreen } from '../screen/screen-send'
+import { diedWithSessionHost } from './durable-lost'
 import { HumanTaps } from './human-taps'
 import { readScrollbackPage } from './scrollback-page'
 import { TerminalStream } from './terminal-stream'
@@ -58,6 +59,8 @@ export class ShellSession implements TerminalBackendSession {
   readonly #pinHooks: PinLookHooks
   #motd = ''
   #exited = false
+  /** Its session host died under it (see {@link ShellSession.lost}). */
+  #lost = false
   #closeStarted = false
   #closing: Promise<void> | undefined
   #unsubscribe: (() => void) | undefined
@@ -127,10 +130,10 @@ export class ShellSession implements TerminalBackendSession {
       exited: () => this.#exited || handle.exit !== undefined,
       closing: () => this.#closeStarted,
       // A released send is no longer active when it settles: shown to nobody, it hands nothing back.
-      settled: (operation, promptFacts, afterMatch) => {
+      settled: (operation, promptFacts, afterMatch, settledInput) => {
         if (this.#active !== operation) return
         this.#active = undefined
-        this.#ledger.delivered(this.#screen.size)
+        this.#ledger.delivered(this.#screen.size, settledInput)
         this.#between.settled(promptFacts, afterMatch)
       },
     }
@@ -319,6 +322,11 @@ export class ShellSession implements TerminalBackendSession {
     return this.#closeStarted ? undefined : input
   }
 
+  /** True once the shell died with the session host that held it, not by an exit of its own. */
+  lost(): boolean {
+    return this.#lost
+  }
+
   /** Status of the top-level shell. */
   status(): TerminalSessionStatus {
     const exit = this.#handle.exit
@@ -394,6 +402,19 @@ export class ShellSession implements TerminalBackendSession {
   }
 
   #onExit(): void {
+    const exit = this.#handle.exit
+    // A SIGKILL may be the session host's death: tell it first, so a send it ends is seen as lost.
+    if (exit?.exitCode === null && exit.signal === 'SIGKILL') {
+      void diedWithSessionHost(this.#handle).then((lost) => {
+        this.#lost = lost
+        this.#ended()
+      })
+      return
+    }
+    this.#ended()
+  }
+
+  #ended(): void {
     this.#exited = true
     this.#stream.end()
     this.#active?.onExit()

@@ -387,6 +387,20 @@ export function resumeLayout(snapshot: TerminalSessionSnapshot, result: Terminal
   }
 }
 
+/** A resumed session whose background job `jobId` still holds it: the job, not this result, carries its output. */
+export function resumeHeldLayout(snapshot: TerminalSessionSnapshot, jobId: string): ResultLayout {
+  return {
+    head: `resumed terminal session ${sessionLabel(snapshot)} [type: ${snapshot.type}]${targetText(snapshot)}`,
+    compactHead: `resumed terminal session ${snapshot.sessionId} [type: ${snapshot.type}]`,
+    body: '',
+    trailer: [
+      {
+        text: `[background job ${jobId} still runs on this session and is yours now: job_output shows its output so far (wait: true blocks until it ends, with its exit); send here once it ended]`,
+      },
+    ],
+  }
+}
+
 /**
  * Every session on its own line (with `inputs[i]`, the input state of `snapshots[i]`, when known),
  * or {@link NO_SESSIONS}; under a cap the newest lines survive.
