@@ -41,6 +41,13 @@ export interface ClientOptions {
    * and maybe a session host starting (`startTimeoutMs`); the protocol's 5 s when absent.
    */
   readonly helloDeadlineMs?: number
+  /**
+   * Send writes as input frames when the session host offers them (no reply). Only over the local
+   * socket: there a lost connection means the session host died with the terminal. Over a link that
+   * can be cut and come back (a connect command), a write waits for its reply, so input in flight at a
+   * cut fails with `TARGET_UNREACHABLE` rather than vanishing unseen.
+   */
+  readonly inputFrames?: boolean
 }
 
 /**
@@ -100,7 +107,7 @@ export class SessionHostClient {
       {
         hello: (hello) => {
           this.#windowBytes = hello.windowBytes ?? 1
-          this.#inputFrames = hello.features.includes(INPUT_FRAMES_FEATURE)
+          this.#inputFrames = (options.inputFrames ?? false) && hello.features.includes(INPUT_FRAMES_FEATURE)
           ready(hello)
         },
         control: (message) => this.#control(message),

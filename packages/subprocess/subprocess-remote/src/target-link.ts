@@ -98,7 +98,7 @@ export class TargetLink {
         idleExitMs: this.#config.idleExitMs,
         startTimeoutMs: this.#config.startTimeoutMs,
       })
-      client = new SessionHostClient(socket, socket, report, undefined, liveness)
+      client = new SessionHostClient(socket, socket, report, undefined, { ...liveness, inputFrames: true })
     }
     await client.ready
     return client

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { SessionHostClient } from '../src/client'
 
 /** A client whose session host is played by hand (its hello names `features`): `sent` holds what the client wrote, decoded. */
-function harness(features: readonly string[] = ['binary-output', 'credit']) {
+function harness(features: readonly string[] = ['binary-output', 'credit'], inputFrames = false) {
   const toClient = new PassThrough()
   const fromClient = new PassThrough()
   const sent: Frame[] = []
@@ -15,7 +15,7 @@ function harness(features: readonly string[] = ['binary-output', 'credit']) {
   )
   fromClient.on('data', (chunk: Buffer) => decoder.push(chunk))
   const reports: string[] = []
-  const client = new SessionHostClient(toClient, fromClient, (message) => reports.push(message))
+  const client = new SessionHostClient(toClient, fromClient, (message) => reports.push(message), undefined, { livenessMs: 5_000, inputFrames })
   toClient.write(encodeControl({ type: 'hello', version: 2, role: 'session-host', features, pid: 1, windowBytes: 1024 } as never))
   const controls = () => sent.flatMap((frame) => (frame.kind === 'control' ? [frame.message] : []))
   const flush = () => new Promise((resolve) => setImmediate(resolve))
@@ -89,8 +89,14 @@ describe('SessionHostClient: input frames', () => {
     expect(client.sendInput(1, Buffer.from('x'))).toBe(false)
   })
 
+  it('over a link that can be cut and come back (inputFrames off), sendInput declines even when offered', async () => {
+    const { client } = harness(['binary-output', 'credit', INPUT_FRAMES_FEATURE], false)
+    await client.ready
+    expect(client.sendInput(1, Buffer.from('x'))).toBe(false)
+  })
+
   it('with it, sendInput writes one input frame and nothing waits for a reply', async () => {
-    const { client, sent } = harness(['binary-output', 'credit', INPUT_FRAMES_FEATURE])
+    const { client, sent } = harness(['binary-output', 'credit', INPUT_FRAMES_FEATURE], true)
     await client.ready
     expect(client.sendInput(4, Buffer.from('echo hi\r'))).toBe(true)
     await new Promise((resolve) => setImmediate(resolve))

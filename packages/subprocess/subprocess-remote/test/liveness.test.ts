@@ -38,7 +38,7 @@ describe('liveness', () => {
       cleanup.process(relay!)
       shell.onOutput(() => {})
       process.kill(relay!, 'SIGSTOP')
-      // A write is an input frame (no reply to wait for); a signal is a call the relay now never answers.
+      // A signal is a call the stopped relay never answers; once the link is given up a write fails too.
       const pending = shell.signalForeground('SIGWINCH').catch((error: unknown) => error)
       const failed = await pending
       expect(isSubprocessError(failed, 'TARGET_UNREACHABLE')).toBe(true)
@@ -66,7 +66,7 @@ describe('liveness', () => {
       // Printed while the link is stopped: it waits in the session host for the next adopter.
       await shell.write('sleep 0.3; echo while-$((2+3))-stopped\r')
       process.kill(relay!, 'SIGSTOP')
-      // A call the stopped link never answers (a write is an input frame, with no reply to wait for).
+      // A call the stopped link never answers.
       const pending = await shell.signalForeground('SIGWINCH').catch((error: unknown) => error)
       expect(isSubprocessError(pending, 'TARGET_UNREACHABLE')).toBe(true)
       expect(shell.exit).toBeUndefined()

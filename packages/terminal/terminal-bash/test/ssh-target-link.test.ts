@@ -61,7 +61,7 @@ describe.skipIf(!sshTargetRuns)('an ssh target whose link is cut', () => {
   }, 30_000)
 
   // Without the check a call would wait for its reply until ssh's own keepalive gave up (90 s here).
-  // A write is an input frame (no reply); a signal is a call, and once the link is given up a write fails too.
+  // A signal is a call the cut link never answers; once the link is given up a write fails too.
   it('a call on a terminal of the cut target rejects with TARGET_UNREACHABLE', async () => {
     const runtime = stack.root.subprocess as SubprocessRuntime
     const shell = await runtime.spawnTerminal({ argv: ['bash', '--noprofile', '--norc'], cwd: '/tmp', rows: 24, cols: 80, graceMs: 1000 })
