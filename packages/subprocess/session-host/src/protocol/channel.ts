@@ -108,9 +108,7 @@ export class FrameChannel {
     } catch {
       return this.close()
     }
-    // Behind output still gathering, a control message waits its turn (an exit follows the last output).
-    if (this.#queue.length > 0) this.#enqueue(frame, frame.length)
-    else this.#write(frame)
+    this.#sendFrame(frame)
   }
 
   /** Send a terminal's output from `offset`: gathered with the rest of this turn's, sent in the check phase. */
@@ -129,10 +127,13 @@ export class FrameChannel {
   /** Send bytes to write to a terminal as input frames (feature `input-frames`), in order with the requests. */
   sendInput(terminal: number, bytes: Buffer): void {
     if (this.#closed) return
-    for (const frame of encodeInput(terminal, bytes)) {
-      if (this.#queue.length > 0) this.#enqueue(frame, frame.length)
-      else this.#write(frame)
-    }
+    for (const frame of encodeInput(terminal, bytes)) this.#sendFrame(frame)
+  }
+
+  /** A whole frame: at once, or, behind output still gathering, in its turn (an exit follows the last output). */
+  #sendFrame(frame: Buffer): void {
+    if (this.#queue.length > 0) this.#enqueue(frame, frame.length)
+    else this.#outputStream.write(frame)
   }
 
   /** Bytes written but not yet flushed to the peer (memory the stream holds for us), gathering ones included. */
@@ -161,11 +162,7 @@ export class FrameChannel {
       if (Buffer.isBuffer(item)) parts.push(item)
       else addOutputFrames(item, parts)
     }
-    this.#write(parts.length === 1 ? parts[0]! : Buffer.concat(parts))
-  }
-
-  #write(frame: Buffer): void {
-    this.#outputStream.write(frame)
+    this.#outputStream.write(parts.length === 1 ? parts[0]! : Buffer.concat(parts))
   }
 
   /** Hang up (idempotent); `closed` is reported once. */
@@ -249,10 +246,13 @@ export class FrameChannel {
   }
 }
 
+const HEADER_PLACEHOLDER = Buffer.alloc(0)
+
 /** The frames of one terminal's gathered output appended to `parts` (each header before its bytes; no closures: this runs per flush). */
 function addOutputFrames(output: PendingOutput, parts: Buffer[]): void {
   let offset = output.offset
-  let frameStart = parts.push(outputHeader(output.terminal, offset, 0)) - 1
+  // Each frame's header goes where its placeholder stands once its length is known.
+  let frameStart = parts.push(HEADER_PLACEHOLDER) - 1
   let frameBytes = 0
   for (let piece of output.pieces) {
     while (frameBytes + piece.length > MAX_OUTPUT_PER_FRAME) {
@@ -261,7 +261,7 @@ function addOutputFrames(output: PendingOutput, parts: Buffer[]): void {
       parts[frameStart] = outputHeader(output.terminal, offset, MAX_OUTPUT_PER_FRAME)
       offset += MAX_OUTPUT_PER_FRAME
       piece = piece.subarray(room)
-      frameStart = parts.push(outputHeader(output.terminal, offset, 0)) - 1
+      frameStart = parts.push(HEADER_PLACEHOLDER) - 1
       frameBytes = 0
     }
     if (piece.length === 0) continue
