@@ -226,14 +226,16 @@ export class SessionHostClient {
     this.#channel.close()
     const input = this.#input
     if (!input.readableEnded && !input.destroyed) {
-      let timer: NodeJS.Timeout | undefined
-      await new Promise<void>((resolve) => {
-        for (const event of ['end', 'close', 'error']) input.once(event, () => resolve())
-        timer = setTimeout(resolve, HANG_UP_WAIT_MS)
-        // Read on (and drop) whatever still comes: a paused stream never reports its end.
-        input.resume()
-      })
+      let done!: () => void
+      const ended = new Promise<void>((resolve) => (done = resolve))
+      const events = ['end', 'close', 'error'] as const
+      for (const event of events) input.once(event, done)
+      const timer = setTimeout(done, HANG_UP_WAIT_MS)
+      // Read on (and drop) whatever still comes: a paused stream never reports its end.
+      input.resume()
+      await ended
       clearTimeout(timer)
+      for (const event of events) input.off(event, done)
     }
     return this.closed
   }

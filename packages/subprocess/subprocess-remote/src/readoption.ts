@@ -62,6 +62,8 @@ export class Readopter {
 
   /** The terminal's connection `dead` was lost with `error`: start trying. */
   lost(error: Error, dead: SessionHostClient): void {
+    // Stopped (the provider is going away, its own hang-up is this loss): the handle ends here; the far side keeps the terminal.
+    if (this.#stopped) return this.#terminal?.abandon(error)
     this.#dead = dead
     this.#loss = error
     this.#lostAt = performance.now()
@@ -93,6 +95,8 @@ export class Readopter {
   stop(): void {
     this.#stopped = true
     clearTimeout(this.#timer)
+    // A terminal suspended at that moment would wait for a try that never comes: it ends now.
+    if (this.#lostAt !== undefined) this.#giveUp(this.#loss!)
   }
 
   async #try(): Promise<void> {

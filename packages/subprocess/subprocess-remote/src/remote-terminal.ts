@@ -144,6 +144,8 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
    * the adopt reply is read, before the replay's frames. Answers the bytes the replay lacked.
    */
   rebind(client: SessionHostClient, number: number, from: number): number {
+    // Ended meanwhile (terminated, or given up): nothing to attach again.
+    if (this.#lost || this.#terminated) return 0
     this.#client = client
     this.#number = number
     this.#suspended = undefined
@@ -173,7 +175,8 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
   }
 
   async write(data: string | Uint8Array): Promise<void> {
-    await this.#reachable()
+    // Only a suspended terminal waits here: a write on a live link takes no extra turn.
+    if (this.#suspended) await this.#reachable()
     if (this.#lost) throw this.#lost
     if (this.#exit || this.#terminated) throw new SubprocessError('TERMINAL_EXITED', `terminal ${this.pid} has exited; input was not written`)
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data.buffer, data.byteOffset, data.byteLength)

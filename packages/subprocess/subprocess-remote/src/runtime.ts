@@ -175,6 +175,8 @@ export class RemoteSubprocessRuntime extends SubprocessRuntime {
       report: (error) => this.ctx.logger('subprocess').warn('terminal output listener threw: %s', errorMessage(error)),
       forget: (gone) => {
         this.terminals.delete(gone)
+        // Gone for good: no later try may adopt it again on the far side.
+        readopter?.stop()
         if (readopter) this.readopters.delete(readopter)
       },
       durable: durable !== undefined,

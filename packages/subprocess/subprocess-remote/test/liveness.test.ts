@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { sessionHostCommand } from 'dsh-session-host'
 import { isSubprocessError } from 'dsh-subprocess'
 import { afterAll, describe, expect, it } from 'vitest'
-import { eventually } from 'dsh-testkit'
+import { eventually, isAlive } from 'dsh-testkit'
 import { bashSpec, cleanupAtEnd, collect, mountRemote } from './support/remote'
 
 // A link that stops carrying bytes without ending: the connect command is a --stdio relay that the
@@ -85,4 +85,16 @@ describe('liveness', () => {
       await remote.dispose()
     }
   }, 60_000)
+
+  it('a durable terminal through a connect command: the provider going away settles its done (the far side keeps it)', async () => {
+    const connect = [...sessionHostCommand(), '--stdio', '--socket', socketPath, '--idle-exit-ms', '0']
+    const remote = await mountRemote({ connect, livenessMs: 300 })
+    const shell = await remote.runtime.spawnTerminal(bashSpec({ durable: { key: 'unload-1', ttlMs: 60_000, retainBytes: 4096 } }))
+    cleanup.process((await remote.runtime.sessionHostPid())!)
+    cleanup.process(shell.pid)
+    await remote.dispose()
+    // Before the fix the handle stayed suspended, waiting for a re-adoption the stopped provider never made.
+    expect(await shell.done).toMatchObject({ exitCode: null })
+    expect(isAlive(shell.pid)).toBe(true)
+  }, 30_000)
 })
