@@ -62,7 +62,6 @@ export class SendOperation implements TerminalSendOperation {
   #rejectDone!: (error: unknown) => void
   #resolveReleased!: () => void
   #phase: SendPhase = 'inspecting'
-  #settledInput: TerminalInputState | undefined
   #baselines: SendBaselines
   /** The shell sat idle at its prompt before a single-line input: its next marker answers this send. */
   #trustPrompt = false
@@ -463,7 +462,6 @@ export class SendOperation implements TerminalSendOperation {
   }
 
   #finish(ending: SendEnding, input?: TerminalInputState): void {
-    this.#settledInput = input
     this.#prober.stop()
     this.#pending.clearAll()
     if (ending.kind === 'error') this.#rejectDone(ending.error)
@@ -491,7 +489,7 @@ export class SendOperation implements TerminalSendOperation {
     }
     // What outlives the send goes back to the session: the prompt it ended on, and what followed a match.
     const promptFacts = ending.kind === 'result' && ending.proof === 'prompt' ? this.#lastShellFacts : undefined
-    this.#session.settled(this, promptFacts, this.#output.afterMatch, this.#settledInput)
+    this.#session.settled(this, promptFacts, this.#output.afterMatch, input)
     this.#releaseIfDone()
   }
 

@@ -59,14 +59,32 @@ export class OutputLedger {
     feed(at > 0 ? chunk.subarray(at) : chunk)
   }
 
+  /**
+   * A send settled: what it ended on is the input state an adopter lists (none when its end proved
+   * none, so an older state is not shown for a command that may be running), then as {@link delivered}.
+   */
+  settled(size: TerminalSize, input: TerminalInputState | undefined): void {
+    this.#input = input
+    this.delivered(size)
+  }
+
   /** A result was delivered: a durable terminal keeps what an adopter needs, with the offset it ended at. */
-  delivered(size: TerminalSize, input?: TerminalInputState): void {
+  delivered(size: TerminalSize): void {
     const setFacts = this.handle.setFacts
     if (!setFacts) return
-    if (input !== undefined) this.#input = input
     const { nonce, replNonce, term, name } = this.identity
-    const at = { delivered: this.#bytes, rows: size.rows, cols: size.cols }
-    const facts = { v: 1 as const, nonce, replNonce, ...at, term, shellGroup: this.#shellGroup, name, input: this.#input }
+    const facts = {
+      v: 1 as const,
+      nonce,
+      replNonce,
+      delivered: this.#bytes,
+      rows: size.rows,
+      cols: size.cols,
+      term,
+      shellGroup: this.#shellGroup,
+      name,
+      input: this.#input,
+    }
     const text = serializeFacts(facts)
     // A few hundred bytes; the bound is the provider's, checked here so a stored value is never refused.
     if (utf8ByteLength(text) > MAX_TERMINAL_FACTS_BYTES) return

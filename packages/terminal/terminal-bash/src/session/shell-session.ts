@@ -133,7 +133,7 @@ export class ShellSession implements TerminalBackendSession {
       settled: (operation, promptFacts, afterMatch, settledInput) => {
         if (this.#active !== operation) return
         this.#active = undefined
-        this.#ledger.delivered(this.#screen.size, settledInput)
+        this.#ledger.settled(this.#screen.size, settledInput)
         this.#between.settled(promptFacts, afterMatch)
       },
     }
