@@ -12,7 +12,7 @@ import { fittedOutput, toSessionId, type ToolDeps } from './tool-parts'
  * the last result delivered for it, in the usual window, with the wait, exit and input lines.
  */
 export async function resumeSession(
-  { ctx, terminals, config }: ToolDeps,
+  { ctx, terminals, config, holders }: ToolDeps,
   owner: Agent,
   request: { type: string; resume: string },
   signal: AbortSignal,
@@ -26,12 +26,14 @@ export async function resumeSession(
   try {
     handle = terminals.startSend(owner, sessionId, { text: '', submit: false, signal, callId })
   } catch (error) {
-    const holder = jobs.find((job) => job.status === 'running')
-    if ((error as { code?: unknown }).code !== 'SEND_ACTIVE' || !holder) throw error
+    // The job whose send holds the session, as the send tool names it; else the adopted job still running.
+    const holder = holders.holder(sessionId) ?? jobs.find((job) => job.status === 'running')?.id
+    if ((error as { code?: unknown }).code !== 'SEND_ACTIVE' || holder === undefined) throw error
     // Its job's send holds the session and delivers the output: the resume has no result of its own.
     const meta: Record<string, unknown> = { sessionId, type: snapshot.type, resumed: true, jobs: jobs.map((job) => job.id) }
+    if (snapshot.name !== undefined) meta.name = snapshot.name
     if (snapshot.pid !== undefined) meta.pid = snapshot.pid
-    return fittedOutput(resumeHeldLayout(snapshot, holder.id), config.defaultMaxBytes, meta)
+    return fittedOutput(resumeHeldLayout(snapshot, holder), config.defaultMaxBytes, meta)
   }
   const result = await settleOrCancel(handle, signal, sessionId)
   const meta: Record<string, unknown> = { sessionId, type: snapshot.type, resumed: true, ...sendResultMeta(result) }
