@@ -67,6 +67,8 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
   #suspended: Error | undefined
   /** Facts stored while suspended, sent once adopted again. */
   #unsentFacts: string | undefined
+  /** A shell group pinned while suspended, sent once adopted again. */
+  #unsentPin: number | undefined
   /** The size last asked for, sent again after a re-adoption when it changed meanwhile. */
   #size: { rows: number; cols: number } | undefined
   #resolveDone!: (exit: TerminalExit) => void
@@ -155,6 +157,8 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
     if (this.#size) client.request('resize', { terminal: number, ...this.#size }).catch(() => {})
     if (this.#unsentFacts !== undefined) client.request('setFacts', { terminal: number, facts: this.#unsentFacts }).catch(() => {})
     this.#unsentFacts = undefined
+    if (this.#unsentPin !== undefined) client.request('pinShellGroup', { terminal: number, processGroupId: this.#unsentPin }).catch(() => {})
+    this.#unsentPin = undefined
     return missing
   }
 
@@ -216,7 +220,11 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
     if (!Number.isSafeInteger(processGroupId) || processGroupId <= 0) {
       throw new SubprocessError('INVALID_SPEC', `a shell process group must be a positive integer, got ${String(processGroupId)}`)
     }
-    if (this.#exit || this.#terminated || this.#suspended) return
+    if (this.#exit || this.#terminated) return
+    if (this.#suspended) {
+      this.#unsentPin = processGroupId
+      return
+    }
     this.#client.request('pinShellGroup', { terminal: this.#number, processGroupId }).catch(() => {})
   }
 
