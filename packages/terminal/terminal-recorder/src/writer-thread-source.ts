@@ -54,6 +54,16 @@ function putByte(out, at, byte) {
 }
 
 /**
+ * Bytes \`from\` to \`to\` of \`bytes\` into \`out\` at \`at\`; returns where the next byte goes. A typed-array
+ * \`set\` of a view, not \`Buffer#copy\`: a flood copies a run per line, and \`copy\`'s argument checks cost a
+ * third of the escaping.
+ */
+function copyRun(out, at, bytes, from, to) {
+  out.set(bytes.subarray(from, to), at);
+  return at + to - from;
+}
+
+/**
  * True when one of the four bytes of \`word\` may need escaping: a control (below 0x20), a quote or a
  * backslash. Exact for "any byte below 0x20" and "any byte equal to", so no such byte is missed; a word
  * it flags is then escaped byte by byte.
@@ -92,13 +102,13 @@ function outputLine(seconds, bytes) {
     if (mayEscape(words[word]) === 0) continue;
     const first = lead + word * 4;
     room(first - run + 24);
-    if (first > run) at += bytes.copy(out, at, run, first);
+    if (first > run) at = copyRun(out, at, bytes, run, first);
     for (let index = first; index < first + 4; index++) at = putByte(out, at, bytes[index]);
     run = first + 4;
   }
   const tail = lead + words.length * 4;
   room(tail - run + 6 * (length - tail) + 3);
-  if (tail > run) at += bytes.copy(out, at, run, tail);
+  if (tail > run) at = copyRun(out, at, bytes, run, tail);
   for (let index = tail; index < length; index++) at = putByte(out, at, bytes[index]);
   out[at++] = 0x22; out[at++] = 0x5d; out[at++] = 0x0a;
   return out.subarray(0, at);

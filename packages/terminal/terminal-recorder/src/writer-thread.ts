@@ -8,10 +8,16 @@ import { WRITER_THREAD_SOURCE } from './writer-thread-source'
 export const MAX_PENDING_BYTES = 8 * 1024 * 1024
 
 /** How long events may gather before they are posted: one message per batch, not per PTY chunk. */
-export const BATCH_MS = 15
+export const BATCH_MS = 50
 
 /** Queued bytes that post a batch at once, whatever {@link BATCH_MS} says. */
-export const BATCH_BYTES = 256 * 1024
+export const BATCH_BYTES = 1024 * 1024
+
+/**
+ * The smallest output buffer a batch starts with. Each batch's buffer is twice what the last one held,
+ * between this and {@link BATCH_BYTES}: a prompt's few bytes do not take a MiB, a flood fills whole ones.
+ */
+export const MIN_BATCH_CAPACITY = 64 * 1024
 
 /**
  * Output chunks arriving within this many seconds of the output event they follow join it (as a
@@ -116,6 +122,8 @@ export class RecordingChannel {
   /** This batch's output bytes, copied on arrival; allocated with the batch's first output. */
   #batch: Buffer | undefined
   #chunkBytes = 0
+  /** The size of the next batch's output buffer: twice what the last batch held, within its bounds. */
+  #capacity = MIN_BATCH_CAPACITY
   #queued = 0
   #pending = 0
   #timer: NodeJS.Timeout | undefined
@@ -144,10 +152,10 @@ export class RecordingChannel {
   /** Output bytes at `seconds`, copied into the batch at once. */
   output(seconds: number, bytes: Uint8Array): void {
     if (this.#stopped || bytes.length === 0) return
-    // A batch holds at most BATCH_BYTES of output plus one chunk: a chunk that does not fit posts it first.
+    // A batch holds at most its buffer of output: a chunk that does not fit posts the batch first.
     if (this.#batch && this.#chunkBytes + bytes.length > this.#batch.length) this.#flush()
     // Not from Buffer's shared pool: this buffer is transferred (detached here).
-    this.#batch ??= Buffer.allocUnsafeSlow(Math.max(BATCH_BYTES, bytes.length))
+    this.#batch ??= Buffer.allocUnsafeSlow(Math.max(this.#capacity, bytes.length))
     this.#batch.set(bytes, this.#chunkBytes)
     const joinable = this.#joinable
     if (joinable && seconds - joinable[0] <= JOIN_OUTPUT_SECONDS) joinable[3] += bytes.length
@@ -233,7 +241,10 @@ export class RecordingChannel {
     const message = { kind: 'events', id: this.id, items: this.#items, bytes, queued: this.#queued }
     this.#items = []
     this.#joinable = undefined
-    if (bytes) this.#batch = undefined
+    if (bytes) {
+      this.#batch = undefined
+      this.#capacity = Math.min(BATCH_BYTES, Math.max(MIN_BATCH_CAPACITY, 2 * this.#chunkBytes))
+    }
     this.#chunkBytes = 0
     this.#queued = 0
     this.worker.postMessage(message, bytes ? [bytes] : [])

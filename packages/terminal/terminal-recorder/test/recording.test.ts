@@ -74,7 +74,7 @@ describe.skipIf(!HAVE_ASCIINEMA)('a recorded session, as asciinema 2 reads it', 
   it('plays back byte for byte an output of many batches (several MiB, UTF-8 split across PTY reads)', async () => {
     const { stack: s, scratch } = await stack({ maxBytesPerSession: 64 * 1024 * 1024 })
     const id = await s.open()
-    // About 4 MiB: many 256 KiB batches, PTY chunks of every size, multi-byte characters cut anywhere.
+    // About 4 MiB: several batches (their buffers grow from 64 KiB to 1 MiB), PTY chunks of every size, multi-byte characters cut anywhere.
     await s.run(id, "head -c 3000000 /dev/urandom | base64 -w 97; for i in $(seq 1 3000); do printf 'ünï-%d✓ ' $i; done; echo", { timeoutMs: 60_000 })
     await s.close(id)
     const { path } = await onlyRecording(s.recorder)
