@@ -27,6 +27,19 @@ const SEPARATOR_IN_PARAMETERS = (Action.CsiSeparator << ACTION_SHIFT) | State.Cs
 const ESCAPE_ENTRY = (Action.Ignore << ACTION_SHIFT) | State.Escape
 /** The entry of a final byte after parameters: the sequence is applied and ground follows. */
 const DISPATCH_FROM_PARAMETERS = (Action.CsiDispatch << ACTION_SHIFT) | State.Ground
+/**
+ * The ground fast path may test four bytes at once for "all printable ASCII" only while the table
+ * prints every byte from 0x20 to 0x7E in ground (it does; checked at load so a table change that
+ * narrowed it falls back to the byte test instead of printing a byte the table would not).
+ */
+const WORDS_PRINT = GROUND_TEXT_SPAN.first <= 0x20 && GROUND_TEXT_SPAN.last >= 0x7e
+/** Chunks shorter than this skip the word test (a prompt or an echo: the view costs more than it saves). */
+const WORD_SCAN_MIN = 64
+/**
+ * Nonzero when a byte of `word` is below 0x20 or at least 0x7F (then the bytes are looked at one by
+ * one). Exact in that direction: no such byte is missed; a flagged word may hold none.
+ */
+const notAllPrintable = (word: number): number => (((word - 0x20202020) & ~word) | word | (word + 0x01010101)) & 0x80808080
 /** Runs shorter than this are batched; longer ones are decoded natively in one call. */
 const SHORT_RUN = 48
 const EMPTY: readonly never[] = Object.freeze([])
@@ -41,7 +54,8 @@ const EMPTY: readonly never[] = Object.freeze([])
  * (`byte-classes.ts`), one table gives for each state and class an action and the next state
  * (`transitions.ts`, expanded per byte), and the hot loop looks up and dispatches on the action.
  * The fast paths (runs of text in ground, a CSI sequence's parameters) ask the same table: a span
- * of bytes read off it at load time is tested with two comparisons, any other byte looks it up.
+ * of bytes read off it at load time is tested with two comparisons (printable ASCII four bytes at a
+ * time on word boundaries, while that span covers it), any other byte looks it up.
  *
  * Stripped: CSI (`ESC [` / 0x9B … final 0x40–0x7E), OSC (`ESC ]` … BEL or ST), DCS/SOS/PM/APC
  * strings (`ESC P`/`X`/`^`/`_` … BEL or ST), charset designations and every other `ESC`
@@ -134,6 +148,10 @@ export class TerminalSanitizer {
     const textLast = GROUND_TEXT_SPAN.last
     const leadFirst = GROUND_LEAD_SPAN.first
     const leadLast = GROUND_LEAD_SPAN.last
+    // Bytes before the first 4-byte boundary of the memory, then whole words (see notAllPrintable).
+    const lead = (4 - (bytes.byteOffset & 3)) & 3
+    const words = WORDS_PRINT && size >= WORD_SCAN_MIN ? new Uint32Array(bytes.buffer, bytes.byteOffset + lead, (size - lead) >> 2) : undefined
+    const wordCount = words === undefined ? 0 : words.length
     let state: State = start
     let index = 0
     while (index < size) {
@@ -148,6 +166,12 @@ export class TerminalSanitizer {
           const byte = bytes[index] as number
           if (byte >= textFirst && byte <= textLast) {
             index += 1
+            // On a word boundary: skip whole words of printable ASCII (a flood's lines are mostly that).
+            if (((index - lead) & 3) === 0 && words !== undefined && index >= lead) {
+              let word = (index - lead) >> 2
+              while (word < wordCount && notAllPrintable(words[word] as number) === 0) word += 1
+              index = lead + (word << 2)
+            }
           } else if (byte >= leadFirst && byte <= leadLast) {
             const length = sequenceLength(bytes, index, size)
             if (length <= 0 || encodesC1(bytes, index)) break
