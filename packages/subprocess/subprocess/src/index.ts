@@ -26,5 +26,6 @@ export type {
   TerminalSpawnSpec,
   ThreadSample,
   ThreadState,
+  UnreachableTarget,
   WrappedAhead,
 } from './types'

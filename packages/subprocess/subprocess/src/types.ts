@@ -78,6 +78,14 @@ export interface DetachedTerminal {
   readonly target?: string
 }
 
+/** A target of the provider that its last {@link SubprocessRuntime.listDetached} could not ask, and why. */
+export interface UnreachableTarget {
+  /** The target's name. */
+  readonly target: string
+  /** Why it did not answer (a model reads it: a timeout, a refused connection, …). */
+  readonly reason: string
+}
+
 /** A detached terminal taken over: a live handle, the facts its last client stored, and where its replay starts. */
 export interface AdoptedTerminal {
   /** The terminal, with the same contract as a spawned one. Its first output listener receives the replay. */

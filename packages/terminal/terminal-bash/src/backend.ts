@@ -18,7 +18,7 @@ export const STARTUP_ROLLBACK_REASON = 'PTY shell startup failed'
 /** What the backend needs: the mounted providers, the sandbox policy and the validated config. */
 export interface ShellBackendOptions {
   /** Allocates terminals (`ctx.subprocess`). */
-  readonly subprocess: Pick<SubprocessRuntime, 'spawnTerminal' | 'listDetached' | 'adoptTerminal'>
+  readonly subprocess: Pick<SubprocessRuntime, 'spawnTerminal' | 'listDetached' | 'adoptTerminal' | 'unreachableTargets'>
   /** Validated plugin configuration. */
   readonly config: ShellBackendConfig
   /** The owner's sandbox mode, the workspace root, cwd rules and the mode-change fence (`ctx.sandboxPolicy`). */
@@ -46,6 +46,8 @@ export class ShellBackend implements TerminalBackend {
   readonly listDetached?: TerminalBackend['listDetached']
   /** Present with {@link ShellBackend.listDetached}. */
   readonly resume?: TerminalBackend['resume']
+  /** Present with {@link ShellBackend.listDetached}: the provider's targets its last listing could not ask. */
+  readonly unreachableTargets?: TerminalBackend['unreachableTargets']
 
   /** Binds the backend to a provider and a config. */
   constructor(options: ShellBackendOptions) {
@@ -54,6 +56,7 @@ export class ShellBackend implements TerminalBackend {
     if (durable) {
       this.listDetached = () => durable.list()
       this.resume = (spec) => durable.resume(spec)
+      this.unreachableTargets = () => durable.unreachable()
     }
   }
 

@@ -1,13 +1,13 @@
 import type { DurableTerminalSpec, SubprocessRuntime } from 'dsh-subprocess'
 import { isSubprocessError, LOCAL_TARGET } from 'dsh-subprocess'
-import { asTerminalSessionId, type TerminalBackendSpawnSpec, type TerminalDetachedSession, TerminalError } from 'dsh-terminal'
+import { asTerminalSessionId, type TerminalBackendSpawnSpec, type TerminalDetachedSession, TerminalError, type TerminalUnreachableTarget } from 'dsh-terminal'
 import type { ShellBackendConfig } from '../config'
 import { factsSize, parseFacts } from './durable-facts'
 import { ShellSession } from './shell-session'
 
 /** What the durable side of the shell backend needs. */
 interface DurableOptions {
-  readonly subprocess: Pick<SubprocessRuntime, 'listDetached' | 'adoptTerminal'>
+  readonly subprocess: Pick<SubprocessRuntime, 'listDetached' | 'adoptTerminal' | 'unreachableTargets'>
   readonly config: ShellBackendConfig
   /** Fence the owner's sandbox mode, as a spawn does: the adopted session is the owner's activity now. */
   readonly fence: (owner: TerminalBackendSpawnSpec['owner']) => void
@@ -58,6 +58,11 @@ export function durableShell(options: DurableOptions) {
         }
         return [session]
       })
+    },
+
+    /** The targets the provider's last listing could not ask (none when it has no targets). */
+    unreachable(): TerminalUnreachableTarget[] {
+      return [...(subprocess.unreachableTargets?.() ?? [])]
     },
 
     /** Adopt the terminal keyed by the session id and rebuild the shell from its replay and facts. */
