@@ -51,3 +51,15 @@ export function targetUnreachable(livenessMs: number): SubprocessError {
     `the session host did not answer for ${2 * livenessMs} ms, not even a liveness ping (a cut network, a stopped relay or ssh); this connection is given up. Durable terminals stay detached on the far side: open again to adopt them; other terminals end there once it notices.`,
   )
 }
+
+/**
+ * A durable terminal's link was lost (`cause`) while a call waited on it: the call ends now, the
+ * terminal lives on in the session host of its target, and the next call adopts it again.
+ */
+export function linkLostDuringCall(cause: Error): SubprocessError {
+  return new SubprocessError(
+    'TARGET_UNREACHABLE',
+    "the link to this terminal's target was lost while the call waited (it went silent past the liveness check, or its connect command ended). The session is kept on the target and will be adopted again on the next call: send again (an empty send only waits) to see what it printed meanwhile, once and in order.",
+    { cause },
+  )
+}

@@ -391,4 +391,11 @@ export interface SubprocessTerminalHandle {
    * terminal, replacing the last one, for whoever adopts it. Present only on durable terminals.
    */
   setFacts?(facts: string): void
+  /**
+   * Hear when a durable terminal's link to it was lost while the terminal lives on where it runs
+   * (a cut network to its target): a call waiting on it can end now with `error` (`TARGET_UNREACHABLE`)
+   * instead of by its own timeout; the provider adopts the terminal again on the next call. Returns
+   * the unsubscribe function. Present only where links can be lost and come back.
+   */
+  onLinkLost?(listener: (error: Error) => void): () => void
 }

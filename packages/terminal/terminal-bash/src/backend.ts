@@ -5,7 +5,8 @@ import { type TerminalBackend, TerminalBackendCleanupError, type TerminalBackend
 import type { ShellBackendConfig } from './config'
 import { createPromptNonce } from './prompt-protocol'
 import { fenceOwner } from './sandbox/mode-fence'
-import { ShellSession } from './session/shell-session'
+import type { ShellSession } from './session/shell-session'
+import { LinkedShellSession } from './session/linked-session'
 import { durableShell, durableSpec } from './session/durable-shell'
 import { resolveShellLaunch } from './shell-launch'
 
@@ -101,7 +102,7 @@ export class ShellBackend implements TerminalBackend {
       if (signal.aborted) throw signal.reason
       throw error
     }
-    const session = new ShellSession(handle, config, { nonce, replNonce: launch.replNonce }, size, {
+    const session = new LinkedShellSession(handle, config, { nonce, replNonce: launch.replNonce }, size, {
       observe: spec.onOutput,
       term: launch.env.TERM,
       name: spec.name,

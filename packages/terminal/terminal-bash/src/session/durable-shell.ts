@@ -3,7 +3,8 @@ import { isSubprocessError, LOCAL_TARGET } from 'dsh-subprocess'
 import { asTerminalSessionId, type TerminalBackendSpawnSpec, type TerminalDetachedSession, TerminalError, type TerminalUnreachableTarget } from 'dsh-terminal'
 import type { ShellBackendConfig } from '../config'
 import { factsSize, parseFacts } from './durable-facts'
-import { ShellSession } from './shell-session'
+import type { ShellSession } from './shell-session'
+import { LinkedShellSession } from './linked-session'
 
 /** What the durable side of the shell backend needs. */
 interface DurableOptions {
@@ -79,7 +80,7 @@ export function durableShell(options: DurableOptions) {
         await adopted.handle.terminate()
         throw new TerminalError('NO_SESSION', `detached PTY session ${spec.sessionId} kept no facts this version can resume from; it was closed`)
       }
-      const session = new ShellSession(adopted.handle, config, { nonce: facts.nonce, replNonce: facts.replNonce }, factsSize(facts), {
+      const session = new LinkedShellSession(adopted.handle, config, { nonce: facts.nonce, replNonce: facts.replNonce }, factsSize(facts), {
         observe: spec.onOutput,
         term: facts.term,
         outputFrom: adopted.replayFrom,
