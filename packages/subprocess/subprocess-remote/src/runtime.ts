@@ -112,6 +112,7 @@ export class RemoteSubprocessRuntime extends SubprocessRuntime {
         cols: spec.cols,
         graceMs: spec.graceMs,
         ...(spec.limits ? { limits: spec.limits } : {}),
+        ...(spec.envFiles ? { envFiles: spec.envFiles } : {}),
         ...(spec.durable ? { durable: { key: spec.durable.key, ttlMs: spec.durable.ttlMs, retainBytes: spec.durable.retainBytes } } : {}),
       }
       await client.request('spawn', params, (id) => (requestId = id), attach)

@@ -12,6 +12,13 @@ export interface TerminalSpawnSpec {
    * (see `scrubEnvironment`): they win, and `undefined` removes a name.
    */
   readonly env?: Readonly<Record<string, string | undefined>>
+  /**
+   * Variables whose value is a file the provider writes, with this content, on the machine where
+   * the terminal runs (a startup file such as `PYTHONSTARTUP`, which must exist there, not here):
+   * each name is set to that file's path, after `env`. At most {@link MAX_ENV_FILES} files of
+   * {@link MAX_ENV_FILE_BYTES} UTF-8 bytes each; the file is private to the user.
+   */
+  readonly envFiles?: Readonly<Record<string, string>>
   /** Terminal height in rows (1–65535). */
   readonly rows: number
   /** Terminal width in columns (1–65535). */
@@ -56,6 +63,12 @@ export interface DurableTerminalSpec {
   /** Output bytes kept for an adopter to replay (the newest ones; at least the window of the flow control). */
   readonly retainBytes: number
 }
+
+/** Most {@link TerminalSpawnSpec.envFiles} one spawn may carry. */
+export const MAX_ENV_FILES = 8
+
+/** Upper bound of one {@link TerminalSpawnSpec.envFiles} content: a startup file, never a payload. */
+export const MAX_ENV_FILE_BYTES = 65_536
 
 /** Upper bound of {@link SubprocessTerminalHandle.setFacts}: what an adopter needs is small. */
 export const MAX_TERMINAL_FACTS_BYTES = 16_384

@@ -95,6 +95,7 @@ export class ShellBackend implements TerminalBackend {
         signal,
         limits: sessionLimits(config),
         ...(launch.wrapper ? { wrapper: launch.wrapper } : {}),
+        ...(launch.envFiles ? { envFiles: launch.envFiles } : {}),
         ...(spec.target === undefined ? {} : { target: spec.target }),
         ...durableSpec(subprocess, spec, config),
       })
