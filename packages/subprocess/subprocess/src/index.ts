@@ -4,7 +4,7 @@ export { isNewWait } from './new-wait'
 export { SubprocessRuntime } from './service'
 export { canProveStdinWait, isStdinWaitProven, isStdinWaitProvenOrUnprovable, isStdinWaitUnproven } from './stdin-wait-proof'
 export { isTargetName, validateDurableSpec, validateEnvFiles, validateSpawnSpec, validateTerminalFacts, validateTerminalSize, wrappedArgv } from './spec'
-export { LOCAL_TARGET, MAX_ENV_FILE_BYTES, MAX_ENV_FILES, MAX_TERMINAL_FACTS_BYTES } from './types'
+export { LOCAL_TARGET, MAX_TERMINAL_FACTS_BYTES } from './types'
 export type {
   AdoptedTerminal,
   AppliedTerminalLimits,
