@@ -61,6 +61,10 @@ describe('liveness', () => {
       expect(relay).toBeDefined()
       cleanup.process(relay!)
       const text = collect(shell)
+      // Told once, at the loss, with an error that says the terminal is kept and adopted again.
+      const told: Error[] = []
+      expect(shell.onLinkLost).toBeTypeOf('function')
+      shell.onLinkLost?.((error) => told.push(error))
       await shell.write('echo before-$((1+1))\r')
       await eventually(() => text().includes('before-2'), 'the first echo')
       // Printed while the link is stopped: it waits in the session host for the next adopter.
@@ -70,6 +74,9 @@ describe('liveness', () => {
       const pending = await shell.signalForeground('SIGWINCH').catch((error: unknown) => error)
       expect(isSubprocessError(pending, 'TARGET_UNREACHABLE')).toBe(true)
       expect(shell.exit).toBeUndefined()
+      expect(told).toHaveLength(1)
+      expect(isSubprocessError(told[0], 'TARGET_UNREACHABLE')).toBe(true)
+      expect(told[0]?.message).toContain('kept on the target and will be adopted again on the next call')
       // The link comes back: the old relay runs its pending SIGTERM (the client's hang-up) and ends.
       process.kill(relay!, 'SIGCONT')
       await shell.write('echo after-$((3+4))\r')
