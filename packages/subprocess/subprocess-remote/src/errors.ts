@@ -63,3 +63,15 @@ export function linkLostDuringCall(cause: Error): SubprocessError {
     { cause },
   )
 }
+
+/**
+ * A call on a durable terminal whose link is down, and a try to reach its target again (`cause`:
+ * the loss) failed: the terminal is still kept there, and a later call tries again.
+ */
+export function targetStillDown(cause: Error): SubprocessError {
+  return new SubprocessError(
+    'TARGET_UNREACHABLE',
+    "this terminal's target still does not answer (its link was lost and a try to reach it again failed); nothing was done. The session is kept on the target for its detached TTL: call again once the target is back, and it is adopted again with its output.",
+    { cause },
+  )
+}

@@ -11,7 +11,7 @@ import {
   validateTerminalSize,
 } from 'dsh-subprocess'
 import type { ClientTerminal, SessionHostClient } from './client'
-import { linkLostDuringCall } from './errors'
+import { linkLostDuringCall, targetStillDown } from './errors'
 import { OutputDelivery } from './output-delivery'
 import type { Readopter } from './readoption'
 
@@ -196,7 +196,8 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
   async #reachable(): Promise<void> {
     if (!this.#suspended) return
     await this.#readopter!.now(true)
-    if (this.#suspended) throw this.#suspended
+    // Kept there, not ended: the call says so, whatever the loss itself said (a connection that ended reads as a death).
+    if (this.#suspended) throw targetStillDown(this.#suspended)
   }
 
   onOutput(listener: TerminalOutputListener): () => void {
