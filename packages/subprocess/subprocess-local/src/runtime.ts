@@ -123,6 +123,12 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
         'dsh-subprocess-local cannot keep a durable terminal (it ends with this process); mount dsh-subprocess-remote for durable terminals',
       )
     }
+    if (spec.envFiles !== undefined) {
+      throw new SubprocessError(
+        'INVALID_SPEC',
+        'dsh-subprocess-local does not write envFiles (startup files for a terminal on another machine); pass a path in env, or mount dsh-subprocess-remote, whose session host writes them',
+      )
+    }
     if (spec.target !== undefined && spec.target !== LOCAL_TARGET) {
       throw new SubprocessError(
         'UNKNOWN_TARGET',

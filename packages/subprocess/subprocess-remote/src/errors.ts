@@ -51,3 +51,27 @@ export function targetUnreachable(livenessMs: number): SubprocessError {
     `the session host did not answer for ${2 * livenessMs} ms, not even a liveness ping (a cut network, a stopped relay or ssh); this connection is given up. Durable terminals stay detached on the far side: open again to adopt them; other terminals end there once it notices.`,
   )
 }
+
+/**
+ * A durable terminal's link was lost (`cause`) while a call waited on it: the call ends now, the
+ * terminal lives on in the session host of its target, and the next call adopts it again.
+ */
+export function linkLostDuringCall(cause: Error): SubprocessError {
+  return new SubprocessError(
+    'TARGET_UNREACHABLE',
+    "the link to this terminal's target was lost while the call waited (it went silent past the liveness check, or its connect command ended). The session is kept on the target and will be adopted again on the next call: send again (an empty send only waits) to see what it printed meanwhile, once and in order.",
+    { cause },
+  )
+}
+
+/**
+ * A call on a durable terminal whose link is down, and a try to reach its target again (`cause`:
+ * the loss) failed: the terminal is still kept there, and a later call tries again.
+ */
+export function targetStillDown(cause: Error): SubprocessError {
+  return new SubprocessError(
+    'TARGET_UNREACHABLE',
+    "this terminal's target still does not answer (its link was lost and a try to reach it again failed); nothing was done. The session is kept on the target for its detached TTL: call again once the target is back, and it is adopted again with its output.",
+    { cause },
+  )
+}

@@ -5,7 +5,6 @@ import { RemoteSubprocessRuntime } from './runtime'
 
 export { Config, type RemoteSubprocessConfig } from './config'
 export { SessionHostCallError } from './errors'
-export type { UnreachableTarget } from './listing'
 export { RemoteSubprocessRuntime } from './runtime'
 
 /** Plugin name used in a cordis.yml. */

@@ -1,13 +1,7 @@
-import type { DetachedTerminal } from 'dsh-subprocess'
+import type { DetachedTerminal, UnreachableTarget } from 'dsh-subprocess'
 import { errorMessage } from 'dsh-basics'
 import type { ListResult } from 'dsh-session-host'
 import type { TargetLink } from './target-link'
-
-/** A configured target a listing could not ask: its name and why (for a line a model can act on). */
-export interface UnreachableTarget {
-  readonly target: string
-  readonly reason: string
-}
 
 /** What {@link listEveryTarget} found: the detached terminals, each with its target, and the targets that did not answer. */
 export interface TargetListing {

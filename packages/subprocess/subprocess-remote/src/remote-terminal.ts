@@ -11,6 +11,7 @@ import {
   validateTerminalSize,
 } from 'dsh-subprocess'
 import type { ClientTerminal, SessionHostClient } from './client'
+import { linkLostDuringCall, targetStillDown } from './errors'
 import { OutputDelivery } from './output-delivery'
 import type { Readopter } from './readoption'
 
@@ -76,6 +77,8 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
   #lost: Error | undefined
   #terminated = false
   #closing: Promise<void> | undefined
+  /** Told when the link is lost and the terminal lives on (present on re-adoptable terminals). */
+  #linkListeners: readonly ((error: Error) => void)[] = []
 
   constructor(options: RemoteTerminalOptions) {
     this.pid = options.pid
@@ -94,7 +97,11 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
     this.done = new Promise((resolve) => (this.#resolveDone = resolve))
     this.durable = options.durable
     if (options.durable) this.setFacts = (facts) => this.#setFacts(facts)
+    if (options.readopter) this.onLinkLost = (listener) => this.#onLinkLost(listener)
   }
+
+  /** Present on terminals adopted again after a loss (see the seam's `onLinkLost`). */
+  readonly onLinkLost?: (listener: (error: Error) => void) => () => void
 
   /** Fire and forget, ordered with writes (one connection, handled in arrival order); bad facts throw `INVALID_SPEC` here. */
   #setFacts(facts: string): void {
@@ -106,6 +113,13 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
       return
     }
     this.#client.request('setFacts', { terminal: this.#number, facts }).catch(() => {})
+  }
+
+  #onLinkLost(listener: (error: Error) => void): () => void {
+    this.#linkListeners = [...this.#linkListeners, listener]
+    return () => {
+      this.#linkListeners = this.#linkListeners.filter((other) => other !== listener)
+    }
   }
 
   get exit(): TerminalExit | undefined {
@@ -128,6 +142,17 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
       // Durable: the session host on the far side keeps it; it is adopted again once the link is back.
       this.#suspended = error
       this.#readopter.lost(error, this.#client)
+      // Given up at once (the provider is going away): it ended, and `done` tells that.
+      if (!this.#suspended) return
+      // A call waiting on the terminal (a send) ends now, not by its own timeout: the terminal lives on.
+      const told = linkLostDuringCall(error)
+      for (const listener of this.#linkListeners) {
+        try {
+          listener(told)
+        } catch (thrown) {
+          this.#report(thrown)
+        }
+      }
       return
     }
     this.#end(error)
@@ -171,7 +196,8 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
   async #reachable(): Promise<void> {
     if (!this.#suspended) return
     await this.#readopter!.now(true)
-    if (this.#suspended) throw this.#suspended
+    // Kept there, not ended: the call says so, whatever the loss itself said (a connection that ended reads as a death).
+    if (this.#suspended) throw targetStillDown(this.#suspended)
   }
 
   onOutput(listener: TerminalOutputListener): () => void {

@@ -8,6 +8,7 @@ import {
   type SubprocessTerminalHandle,
   LOCAL_TARGET,
   type TerminalSpawnSpec,
+  type UnreachableTarget,
   validateSpawnSpec,
   wrappedArgv,
 } from 'dsh-subprocess'
@@ -16,7 +17,7 @@ import type { SessionHostClient } from './client'
 import type { RemoteSubprocessConfig } from './config'
 import type { AdoptResult } from 'dsh-session-host'
 import { RemoteTerminal } from './remote-terminal'
-import { listEveryTarget, type UnreachableTarget } from './listing'
+import { listEveryTarget } from './listing'
 import { Readopter } from './readoption'
 import { TargetLink } from './target-link'
 import type { AppliedTerminalLimits } from 'dsh-subprocess'
@@ -111,6 +112,7 @@ export class RemoteSubprocessRuntime extends SubprocessRuntime {
         cols: spec.cols,
         graceMs: spec.graceMs,
         ...(spec.limits ? { limits: spec.limits } : {}),
+        ...(spec.envFiles ? { envFiles: spec.envFiles } : {}),
         ...(spec.durable ? { durable: { key: spec.durable.key, ttlMs: spec.durable.ttlMs, retainBytes: spec.durable.retainBytes } } : {}),
       }
       await client.request('spawn', params, (id) => (requestId = id), attach)
@@ -139,7 +141,7 @@ export class RemoteSubprocessRuntime extends SubprocessRuntime {
   }
 
   /** The targets the last listing could not reach, with why (empty when every one answered). */
-  unreachableTargets(): readonly UnreachableTarget[] {
+  override unreachableTargets(): readonly UnreachableTarget[] {
     return this.unreachable
   }
 

@@ -1,4 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { sessionHostCommand } from 'dsh-session-host'
 import { isSubprocessError } from 'dsh-subprocess'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -61,6 +64,10 @@ describe('liveness', () => {
       expect(relay).toBeDefined()
       cleanup.process(relay!)
       const text = collect(shell)
+      // Told once, at the loss, with an error that says the terminal is kept and adopted again.
+      const told: Error[] = []
+      expect(shell.onLinkLost).toBeTypeOf('function')
+      shell.onLinkLost?.((error) => told.push(error))
       await shell.write('echo before-$((1+1))\r')
       await eventually(() => text().includes('before-2'), 'the first echo')
       // Printed while the link is stopped: it waits in the session host for the next adopter.
@@ -70,6 +77,9 @@ describe('liveness', () => {
       const pending = await shell.signalForeground('SIGWINCH').catch((error: unknown) => error)
       expect(isSubprocessError(pending, 'TARGET_UNREACHABLE')).toBe(true)
       expect(shell.exit).toBeUndefined()
+      expect(told).toHaveLength(1)
+      expect(isSubprocessError(told[0], 'TARGET_UNREACHABLE')).toBe(true)
+      expect(told[0]?.message).toContain('kept on the target and will be adopted again on the next call')
       // The link comes back: the old relay runs its pending SIGTERM (the client's hang-up) and ends.
       process.kill(relay!, 'SIGCONT')
       await shell.write('echo after-$((3+4))\r')
@@ -82,6 +92,42 @@ describe('liveness', () => {
       await shell.terminate()
       expect(await shell.done).toMatchObject({ signal: expect.any(String) })
     } finally {
+      await remote.dispose()
+    }
+  }, 60_000)
+
+  it('a durable terminal whose target stays down: a call fails with TARGET_UNREACHABLE saying it is kept; once the target is back it is adopted', async () => {
+    // The connect command reaches the session host only while the gate file exists: without it the target "does not answer".
+    const gate = join(tmpdir(), `dsh-liveness-gate-${randomBytes(6).toString('hex')}`)
+    writeFileSync(gate, '')
+    const connect = ['sh', '-c', 'test -e "$0" && exec "$@"', gate, ...sessionHostCommand(), '--stdio', '--socket', socketPath, '--idle-exit-ms', '0']
+    const earlier = new Set(relayPids())
+    const remote = await mountRemote({ connect, livenessMs: 300 })
+    try {
+      const shell = await remote.runtime.spawnTerminal(bashSpec({ durable: { key: 'liveness-down', ttlMs: 60_000, retainBytes: 65_536 } }))
+      cleanup.process((await remote.runtime.sessionHostPid())!)
+      const [relay] = relayPids().filter((pid) => !earlier.has(pid))
+      expect(relay).toBeDefined()
+      cleanup.process(relay!)
+      const text = collect(shell)
+      await shell.write('echo up-$((1+2))\r')
+      await eventually(() => text().includes('up-3'), 'the first echo')
+      const lost = new Promise<Error>((resolve) => shell.onLinkLost?.(resolve))
+      rmSync(gate)
+      process.kill(relay!, 'SIGSTOP')
+      expect(isSubprocessError(await lost, 'TARGET_UNREACHABLE')).toBe(true)
+      // The call's own try to reach the target fails: the terminal is kept, and the error says so.
+      const refused = await shell.write('echo while-down\r').catch((error: unknown) => error)
+      expect(refused).toMatchObject({ code: 'TARGET_UNREACHABLE', message: expect.stringContaining('The session is kept on the target') })
+      expect(shell.exit).toBeUndefined()
+      process.kill(relay!, 'SIGCONT')
+      writeFileSync(gate, '')
+      await shell.write('echo back-$((2*4))\r')
+      await eventually(() => text().includes('back-8'), 'the echo once the target is back')
+      expect(text()).not.toContain('while-down')
+      await shell.terminate()
+    } finally {
+      rmSync(gate, { force: true })
       await remote.dispose()
     }
   }, 60_000)

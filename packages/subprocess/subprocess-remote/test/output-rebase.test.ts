@@ -37,4 +37,70 @@ describe('OutputDelivery after a re-adoption (rebase)', () => {
     output.push(5, Buffer.from('fg'))
     expect(got.join('')).toBe('abfg')
   })
+
+  describe('before the first listener subscribed (the chunks are held)', () => {
+    /** A delivery nobody listens to yet; every ack is checked against what the far side sent on the connection it goes over. */
+    function held() {
+      const acks: number[] = []
+      let sent = 0
+      const output = new OutputDelivery({
+        acknowledge: (offset) => {
+          // An ack beyond what was sent is refused by the session host (it counts what it sent).
+          expect(offset).toBeLessThanOrEqual(sent)
+          acks.push(offset)
+        },
+        ackEveryBytes: 1,
+        report: (error) => {
+          throw error
+        },
+      })
+      const push = (offset: number, text: string) => {
+        sent = offset + text.length
+        return output.push(offset, Buffer.from(text))
+      }
+      const rebase = (from: number) => {
+        sent = from
+        return output.rebase(from)
+      }
+      const listen = () => {
+        const got: string[] = []
+        output.subscribe((chunk) => got.push(chunk.toString()))
+        return got
+      }
+      return { push, rebase, listen, acks }
+    }
+
+    it('a replay of the held bytes is held once, and the acks count each byte once', () => {
+      const { push, rebase, listen, acks } = held()
+      push(0, 'abc')
+      expect(acks).toEqual([])
+      expect(rebase(0)).toBe(0)
+      push(0, 'abc')
+      push(3, 'de')
+      const got = listen()
+      expect(got.join('')).toBe('abcde')
+      expect(acks.at(-1)).toBe(5)
+      push(5, 'f')
+      expect(got.join('')).toBe('abcdef')
+      expect(acks.at(-1)).toBe(6)
+    })
+
+    it('a replay that starts inside the held bytes keeps the ones before it and holds the rest once', () => {
+      const { push, rebase, listen, acks } = held()
+      push(0, 'abc')
+      expect(rebase(2)).toBe(0)
+      push(2, 'cde')
+      expect(listen().join('')).toBe('abcde')
+      expect(acks.at(-1)).toBe(5)
+    })
+
+    it('a replay that starts past the held bytes (the ring dropped some) keeps them all and counts the gap', () => {
+      const { push, rebase, listen, acks } = held()
+      push(0, 'abc')
+      expect(rebase(5)).toBe(2)
+      push(5, 'fg')
+      expect(listen().join('')).toBe('abcfg')
+      expect(acks.at(-1)).toBe(7)
+    })
+  })
 })

@@ -3,7 +3,7 @@ export { isSubprocessError, SubprocessError, type SubprocessErrorCode, TerminalC
 export { isNewWait } from './new-wait'
 export { SubprocessRuntime } from './service'
 export { canProveStdinWait, isStdinWaitProven, isStdinWaitProvenOrUnprovable, isStdinWaitUnproven } from './stdin-wait-proof'
-export { isTargetName, validateDurableSpec, validateSpawnSpec, validateTerminalFacts, validateTerminalSize, wrappedArgv } from './spec'
+export { isTargetName, validateDurableSpec, validateEnvFiles, validateSpawnSpec, validateTerminalFacts, validateTerminalSize, wrappedArgv } from './spec'
 export { LOCAL_TARGET, MAX_TERMINAL_FACTS_BYTES } from './types'
 export type {
   AdoptedTerminal,
@@ -26,5 +26,6 @@ export type {
   TerminalSpawnSpec,
   ThreadSample,
   ThreadState,
+  UnreachableTarget,
   WrappedAhead,
 } from './types'

@@ -1,5 +1,5 @@
 import { type Context, Service } from '@deepseek-ai/cordis'
-import type { AdoptedTerminal, DetachedTerminal, SubprocessTerminalHandle, TerminalSpawnSpec } from './types'
+import type { AdoptedTerminal, DetachedTerminal, SubprocessTerminalHandle, TerminalSpawnSpec, UnreachableTarget } from './types'
 
 declare module '@deepseek-ai/cordis' {
   interface Context {
@@ -30,6 +30,12 @@ export abstract class SubprocessRuntime extends Service {
    * outlive their client (dsh-subprocess-remote) has it; the registry then offers them for adoption.
    */
   listDetached?(): Promise<readonly DetachedTerminal[]>
+
+  /**
+   * The targets the last {@link SubprocessRuntime.listDetached} left out because they did not answer
+   * in time (empty when every one did), so a listing can say which machines it could not see.
+   */
+  unreachableTargets?(): readonly UnreachableTarget[]
 
   /**
    * Take over a detached durable terminal by its key, on `target` (default: the provider's default

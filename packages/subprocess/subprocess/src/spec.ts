@@ -1,7 +1,15 @@
 import { isAbsolute } from 'node:path'
 import { MAX_TIMER_MS } from 'dsh-basics'
 import { SubprocessError } from './errors'
-import { type DurableTerminalSpec, MAX_TERMINAL_FACTS_BYTES, type SpawnWrapper, type TerminalLimits, type TerminalSpawnSpec } from './types'
+import {
+  type DurableTerminalSpec,
+  MAX_ENV_FILE_BYTES,
+  MAX_ENV_FILES,
+  MAX_TERMINAL_FACTS_BYTES,
+  type SpawnWrapper,
+  type TerminalLimits,
+  type TerminalSpawnSpec,
+} from './types'
 
 /** Largest row or column count a PTY window size can carry. */
 export const MAX_TERMINAL_SIZE = 65_535
@@ -29,6 +37,7 @@ export function validateSpawnSpec(spec: TerminalSpawnSpec): void {
       if (value?.includes('\0')) invalid(`environment variable ${name} contains a NUL byte`)
     }
   }
+  if (spec.envFiles !== undefined) validateEnvFiles(spec.envFiles)
   validateTerminalSize(rows, cols)
   if (!Number.isSafeInteger(graceMs) || graceMs < 0 || graceMs > MAX_TIMER_MS) {
     invalid(`graceMs must be an integer between 0 and ${MAX_TIMER_MS}, got ${String(graceMs)}`)
@@ -44,6 +53,19 @@ export function validateSpawnSpec(spec: TerminalSpawnSpec): void {
     invalid(
       `target must be a name of 1-${MAX_TARGET_NAME_LENGTH} letters, digits, '.', '_' or '-' (starting with a letter or digit), got ${JSON.stringify(spec.target)}`,
     )
+  }
+}
+
+/** Check {@link TerminalSpawnSpec.envFiles}: well-formed names, string contents within the bounds. */
+export function validateEnvFiles(envFiles: unknown): void {
+  if (typeof envFiles !== 'object' || envFiles === null || Array.isArray(envFiles))
+    invalid('envFiles must be an object of strings (variable name to file content)')
+  const entries = Object.entries(envFiles)
+  if (entries.length > MAX_ENV_FILES) invalid(`envFiles holds ${entries.length} files; at most ${MAX_ENV_FILES} are allowed`)
+  for (const [name, content] of entries) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) invalid(`envFiles: invalid environment variable name ${JSON.stringify(name)}`)
+    if (typeof content !== 'string') invalid(`envFiles.${name} must be a string (the file's content)`)
+    if (Buffer.byteLength(content, 'utf8') > MAX_ENV_FILE_BYTES) invalid(`envFiles.${name} is larger than ${MAX_ENV_FILE_BYTES} bytes`)
   }
 }
 

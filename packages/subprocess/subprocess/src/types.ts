@@ -12,6 +12,13 @@ export interface TerminalSpawnSpec {
    * (see `scrubEnvironment`): they win, and `undefined` removes a name.
    */
   readonly env?: Readonly<Record<string, string | undefined>>
+  /**
+   * Variables whose value is a file the provider writes, with this content, on the machine where
+   * the terminal runs (a startup file such as `PYTHONSTARTUP`, which must exist there, not here):
+   * each name is set to that file's path, after `env`. At most {@link MAX_ENV_FILES} files of
+   * {@link MAX_ENV_FILE_BYTES} UTF-8 bytes each; the file is private to the user.
+   */
+  readonly envFiles?: Readonly<Record<string, string>>
   /** Terminal height in rows (1–65535). */
   readonly rows: number
   /** Terminal width in columns (1–65535). */
@@ -57,6 +64,12 @@ export interface DurableTerminalSpec {
   readonly retainBytes: number
 }
 
+/** Most {@link TerminalSpawnSpec.envFiles} one spawn may carry. */
+export const MAX_ENV_FILES = 8
+
+/** Upper bound of one {@link TerminalSpawnSpec.envFiles} content: a startup file, never a payload. */
+export const MAX_ENV_FILE_BYTES = 65_536
+
 /** Upper bound of {@link SubprocessTerminalHandle.setFacts}: what an adopter needs is small. */
 export const MAX_TERMINAL_FACTS_BYTES = 16_384
 
@@ -76,6 +89,14 @@ export interface DetachedTerminal {
   readonly exit?: TerminalExit
   /** The provider's target it runs on (see {@link TerminalSpawnSpec.target}), when the provider has targets. */
   readonly target?: string
+}
+
+/** A target of the provider that its last {@link SubprocessRuntime.listDetached} could not ask, and why. */
+export interface UnreachableTarget {
+  /** The target's name. */
+  readonly target: string
+  /** Why it did not answer (a model reads it: a timeout, a refused connection, …). */
+  readonly reason: string
 }
 
 /** A detached terminal taken over: a live handle, the facts its last client stored, and where its replay starts. */
@@ -383,4 +404,11 @@ export interface SubprocessTerminalHandle {
    * terminal, replacing the last one, for whoever adopts it. Present only on durable terminals.
    */
   setFacts?(facts: string): void
+  /**
+   * Hear when a durable terminal's link to it was lost while the terminal lives on where it runs
+   * (a cut network to its target): a call waiting on it can end now with `error` (`TARGET_UNREACHABLE`)
+   * instead of by its own timeout; the provider adopts the terminal again on the next call. Returns
+   * the unsubscribe function. Present only where links can be lost and come back.
+   */
+  onLinkLost?(listener: (error: Error) => void): () => void
 }

@@ -5,7 +5,8 @@ import { type TerminalBackend, TerminalBackendCleanupError, type TerminalBackend
 import type { ShellBackendConfig } from './config'
 import { createPromptNonce } from './prompt-protocol'
 import { fenceOwner } from './sandbox/mode-fence'
-import { ShellSession } from './session/shell-session'
+import type { ShellSession } from './session/shell-session'
+import { LinkedShellSession } from './session/linked-session'
 import { durableShell, durableSpec } from './session/durable-shell'
 import { resolveShellLaunch } from './shell-launch'
 
@@ -18,7 +19,7 @@ export const STARTUP_ROLLBACK_REASON = 'PTY shell startup failed'
 /** What the backend needs: the mounted providers, the sandbox policy and the validated config. */
 export interface ShellBackendOptions {
   /** Allocates terminals (`ctx.subprocess`). */
-  readonly subprocess: Pick<SubprocessRuntime, 'spawnTerminal' | 'listDetached' | 'adoptTerminal'>
+  readonly subprocess: Pick<SubprocessRuntime, 'spawnTerminal' | 'listDetached' | 'adoptTerminal' | 'unreachableTargets'>
   /** Validated plugin configuration. */
   readonly config: ShellBackendConfig
   /** The owner's sandbox mode, the workspace root, cwd rules and the mode-change fence (`ctx.sandboxPolicy`). */
@@ -46,6 +47,8 @@ export class ShellBackend implements TerminalBackend {
   readonly listDetached?: TerminalBackend['listDetached']
   /** Present with {@link ShellBackend.listDetached}. */
   readonly resume?: TerminalBackend['resume']
+  /** Present with {@link ShellBackend.listDetached}: the provider's targets its last listing could not ask. */
+  readonly unreachableTargets?: TerminalBackend['unreachableTargets']
 
   /** Binds the backend to a provider and a config. */
   constructor(options: ShellBackendOptions) {
@@ -54,6 +57,7 @@ export class ShellBackend implements TerminalBackend {
     if (durable) {
       this.listDetached = () => durable.list()
       this.resume = (spec) => durable.resume(spec)
+      this.unreachableTargets = () => durable.unreachable()
     }
   }
 
@@ -91,6 +95,7 @@ export class ShellBackend implements TerminalBackend {
         signal,
         limits: sessionLimits(config),
         ...(launch.wrapper ? { wrapper: launch.wrapper } : {}),
+        ...(launch.envFiles ? { envFiles: launch.envFiles } : {}),
         ...(spec.target === undefined ? {} : { target: spec.target }),
         ...durableSpec(subprocess, spec, config),
       })
@@ -98,7 +103,7 @@ export class ShellBackend implements TerminalBackend {
       if (signal.aborted) throw signal.reason
       throw error
     }
-    const session = new ShellSession(handle, config, { nonce, replNonce: launch.replNonce }, size, {
+    const session = new LinkedShellSession(handle, config, { nonce, replNonce: launch.replNonce }, size, {
       observe: spec.onOutput,
       term: launch.env.TERM,
       name: spec.name,

@@ -1,6 +1,6 @@
 import type { ShellBackendConfig } from './config'
 import { NONCE_VARIABLE, SHELL_CONTINUATION_PS2, SHELL_PROMPT, SHELL_PROMPT_COMMAND } from './prompt-protocol'
-import { pythonStartupEnvironment, pythonStartupFile } from './repl/python-startup'
+import { pythonStartupElsewhere, pythonStartupEnvironment, pythonStartupFile } from './repl/python-startup'
 import { isAbsolute } from 'node:path'
 import { isConfinedMode } from 'dsh-sandbox'
 import { LOCAL_TARGET, type SpawnWrapper } from 'dsh-subprocess'
@@ -46,6 +46,8 @@ export interface ShellLaunch {
   readonly env: Readonly<Record<string, string | undefined>>
   /** The REPL nonce in effect: set only when Python's prompts will be marked (see `python-startup.py`). */
   readonly replNonce?: number | undefined
+  /** Files the provider writes where the shell runs, by the variable naming each (a target's Python startup file). */
+  readonly envFiles?: Readonly<Record<string, string>> | undefined
 }
 
 /**
@@ -87,8 +89,11 @@ function elsewhereLaunch(config: ShellBackendConfig, request: ShellLaunchRequest
   if (!isAbsolute(cwd)) throw shellFailure.relativeCwdElsewhere(cwd, request.target ?? '')
   const shellPath = config.shellPath === '' ? DEFAULT_SHELL_PATH : config.shellPath
   const shellArgs = config.shellArgs.length === 0 ? DEFAULT_SHELL_ARGS : config.shellArgs
-  // The Python startup file is this machine's: a REPL there is marked only where the same install path exists.
-  return { argv: [shellPath, ...shellArgs], cwd, env: shellEnvironment(request) }
+  const launch = { argv: [shellPath, ...shellArgs], cwd, env: shellEnvironment(request) }
+  // The Python startup file's path is this machine's: its content travels, and the provider writes it there.
+  const python = request.replNonce === undefined ? undefined : pythonStartupElsewhere(request.replNonce)
+  if (!python) return launch
+  return { ...launch, env: { ...launch.env, ...python.env }, envFiles: python.envFiles, replNonce: request.replNonce }
 }
 
 /**

@@ -31,11 +31,24 @@ export interface TerminalBackend {
    */
   listDetached?(): Promise<readonly TerminalDetachedSession[]>
   /**
+   * The machines (subprocess targets) its last {@link TerminalBackend.listDetached} could not ask, with
+   * why: their detached sessions are missing from that list. Optional, as `listDetached` is.
+   */
+  unreachableTargets?(): readonly TerminalUnreachableTarget[]
+  /**
    * Adopt the session `spec.sessionId` that {@link TerminalBackend.listDetached} reported and rebuild
    * it: its next send's earlier output is what it printed after its last delivered result. Rejects
    * with `SESSION_ADOPTED` when another process adopted it first, `NO_SESSION` when it is gone.
    */
   resume?(spec: TerminalBackendSpawnSpec): Promise<TerminalBackendSession>
+}
+
+/** A subprocess target a listing of detached sessions could not ask, as {@link TerminalBackend.unreachableTargets} reports it. */
+export interface TerminalUnreachableTarget {
+  /** The target's name (as `terminal_open` takes it). */
+  readonly target: string
+  /** Why it did not answer. */
+  readonly reason: string
 }
 
 /** A session detached by another host process, as {@link TerminalBackend.listDetached} reports it. */

@@ -1,4 +1,4 @@
-import type { TerminalBackend } from './backend'
+import type { TerminalBackend, TerminalUnreachableTarget } from './backend'
 import type { TerminalInputState } from './input-state'
 import type { TerminalSessionId, TerminalSessionSnapshot } from './types'
 
@@ -15,6 +15,8 @@ export class ElsewhereSessions {
   readonly #inputs = new Map<string, TerminalInputState>()
   /** The targets the last looks reported, so a resume adopts the terminal where it runs. */
   readonly #targets = new Map<string, string>()
+  /** Per backend type, the targets its last look could not ask. */
+  readonly #unreachable = new Map<string, readonly TerminalUnreachableTarget[]>()
   /** The first look, which a spawn awaits so that it cannot mint a taken id. */
   #scan: Promise<void> | undefined
 
@@ -47,6 +49,13 @@ export class ElsewhereSessions {
     return this.#inputs.get(id)
   }
 
+  /** The targets the backends' last looks could not ask (their sessions are missing from the list), each once. */
+  unreachable(): TerminalUnreachableTarget[] {
+    const byTarget = new Map<string, TerminalUnreachableTarget>()
+    for (const targets of this.#unreachable.values()) for (const target of targets) byTarget.set(target.target, target)
+    return [...byTarget.values()]
+  }
+
   /** Whether another process's detached terminal holds `id`. */
   taken(id: string): boolean {
     return this.#taken.has(id)
@@ -63,6 +72,8 @@ export class ElsewhereSessions {
       backends.map(async (backend) => {
         // A provider that cannot answer now lists nothing: the local sessions still show.
         const detached = (await backend.listDetached?.().catch(() => [])) ?? []
+        // Read right after its own listing, so it names the targets that listing missed.
+        this.#unreachable.set(backend.type, backend.unreachableTargets?.() ?? [])
         return detached.map((session) => ({ ...session, type: backend.type }))
       }),
     )

@@ -3,7 +3,7 @@ import type { z } from 'zod'
 import { Config } from './config'
 import { TerminalSessionService } from './service'
 
-export type { TerminalBackend, TerminalBackendSession, TerminalBackendTap, TerminalDetachedSession } from './backend'
+export type { TerminalBackend, TerminalBackendSession, TerminalBackendTap, TerminalDetachedSession, TerminalUnreachableTarget } from './backend'
 export { Config, DEFAULT_MAX_SESSIONS_PER_AGENT, DEFAULT_MAX_TEXT_BYTES, type TerminalConfig } from './config'
 export { MAX_SESSION_NAME_CODE_POINTS } from './names'
 export {

@@ -1,5 +1,5 @@
 import type { Agent } from 'dsh-agent'
-import type { TerminalBackend, TerminalBackendSession } from './backend'
+import type { TerminalBackend, TerminalBackendSession, TerminalUnreachableTarget } from './backend'
 import { BackendRegistry } from './backends'
 import { DETACHED_EXPIRED_REASON, DetachedSessions } from './detached'
 import { ElsewhereSessions } from './elsewhere'
@@ -298,6 +298,11 @@ export class TerminalRegistry {
     if (this.#detachedTtlMs === 0) return []
     const backends = this.#backends.types().flatMap((type) => this.#backends.get(type) ?? [])
     return this.#elsewhere.list(backends, (id) => this.#sessions.has(id) || this.#resuming.has(id))
+  }
+
+  /** The subprocess targets the last `listElsewhere` could not ask, so its caller can say whose sessions are missing. */
+  unreachableTargets(): TerminalUnreachableTarget[] {
+    return this.#elsewhere.unreachable()
   }
 
   /** Adopt a session another host process detached (checked by `resume`): the backend rebuilds it, published under its id. */

@@ -1,6 +1,6 @@
 import { type Context, Service } from '@deepseek-ai/cordis'
 import { type Agent, directCalls } from 'dsh-agent'
-import type { TerminalBackend } from './backend'
+import type { TerminalBackend, TerminalUnreachableTarget } from './backend'
 import { Config, type TerminalConfig } from './config'
 import type { TerminalHumanObserver, TerminalHumanSummary, TerminalHumanView, TerminalHumanViewOptions } from './human'
 import type { TerminalInputState } from './input-state'
@@ -177,5 +177,13 @@ export class TerminalSessionService extends Service {
    */
   listElsewhere(owner: Agent): Promise<TerminalSessionSnapshot[]> {
     return this.registry.listElsewhere(owner)
+  }
+
+  /**
+   * The subprocess targets (machines) the last {@link TerminalSessionService.listElsewhere} could not
+   * ask in time, with why: their detached sessions are missing from it. Empty when every one answered.
+   */
+  unreachableTargets(): TerminalUnreachableTarget[] {
+    return this.registry.unreachableTargets()
   }
 }

@@ -53,6 +53,8 @@ export interface SpawnParams {
   readonly cwd: string
   /** The complete environment (the client's scrubbed inherited environment plus the spec's overrides). */
   readonly env: Readonly<Record<string, string>>
+  /** Files to write on the session host's machine, by the variable that gets each one's path (the spec's `envFiles`). */
+  readonly envFiles?: Readonly<Record<string, string>>
   /** Terminal height. */
   readonly rows: number
   /** Terminal width. */

@@ -1,4 +1,5 @@
-import { type DurableTerminalSpec, SubprocessError, type TerminalSpawnSpec, validateDurableSpec } from 'dsh-subprocess'
+import { type DurableTerminalSpec, SubprocessError, type TerminalSpawnSpec, validateDurableSpec, validateEnvFiles } from 'dsh-subprocess'
+import { writeEnvFiles } from './env-files'
 import { isPositiveInteger, type RequestParams, type SpawnParams } from '../protocol/messages'
 
 /** A request's params that are not an object of the right shape: the seam's own `INVALID_SPEC`. */
@@ -22,7 +23,8 @@ export function paramsObject(params: unknown): Record<string, unknown> {
 /**
  * The spawn spec for the local provider from a spawn request. The environment sent is the whole
  * environment: every name this process inherited is removed first, so none of the session host's
- * own environment reaches the program (see PROTOCOL.md, "Environment").
+ * own environment reaches the program (see PROTOCOL.md, "Environment"). `envFiles` are written on
+ * this machine and their variables set to the paths.
  */
 export function spawnSpecOf(params: unknown, signal: AbortSignal): TerminalSpawnSpec {
   const spawn = paramsObject(params) as Partial<SpawnParams>
@@ -32,6 +34,11 @@ export function spawnSpecOf(params: unknown, signal: AbortSignal): TerminalSpawn
   const exact: Record<string, string | undefined> = {}
   for (const name of Object.keys(process.env)) exact[name] = undefined
   Object.assign(exact, env)
+  // Files the program needs here (a startup file of this install): written now, their paths win over `env`.
+  if (spawn.envFiles !== undefined) {
+    validateEnvFiles(spawn.envFiles)
+    Object.assign(exact, writeEnvFiles(spawn.envFiles))
+  }
   // The provider validates the rest (argv, cwd, sizes, grace, limits) exactly as in process.
   return {
     argv: spawn.argv as string[],

@@ -1,4 +1,4 @@
-import { existsSync, realpathSync } from 'node:fs'
+import { existsSync, readFileSync, realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 /** Environment variable that hands a REPL its marker nonce (popped by the startup file, so programs it starts do not see it). */
@@ -8,6 +8,7 @@ export const REPL_NONCE_VARIABLE = 'DSH_PYTHON_MARKER'
 export const USER_PYTHONSTARTUP_VARIABLE = 'DSH_USER_PYTHONSTARTUP'
 
 let located: string | null | undefined
+let source: string | null | undefined
 
 /**
  * The startup file that marks Python's prompts (`python-startup.py`), which ships in the package's
@@ -41,4 +42,23 @@ export function pythonStartupEnvironment(file: string, nonce: number, userStartu
   const env: Record<string, string> = { PYTHONSTARTUP: file, [REPL_NONCE_VARIABLE]: String(nonce) }
   if (userStartup) env[USER_PYTHONSTARTUP_VARIABLE] = userStartup
   return env
+}
+
+/**
+ * What a shell on another machine needs for a marked Python REPL: the startup file's content, for
+ * the provider to write there (`envFiles`: the path of this install means nothing on the target),
+ * and the nonce. `undefined` when the file cannot be read (Python is then told apart by its stdin wait).
+ * The host's own PYTHONSTARTUP is this machine's too, and does not travel.
+ */
+export function pythonStartupElsewhere(nonce: number): { env: Record<string, string>; envFiles: Record<string, string> } | undefined {
+  if (source === undefined) {
+    const file = pythonStartupFile()
+    try {
+      source = file === undefined ? null : readFileSync(file, 'utf8')
+    } catch {
+      source = null
+    }
+  }
+  if (source === null) return undefined
+  return { env: { [REPL_NONCE_VARIABLE]: String(nonce) }, envFiles: { PYTHONSTARTUP: source } }
 }

@@ -1,13 +1,14 @@
 import type { DurableTerminalSpec, SubprocessRuntime } from 'dsh-subprocess'
 import { isSubprocessError, LOCAL_TARGET } from 'dsh-subprocess'
-import { asTerminalSessionId, type TerminalBackendSpawnSpec, type TerminalDetachedSession, TerminalError } from 'dsh-terminal'
+import { asTerminalSessionId, type TerminalBackendSpawnSpec, type TerminalDetachedSession, TerminalError, type TerminalUnreachableTarget } from 'dsh-terminal'
 import type { ShellBackendConfig } from '../config'
 import { factsSize, parseFacts } from './durable-facts'
-import { ShellSession } from './shell-session'
+import type { ShellSession } from './shell-session'
+import { LinkedShellSession } from './linked-session'
 
 /** What the durable side of the shell backend needs. */
 interface DurableOptions {
-  readonly subprocess: Pick<SubprocessRuntime, 'listDetached' | 'adoptTerminal'>
+  readonly subprocess: Pick<SubprocessRuntime, 'listDetached' | 'adoptTerminal' | 'unreachableTargets'>
   readonly config: ShellBackendConfig
   /** Fence the owner's sandbox mode, as a spawn does: the adopted session is the owner's activity now. */
   readonly fence: (owner: TerminalBackendSpawnSpec['owner']) => void
@@ -60,6 +61,11 @@ export function durableShell(options: DurableOptions) {
       })
     },
 
+    /** The targets the provider's last listing could not ask (none when it has no targets). */
+    unreachable(): TerminalUnreachableTarget[] {
+      return [...(subprocess.unreachableTargets?.() ?? [])]
+    },
+
     /** Adopt the terminal keyed by the session id and rebuild the shell from its replay and facts. */
     async resume(spec: TerminalBackendSpawnSpec): Promise<ShellSession> {
       options.fence(spec.owner)
@@ -74,7 +80,7 @@ export function durableShell(options: DurableOptions) {
         await adopted.handle.terminate()
         throw new TerminalError('NO_SESSION', `detached PTY session ${spec.sessionId} kept no facts this version can resume from; it was closed`)
       }
-      const session = new ShellSession(adopted.handle, config, { nonce: facts.nonce, replNonce: facts.replNonce }, factsSize(facts), {
+      const session = new LinkedShellSession(adopted.handle, config, { nonce: facts.nonce, replNonce: facts.replNonce }, factsSize(facts), {
         observe: spec.onOutput,
         term: facts.term,
         outputFrom: adopted.replayFrom,

@@ -44,8 +44,8 @@ export interface Stack {
   readonly root: Context
   readonly agent: Agent
   readonly terminals: TerminalSessionService
-  /** Open a `shell` session owned by the stack's agent. */
-  open(request?: { name?: string; cwd?: string }, signal?: AbortSignal): Promise<TerminalSpawnResult>
+  /** Open a `shell` session owned by the stack's agent (on a named target of the provider with `target`). */
+  open(request?: { name?: string; cwd?: string; target?: string }, signal?: AbortSignal): Promise<TerminalSpawnResult>
   /** Start a send (Enter appended unless `submit: false`). */
   send(id: TerminalSessionId, text: string, options?: SendOptions): TerminalSendHandle
   /** Send and wait for the result. */

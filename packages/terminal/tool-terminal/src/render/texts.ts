@@ -11,6 +11,7 @@ import type {
   TerminalSignal,
   TerminalSize,
   TerminalSpawnResult,
+  TerminalUnreachableTarget,
 } from 'dsh-terminal'
 import { formatDuration, oneLine, utf8ByteLength } from 'dsh-basics'
 import type { MetaLine, ResultLayout } from './result-fit'
@@ -403,10 +404,21 @@ export function resumeHeldLayout(snapshot: TerminalSessionSnapshot, jobId: strin
 
 /**
  * Every session on its own line (with `inputs[i]`, the input state of `snapshots[i]`, when known),
- * or {@link NO_SESSIONS}; under a cap the newest lines survive.
+ * or {@link NO_SESSIONS}; under a cap the newest lines survive. Each target the listing could not
+ * ask adds a kept line after them (its sessions are missing): `target build-2 unreachable: <reason>`.
  */
-export function listLayout(snapshots: readonly TerminalSessionSnapshot[], inputs: readonly (TerminalInputState | undefined)[] = []): ResultLayout {
-  return { body: snapshots.length ? snapshots.map((snapshot, index) => listLine(snapshot, inputs[index])).join('\n') : NO_SESSIONS }
+export function listLayout(
+  snapshots: readonly TerminalSessionSnapshot[],
+  inputs: readonly (TerminalInputState | undefined)[] = [],
+  unreachable: readonly TerminalUnreachableTarget[] = [],
+): ResultLayout {
+  const body = snapshots.length ? snapshots.map((snapshot, index) => listLine(snapshot, inputs[index])).join('\n') : NO_SESSIONS
+  return { body, ...(unreachable.length ? { trailer: unreachable.map(({ target, reason }) => ({ text: unreachableLine(target, reason) })) } : {}) }
+}
+
+/** A target a listing could not ask, on one line whatever its reason holds. */
+function unreachableLine(target: string, reason: string): string {
+  return `target ${target} unreachable: ${oneLine(reason, 512)}`
 }
 
 /** `started background job pty-send-1`. */
