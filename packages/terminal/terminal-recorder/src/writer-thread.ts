@@ -85,6 +85,7 @@ export class WriterThread {
     this.#worker = undefined
     for (const channel of this.#channels.values()) channel.lost('the recorder was unloaded')
     this.#channels.clear()
+    this.pace.ended()
     await worker?.terminate()
   }
 
