@@ -123,6 +123,32 @@ describe('interrupting (SIGINT requested, not yet delivered)', () => {
     expect(fake.inspections).toBe(inspections)
     expect(await isSettled(op.done)).toBe(false)
   })
+
+  it('ignores an interrupt-ready that comes after the ending: the prompt a description reads is not wiped', async () => {
+    const { fake, session } = await openFake({ timeoutMs: 1_000, cancelGraceMs: 5_000 })
+    fake.foreground = childBlocked(5000)
+    const op = session.startSend({ text: 'make', submit: true })
+    await tick(0)
+    fake.emit('make\r\n')
+    await tick(0)
+    fake.holdInspections = true
+    expect(op.cancel()).toBe(true)
+    await tick(0)
+    const interruptLook = fake.heldInspections.at(-1)!
+    // The command ends on its own while the interrupt's sample is out: the shell prints its prompt.
+    fake.foreground = shellWaiting(40)
+    fake.emit(`${prompt(0)}`)
+    await tick(1_000)
+    // The timeout decided the ending; its description looks at the terminal (held too).
+    const describeLook = fake.heldInspections.at(-1)!
+    expect(describeLook).not.toBe(interruptLook)
+    fake.holdInspections = false
+    interruptLook.resolve()
+    await tick(0)
+    describeLook.resolve()
+    await tick(0)
+    expect(await op.done).toMatchObject({ waitReason: 'timeout', input: { kind: 'prompt' } })
+  })
 })
 
 describe('cancelling (SIGINT delivered)', () => {

@@ -241,6 +241,11 @@ export class SendOperation implements TerminalSendOperation {
     return { earlier, buffer }
   }
 
+  /** The send's latest sample of the prompt's owner waiting, if it took one: startup pins the shell's group from it. */
+  get shellFacts(): ForegroundFacts | undefined {
+    return this.#lastShellFacts
+  }
+
   /** Consume the output produced since the previous read. */
   readOutput(): TerminalSendRead {
     return this.#output.read()
@@ -295,7 +300,7 @@ export class SendOperation implements TerminalSendOperation {
     this.#output.open()
     this.#output.watch(stream.line.number, lineCount(bytes))
     if (isTypedAhead(facts)) this.#output.typedAhead((chunk) => stream.ownPromptLine(chunk))
-    this.#baselines = this.#baselines.wrote(stream, now())
+    this.#actOnShell(this.#baselines.wrote(stream, now()))
     const write = this.#session.write(bytes)
     this.#write = write
     write.then(
@@ -427,11 +432,21 @@ export class SendOperation implements TerminalSendOperation {
   }
 
   #rebaseForInterrupt(before: ForegroundFacts | undefined): void {
-    const stream = this.#session.stream
-    this.#baselines = this.#baselines.interrupted(stream)
+    this.#actOnShell(this.#baselines.interrupted(this.#session.stream))
     this.#evidence.rebase(this.#rules(before, true, undefined))
     // The grace runs from the moment the signal is requested, so a slow delivery cannot stretch `done`.
     this.#pending.set('grace', inMs(this.#options.timing.cancelGraceMs), () => this.#dispatch({ kind: 'grace' }))
+  }
+
+  /**
+   * The send acts on the shell (its write, or its interrupt once `interrupt-ready` is accepted): the
+   * one place its baselines move to now and the prompt seen before is forgotten, so only a marker
+   * that arrives later counts. Never at the signal itself: an interrupt that answers after the
+   * ending was decided must not wipe the prompt a description still reads.
+   */
+  #actOnShell(baselines: SendBaselines): void {
+    this.#baselines = baselines
+    this.#session.stream.resetPrompt()
   }
 
   /** Remember a sample of the shell (or the REPL whose prompt is marked) waiting: a prompt ending leaves it idle. */

@@ -83,11 +83,6 @@ export class BetweenSends {
     return idle && idle.arrivals === this.stream.arrivals ? idle.facts : undefined
   }
 
-  /** The latest send's prompt sample, however much arrived since: the shell it pins is the same one. */
-  get settledFacts(): ForegroundFacts | undefined {
-    return this.#idle?.facts
-  }
-
   /** The startup pin's look found the shell idle at its prompt: the first send may use that sample. */
   idleAt(idle: IdlePrompt): void {
     this.#idle = idle

@@ -46,14 +46,11 @@ export function resizingSession(
   const { handle, stream, pin } = parts
   return {
     ...session,
-    write: (data) => {
-      // Only a marker that arrives after the write counts (as for every write of a send).
-      stream.resetPrompt()
-      return pin.after(() => {
+    write: (data) =>
+      pin.after(() => {
         handle.resize(size.rows, size.cols)
         stream.resize(size)
         return data === '' ? Promise.resolve() : handle.write(data)
-      })
-    },
+      }),
   }
 }

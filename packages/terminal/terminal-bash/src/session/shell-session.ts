@@ -116,15 +116,8 @@ export class ShellSession implements TerminalBackendSession {
     this.#timing = timingOf(config)
     this.#sendSession = {
       inspectForeground: (options) => this.#pin.inspect(options),
-      // The session's prompt tracker is the session's to reset: only a marker after a send's write or signal counts.
-      write: (data) => {
-        this.#stream.resetPrompt()
-        return this.#pin.after(() => handle.write(data))
-      },
-      signalForeground: (signal) => {
-        this.#stream.resetPrompt()
-        return this.#pin.after(() => handle.signalForeground(signal))
-      },
+      write: (data) => this.#pin.after(() => handle.write(data)),
+      signalForeground: (signal) => this.#pin.after(() => handle.signalForeground(signal)),
       stream: this.#stream,
       status: () => this.status(),
       exited: () => this.#exited || handle.exit !== undefined,
@@ -173,7 +166,7 @@ export class ShellSession implements TerminalBackendSession {
       case 'stdin_read':
       case 'inferred_idle':
         this.#motd = result.viewport
-        this.#pin.start(this.#between.settledFacts, this.#pinHooks)
+        this.#pin.start(operation.shellFacts, this.#pinHooks)
         this.#ledger.delivered(this.#screen.size)
         return
       case 'timeout':
