@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { LinePattern } from 'dsh-basics'
 import { childBlocked, childWaiting, prompt, shellWaiting } from './support/fake-terminal'
 import { disturb, isSettled, openFake, tick } from './support/fake-session'
+import type { SendFacts } from '../src/readiness/send-contract'
 import { transitionFor } from '../src/readiness/send-transitions'
 
 // The send's table, phase by phase (see SEND_TRANSITIONS): waiting for evidence, and settled.
@@ -110,10 +112,20 @@ describe('waiting', () => {
     expect(await op.done).toMatchObject({ viewport: 'make\n', waitReason: 'inferred_idle' })
   })
 
-  it('the table: waiting accepts silence only under the rule that the send settles on silence', () => {
-    expect(transitionFor('waiting', { kind: 'silence' }, { settleOnSilence: true })?.to).toBe('describing')
-    expect(transitionFor('waiting', { kind: 'silence' }, { settleOnSilence: false })).toBeUndefined()
-    expect(transitionFor('waiting', { kind: 'timeout' }, { settleOnSilence: false })?.to).toBe('describing')
+  it("the table: waiting accepts silence only when its guard holds for the send's facts", () => {
+    const notReading = { notReadingProven: true }
+    const facts = (options: SendFacts['options'], latestSample?: object, alternateScreen = false): SendFacts =>
+      ({ options, stream: { arrivals: 7, alternateScreen }, latestSample, latestSampleArrivals: 7 }) as unknown as SendFacts
+    const silence = { kind: 'silence' } as const
+    expect(transitionFor('waiting', silence, facts({}))?.to).toBe('describing')
+    expect(transitionFor('waiting', silence, facts({ settleOnSilence: false }))).toBeUndefined()
+    expect(transitionFor('waiting', silence, facts({ waitFor: LinePattern.compile('x') }))).toBeUndefined()
+    expect(transitionFor('waiting', silence, facts({ waitFor: LinePattern.compile('x'), idleMs: 100 }))?.to).toBe('describing')
+    // Readiness is provable (the latest sample, after the latest output, shows a program not reading): silence waits.
+    expect(transitionFor('waiting', silence, facts({}, notReading))).toBeUndefined()
+    expect(transitionFor('waiting', silence, facts({ idleMs: 100 }, notReading))?.to).toBe('describing')
+    expect(transitionFor('waiting', silence, facts({}, notReading, true))?.to).toBe('describing')
+    expect(transitionFor('waiting', { kind: 'timeout' }, facts({ settleOnSilence: false }))?.to).toBe('describing')
   })
 
   it('silence is not accepted by a send that does not settle on silence: it runs on to a proven wait', async () => {

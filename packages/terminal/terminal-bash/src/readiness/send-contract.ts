@@ -88,6 +88,21 @@ export interface SendOptions {
 }
 
 /**
+ * What a transition's guard reads of one send: the request's silence rules, the session's stream and
+ * the latest judged sample. The send answers it itself, so a guard costs no object per event.
+ */
+export interface SendFacts {
+  /** The request's rules for silence. */
+  readonly options: Pick<SendOptions, 'settleOnSilence' | 'waitFor' | 'idleMs'>
+  /** The session's output pipeline as it stands. */
+  readonly stream: TerminalStream
+  /** The latest judged foreground sample, if any. */
+  readonly latestSample: ForegroundFacts | undefined
+  /** Output arrivals when that sample started (-1 before the first). */
+  readonly latestSampleArrivals: number
+}
+
+/**
  * The shell (or, at a REPL's marked prompt, that REPL) in front and waiting as far as the platform
  * can tell. A prompt that ended a send with such a sample — held still, or trusted in turn — leaves
  * it known idle for the next send.

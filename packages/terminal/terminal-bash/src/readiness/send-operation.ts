@@ -5,14 +5,13 @@ import type { SanitizedChunk, SendOutputBuffer } from '../output/index'
 import { type EvidenceRules, type ProbeSample, type ReadinessProof, ReadinessEvidence } from './evidence'
 import { ForegroundProber, type ProbeTarget } from './foreground-prober'
 import { SendBaselines } from './send-baselines'
-import { isPromptOwnerWaiting, isTypedAhead, type SendOptions, type SendSession } from './send-contract'
+import { isPromptOwnerWaiting, isTypedAhead, type SendFacts, type SendOptions, type SendSession } from './send-contract'
 import { type EarlierPart, joinEarlier, SendOutput } from './send-output'
 import {
   type ResultEnding,
   type SendEnding,
   type SendEvent,
   type SendPhase,
-  type SendRules,
   type SendSteps,
   PHASE_ENTRY,
   transitionFor,
@@ -27,7 +26,6 @@ import {
   isStartupFirstOutput,
   settlesOnSilence,
   silenceDeadline,
-  silenceMayEnd,
   trustsPrompt,
 } from './send-rules'
 
@@ -56,8 +54,7 @@ export class SendOperation implements TerminalSendOperation {
   readonly #prober: ForegroundProber
   /** Everything that can call back into the send; all cancelled when it settles. */
   readonly #pending = new PendingCallbacks<'timeout' | 'silence' | 'grace' | 'drain' | 'abort' | 'describe'>()
-  readonly #steps: SendSteps
-  readonly #sendRules: SendRules
+  readonly #steps: SendSteps & SendFacts
   #resolveDone!: (result: TerminalSendResult) => void
   #rejectDone!: (error: unknown) => void
   #resolveReleased!: () => void
@@ -89,7 +86,6 @@ export class SendOperation implements TerminalSendOperation {
       this.#resolveReleased = resolve
     })
     this.#output = new SendOutput(session.stream.line, options.maxBytes, options.waitFor)
-    this.#sendRules = { settleOnSilence: settlesOnSilence(options) }
     this.#baselines = SendBaselines.startingAt(session.stream)
     this.#evidence = new ReadinessEvidence(this.#rules(undefined, false, undefined))
     const steps = new SendOperation.#Steps(this)
@@ -98,13 +94,25 @@ export class SendOperation implements TerminalSendOperation {
   }
 
   /**
-   * The steps the transition table runs, and the prober's target, as one object per send whose
-   * methods live on the prototype: no closures are built per send.
+   * The steps the transition table runs, the facts its guards read and the prober's target, as one
+   * object per send whose methods live on the prototype: no closures are built per send.
    */
-  static readonly #Steps = class implements SendSteps, ProbeTarget {
+  static readonly #Steps = class implements SendSteps, SendFacts, ProbeTarget {
     readonly #operation: SendOperation
     constructor(operation: SendOperation) {
       this.#operation = operation
+    }
+    get options(): SendOptions {
+      return this.#operation.#options
+    }
+    get stream(): SendSession['stream'] {
+      return this.#operation.#session.stream
+    }
+    get latestSample(): ForegroundFacts | undefined {
+      return this.#operation.#lastFacts
+    }
+    get latestSampleArrivals(): number {
+      return this.#operation.#lastFactsArrivals
     }
     inspect(): Promise<ForegroundFacts | undefined> {
       return this.#operation.#session.inspectForeground()
@@ -265,7 +273,7 @@ export class SendOperation implements TerminalSendOperation {
    * phase follows. The phase moves before the step runs, so a step may report further events.
    */
   #dispatch(event: SendEvent): Reply {
-    const transition = transitionFor(this.#phase, event, this.#sendRules)
+    const transition = transitionFor(this.#phase, event, this.#steps)
     if (!transition) return IGNORED
     const from = this.#phase
     this.#phase = transition.to
@@ -382,7 +390,7 @@ export class SendOperation implements TerminalSendOperation {
   /** Tier C: one timer, re-armed lazily when it fires early (never per chunk). Lives only while waiting. */
   #armSilence(): void {
     this.#pending.clear('silence')
-    if (this.#awaitingFirstOutput() || !this.#sendRules.settleOnSilence) return
+    if (this.#awaitingFirstOutput() || !settlesOnSilence(this.#options)) return
     this.#pending.set('silence', inMs(this.#silenceDeadline() - now()), () => this.#silenceDue())
   }
 
@@ -392,11 +400,10 @@ export class SendOperation implements TerminalSendOperation {
     const arrivals = this.#session.stream.arrivals
     this.#pending.set('silence', afterPollPhase, () => {
       if (this.#session.stream.arrivals !== arrivals || now() < this.#silenceDeadline()) return this.#armSilence()
-      // A program proven not to read is waited for (see {@link silenceMayEnd}), looked at again after each further silence.
-      if (!silenceMayEnd(this.#options.idleMs, this.#session.stream, this.#lastFacts, this.#lastFactsArrivals)) {
-        return this.#pending.set('silence', inMs(this.#options.timing.idleSilenceMs), () => this.#silenceDue())
+      // Refused by its guard (`silenceSettles`: a program proven not to read is waited for): look again after each further silence.
+      if (!this.#dispatch({ kind: 'silence' }).accepted && this.#phase === 'waiting') {
+        this.#pending.set('silence', inMs(this.#options.timing.idleSilenceMs), () => this.#silenceDue())
       }
-      this.#dispatch({ kind: 'silence' })
     })
   }
 

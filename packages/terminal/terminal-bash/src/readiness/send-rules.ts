@@ -1,7 +1,7 @@
 import type { ForegroundFacts } from 'dsh-subprocess'
 import type { ReadinessProof } from './evidence'
 import type { SendBaselines } from './send-baselines'
-import { isIdleAtPrompt, isQuietButNotReading, isSingleLine, type SendOptions, type SendTiming } from './send-contract'
+import { isIdleAtPrompt, isQuietButNotReading, isSingleLine, type SendFacts, type SendOptions, type SendTiming } from './send-contract'
 import { afterPollPhase, soon } from './timers'
 import type { TerminalStream } from '../session/terminal-stream'
 
@@ -65,6 +65,16 @@ export function silenceDeadline(baselines: SendBaselines, stream: TerminalStream
  */
 export function silenceMayEnd(idleMs: number | undefined, stream: TerminalStream, latest: ForegroundFacts | undefined, sampledAt: number): boolean {
   return idleMs !== undefined || stream.alternateScreen || !isQuietButNotReading(latest, sampledAt, stream.arrivals)
+}
+
+/**
+ * The guard of `silence` in `waiting`: silence ends the send only when the send settles on silence
+ * ({@link settlesOnSilence}) and readiness cannot be proven otherwise ({@link silenceMayEnd}). Refused,
+ * the send looks again after each further silence.
+ */
+export function silenceSettles(facts: SendFacts): boolean {
+  const { options, stream } = facts
+  return settlesOnSilence(options) && silenceMayEnd(options.idleMs, stream, facts.latestSample, facts.latestSampleArrivals)
 }
 
 /**

@@ -2,6 +2,8 @@ import type { ForegroundFacts } from 'dsh-subprocess'
 import type { TerminalInputState, TerminalOutputMatch, TerminalWaitReason } from 'dsh-terminal'
 import type { SanitizedChunk } from '../output/index'
 import type { ProbeSample, ReadinessProof } from './evidence'
+import type { SendFacts } from './send-contract'
+import { silenceSettles } from './send-rules'
 
 /**
  * Where a send is. `inspecting`: sampling the foreground before writing; `writing`: input handed to
@@ -104,20 +106,14 @@ export interface SendSteps {
   finishDescribed(input: TerminalInputState | undefined): void
 }
 
-/** The per-send rules a transition may depend on. */
-export interface SendRules {
-  /** Silence alone may settle the send (`inferred_idle`); false for a background send. */
-  readonly settleOnSilence: boolean
-}
-
 /** Where an accepted event moves the send, and what it does on the way (a sample's step answers a follow-up delay). */
 export interface Transition<E extends SendEvent = SendEvent> {
   readonly to: SendPhase
   /** What the step does, in a few words: the readiness note's table is generated from these (`pnpm docs:gen`). */
   readonly says: string
   readonly act?: (steps: SendSteps, event: E) => number | undefined | void
-  /** The phase accepts the event only when this holds for the send's rules (absent: always). */
-  readonly when?: (rules: SendRules) => boolean
+  /** The phase accepts the event only when this holds for the send's facts (absent: always); a named rule of `send-rules.ts`. */
+  readonly when?: (facts: SendFacts) => boolean
 }
 
 type EventOf<K extends SendEvent['kind']> = Extract<SendEvent, { kind: K }>
@@ -147,8 +143,7 @@ const probesAgain = (to: SendPhase): Transition => ({ to, says: 'probes again', 
 /**
  * The send's phases × events. An event a phase does not list is ignored: a stale timer, probe,
  * drain or write continuation finds nothing to do. Phases only move forward. `silence` settles a
- * waiting send only when the send settles on silence (not a background send, nor one that waits
- * for a `waitFor` match without its own `idleMs`). Every result but `session_exit` passes through
+ * waiting send only when its guard `silenceSettles` holds for the send's facts. Every result but `session_exit` passes through
  * `describing`, which only tells the input state: output is still kept, the exit still wins.
  */
 export const SEND_TRANSITIONS: { readonly [P in SendPhase]: Row } = {
@@ -184,8 +179,11 @@ export const SEND_TRANSITIONS: { readonly [P in SendPhase]: Row } = {
     drained,
     'drain-broken': probesAgain('waiting'),
     silence: {
-      ...end('inferred_idle', '`inferred_idle`, only when the send settles on silence (not `settleOnSilence: false`, nor `waitFor` without `idleMs`)'),
-      when: (rules) => rules.settleOnSilence,
+      ...end(
+        'inferred_idle',
+        '`inferred_idle`, only when `silenceSettles`: the send settles on silence (not `settleOnSilence: false`, nor `waitFor` without `idleMs`) and readiness is unprovable (not a program proven not to read, unless `idleMs` or the alternate screen)',
+      ),
+      when: silenceSettles,
     },
     cancel: { to: 'interrupting', says: '', act: (s) => s.interrupt(false) },
     timeout: timedOut,
@@ -283,8 +281,8 @@ export function renderSendTable(): string {
   return rows.join('\n')
 }
 
-/** The transition `phase` makes on `event` under `rules`, or `undefined` when the phase ignores it. */
-export function transitionFor(phase: SendPhase, event: SendEvent, rules: SendRules): Transition | undefined {
+/** The transition `phase` makes on `event` given the send's `facts`, or `undefined` when the phase ignores it. */
+export function transitionFor(phase: SendPhase, event: SendEvent, facts: SendFacts): Transition | undefined {
   const transition = SEND_TRANSITIONS[phase][event.kind] as Transition | undefined
-  return transition?.when && !transition.when(rules) ? undefined : transition
+  return transition?.when && !transition.when(facts) ? undefined : transition
 }
