@@ -15,7 +15,7 @@ import * as terminalPlugin from '../../packages/terminal/terminal/src/index'
 import * as toolTerminalPlugin from '../../packages/terminal/tool-terminal/src/index'
 import * as toolsPlugin from '../../packages/tools/src/index'
 import type { ToolResult } from '../../packages/tools/src/index'
-import type { TerminalInputKind, TerminalSendRequest, TerminalSendResult, TerminalSessionId } from '../../packages/terminal/terminal/src/index'
+import type { TerminalInputKind, TerminalSendResult, TerminalSessionId, TerminalTextSend } from '../../packages/terminal/terminal/src/index'
 
 /**
  * The backend config every mounted stack uses. `DSH_BENCH_WARM_SANDBOX=1` turns on the warm sandbox
@@ -67,7 +67,7 @@ export async function mount(
     },
     open: async () => (await registry.spawn(agent, { type: 'shell', cwd: workspace })).sessionId,
     /** One send of `text` + Enter (unless `request.submit` is false), awaited to its end and release. */
-    run: async (id: TerminalSessionId, text: string, request: Partial<Omit<TerminalSendRequest, 'text'>> = {}) => {
+    run: async (id: TerminalSessionId, text: string, request: Partial<Omit<TerminalTextSend, 'text'>> = {}) => {
       const send = registry.startSend(agent, id, { text, submit: true, ...request })
       const result = await send.done
       await send.released // the session takes the next send once the reservation is dropped

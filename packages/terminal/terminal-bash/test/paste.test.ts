@@ -113,9 +113,9 @@ describe('sendInput', () => {
   })
 
   it('encodes keys for the modes, ignoring the (empty) text', () => {
-    expect(sendInput({ text: '', submit: false, keys: ['Up', 'Enter'] }, PLAIN)).toBe('\x1b[A\r')
-    expect(sendInput({ text: '', submit: false, keys: ['Up', 'Enter'] }, { ...PLAIN, applicationCursorKeys: true })).toBe('\x1bOA\r')
-    expect(sendInput({ text: '', submit: false, keys: ['C-r'] }, PASTING)).toBe('\x12')
+    expect(sendInput({ kind: 'keys', keys: ['Up', 'Enter'] }, PLAIN)).toBe('\x1b[A\r')
+    expect(sendInput({ kind: 'keys', keys: ['Up', 'Enter'] }, { ...PLAIN, applicationCursorKeys: true })).toBe('\x1bOA\r')
+    expect(sendInput({ kind: 'keys', keys: ['C-r'] }, PASTING)).toBe('\x12')
   })
   it('reads live modes only when the bytes depend on them: keys, or text a paste would change', () => {
     let reads = 0
@@ -126,7 +126,7 @@ describe('sendInput', () => {
     expect(sendInput({ text: 'echo hi', submit: true }, live)).toBe('echo hi\r')
     expect(sendInput({ text: 'echo one\necho two', submit: true }, live)).toBe('echo one\necho two\r')
     expect(reads).toBe(0)
-    expect(sendInput({ text: '', submit: false, keys: ['Up'] }, live)).toBe('\x1b[A')
+    expect(sendInput({ kind: 'keys', keys: ['Up'] }, live)).toBe('\x1b[A')
     expect(sendInput({ text: BLOCK, submit: true }, live)).toBe(sendInput({ text: BLOCK, submit: true }, PASTING))
     expect(reads).toBe(2)
   })

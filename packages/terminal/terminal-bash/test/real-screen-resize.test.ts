@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { TerminalSendRequest, TerminalSendResult, TerminalSessionId, TerminalSize } from 'dsh-terminal'
+import type { TerminalTextSend, TerminalSendResult, TerminalSessionId, TerminalSize } from 'dsh-terminal'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { installed } from 'dsh-testkit'
 import { startStack, type Stack } from './support/stack'
@@ -21,7 +21,7 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true })
 })
 
-async function send(request: Omit<TerminalSendRequest, 'submit'> & { submit?: boolean }): Promise<TerminalSendResult> {
+async function send(request: Omit<TerminalTextSend, 'submit'> & { submit?: boolean }): Promise<TerminalSendResult> {
   const handle = stack.terminals.startSend(stack.agent, id, { submit: true, ...request })
   const result = await handle.done
   await handle.released

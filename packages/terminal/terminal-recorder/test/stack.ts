@@ -8,7 +8,7 @@ import type { Agent } from 'dsh-agent'
 import * as policyPlugin from 'dsh-sandbox-policy'
 import * as localPlugin from 'dsh-subprocess-local'
 import * as terminalPlugin from 'dsh-terminal'
-import type { TerminalSendRequest, TerminalSendResult, TerminalSessionId, TerminalSessionService } from 'dsh-terminal'
+import type { TerminalSendResult, TerminalSessionId, TerminalSessionService, TerminalTextSend } from 'dsh-terminal'
 import * as bashPlugin from 'dsh-terminal-bash'
 import * as recorderPlugin from '../src/index'
 import type { RecorderService } from '../src/index'
@@ -25,7 +25,7 @@ export interface RecorderStack {
   /** Raw output of every session, as a second observer of the registry saw it. */
   readonly raw: Map<string, Buffer[]>
   open(name?: string): Promise<TerminalSessionId>
-  run(id: TerminalSessionId, text: string, extra?: Partial<TerminalSendRequest>): Promise<TerminalSendResult>
+  run(id: TerminalSessionId, text: string, extra?: Partial<TerminalTextSend>): Promise<TerminalSendResult>
   /** Unload the recorder plugin (sessions keep running). */
   unloadRecorder(): Promise<void>
   /** Close the session and wait until its recording file is complete. */

@@ -42,8 +42,10 @@ export class SnapshotSession implements TerminalBackendSession {
       return settledOperation({ viewport: '', waitReason: 'session_exit', sessionStatus: { ...this.state }, truncated: false })
     }
     const send = new PendingSend(this)
-    send.print(request.text)
-    if (request.submit) this.run(request.text.trim(), send)
+    // This backend only types text: keys, a resize or a wait print nothing and wait.
+    const text = request.text ?? ''
+    send.print(text)
+    if (request.submit) this.run(text.trim(), send)
     else send.settle('stdin_read')
     request.signal?.addEventListener('abort', () => send.interrupt(), { once: true })
     return send.operation()

@@ -160,8 +160,7 @@ export class TerminalRegistry {
   /** Reserve the session and start one send before returning. */
   startSend(owner: Agent, id: TerminalSessionId, request: TerminalSendRequest): TerminalSendHandle {
     const record = this.#resolve(owner, id)
-    checkSendRequest(request, this.#maxTextBytes)
-    const handle = record.startSend(request)
+    const handle = record.startSend(checkSendRequest(request, this.#maxTextBytes))
     if (!record.session.lost) return handle
     // A send the session host's death ended (or whose write it refused) is that loss, not a shell exit.
     const lostOr = <T>(outcome: () => T): T => {

@@ -2,15 +2,14 @@ import { LinePattern, MAX_TIMER_MS, utf8ByteLength } from 'dsh-basics'
 import { refuse } from './errors'
 import { keyNameProblem, MAX_TERMINAL_KEYS } from './keys'
 import { MAX_TERMINAL_COLS, MAX_TERMINAL_ROWS, type TerminalSize } from './screen'
-import type { TerminalReadRequest, TerminalSendRequest } from './types'
+import type { TerminalReadRequest, TerminalSendOptions, TerminalSendRequest, TerminalTextSend } from './types'
 
 /** A send presses keys or types text, never both; every key must be one a terminal can send. */
-function checkKeys(request: TerminalSendRequest): void {
-  const keys = request.keys
+function checkKeys(keys: unknown, text: unknown, submit: unknown): void {
   if (!Array.isArray(keys) || keys.length === 0 || keys.length > MAX_TERMINAL_KEYS) {
     throw refuse.invalid(`PTY send keys must be a list of 1 to ${MAX_TERMINAL_KEYS} key names`)
   }
-  if (request.text !== '' || request.submit) {
+  if ((text !== undefined && text !== '') || (submit !== undefined && submit !== false)) {
     throw refuse.invalid('PTY send takes keys or text, not both: with keys, text must be empty and submit false (press Enter as a key)')
   }
   for (const key of keys) {
@@ -27,10 +26,8 @@ export function checkSize(size: TerminalSize, what: string): void {
   }
 }
 
-/** Every field of one send, before anything is written; `maxTextBytes` bounds `text` for every caller. */
-export function checkSendRequest(request: TerminalSendRequest, maxTextBytes: number): void {
-  if (!request || typeof request.text !== 'string') throw refuse.invalid('PTY send text must be a string')
-  if (typeof request.submit !== 'boolean') throw refuse.invalid('PTY send submit must be a boolean')
+/** The options every kind of send shares. */
+function checkSendOptions(request: TerminalSendOptions): void {
   if (request.outlivesOwner !== undefined && typeof request.outlivesOwner !== 'boolean') throw refuse.invalid('PTY send outlivesOwner must be a boolean')
   if (request.settleOnSilence !== undefined && typeof request.settleOnSilence !== 'boolean') {
     throw refuse.invalid('PTY send settleOnSilence must be a boolean')
@@ -45,11 +42,57 @@ export function checkSendRequest(request: TerminalSendRequest, maxTextBytes: num
     // A RegExp would backtrack on the host's event loop: only a linear-time pattern is taken.
     throw refuse.invalid('PTY send waitFor must be a LinePattern (LinePattern.compile from dsh-basics), not a RegExp')
   }
-  if (request.keys !== undefined) checkKeys(request)
-  if (request.size !== undefined) checkSize(request.size, 'PTY send size')
-  // Checked here, not in a tool, so every caller is bounded: readline takes time per byte of a line.
-  const bytes = utf8ByteLength(request.text)
-  if (bytes > maxTextBytes) throw refuse.textTooLarge(bytes, maxTextBytes)
+}
+
+/** A field the send's kind does not take: refused rather than ignored. */
+function refuseField(kind: string, field: string, value: unknown): void {
+  if (value !== undefined) throw refuse.invalid(`PTY send of kind ${kind} takes no ${field}`)
+}
+
+/**
+ * Every field of one send, checked once at the registry, before anything is written; `maxTextBytes`
+ * bounds `text` for every caller. Answers the request the backend gets: the same object, except
+ * that keys given the older way (`text: ""`, `submit: false`, no `kind`) come back as a keys send.
+ */
+export function checkSendRequest(request: TerminalSendRequest, maxTextBytes: number): TerminalSendRequest {
+  if (!request || typeof request !== 'object') throw refuse.invalid('PTY send text must be a string')
+  checkSendOptions(request)
+  // What a JavaScript caller may put in any field, whatever the types say.
+  const loose = request as { kind?: unknown; text?: unknown; submit?: unknown; keys?: unknown; size?: unknown }
+  if (loose.size !== undefined) checkSize(loose.size as TerminalSize, 'PTY send size')
+  switch (loose.kind) {
+    case undefined:
+    case 'text': {
+      if (typeof loose.text !== 'string') throw refuse.invalid('PTY send text must be a string')
+      if (typeof loose.submit !== 'boolean') throw refuse.invalid('PTY send submit must be a boolean')
+      if (loose.keys !== undefined) {
+        checkKeys(loose.keys, loose.text, loose.submit)
+        const { text: _text, submit: _submit, ...keysSend } = request as TerminalTextSend
+        return { ...keysSend, kind: 'keys', keys: loose.keys as readonly string[] }
+      }
+      // Checked here, not in a tool, so every caller is bounded: readline takes time per byte of a line.
+      const bytes = utf8ByteLength(loose.text)
+      if (bytes > maxTextBytes) throw refuse.textTooLarge(bytes, maxTextBytes)
+      return request
+    }
+    case 'keys':
+      checkKeys(loose.keys, loose.text, loose.submit)
+      return request
+    case 'resize':
+      if (loose.size === undefined) throw refuse.invalid('PTY send of kind resize needs size {rows, cols}')
+      refuseField('resize', 'text', loose.text)
+      refuseField('resize', 'submit', loose.submit)
+      refuseField('resize', 'keys', loose.keys)
+      return request
+    case 'wait':
+      refuseField('wait', 'text', loose.text)
+      refuseField('wait', 'submit', loose.submit)
+      refuseField('wait', 'keys', loose.keys)
+      refuseField('wait', 'size', loose.size)
+      return request
+    default:
+      throw refuse.invalid('PTY send kind must be text, keys, resize or wait')
+  }
 }
 
 /** A read page request: non-negative `offset`/`count`, a positive `fromLine`, never both `fromLine` and `offset`. */

@@ -158,7 +158,11 @@ export class SessionRecord implements SessionIdentity {
    * settled; remember the input state it settled in, which the next send's observers are told.
    */
   #observeSend(listeners: SessionListeners, request: TerminalSendRequest, op: TerminalSendOperation): void {
-    const send: { -readonly [K in keyof TerminalSendStart]: TerminalSendStart[K] } = { number: ++this.#sends, text: request.text, submit: request.submit }
+    const send: { -readonly [K in keyof TerminalSendStart]: TerminalSendStart[K] } = {
+      number: ++this.#sends,
+      text: request.text ?? '',
+      submit: request.submit === true,
+    }
     if (typeof request.callId === 'string') send.callId = request.callId
     if (request.keys !== undefined) send.keys = [...request.keys]
     if (request.size !== undefined) send.size = { rows: request.size.rows, cols: request.size.cols }

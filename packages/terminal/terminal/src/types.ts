@@ -82,12 +82,8 @@ export interface TerminalBackendSpawnSpec extends TerminalSpawnRequest {
   detachedTtlMs?: number
 }
 
-/** One write to a session: `text` as UTF-8, plus Enter when `submit` is true. */
-export interface TerminalSendRequest {
-  /** Text to write, verbatim (control characters allowed). */
-  text: string
-  /** Whether to write the platform Enter sequence after `text`. */
-  submit: boolean
+/** What every send may carry besides what it writes. */
+export interface TerminalSendOptions {
   /** The id of the tool call that asked for this send, for observers (recordings name it); no effect on the send. */
   callId?: string
   /** Cancels the send: the backend delivers a real SIGINT to the foreground group. */
@@ -114,18 +110,58 @@ export interface TerminalSendRequest {
   waitFor?: LinePattern
   /** Silence that settles this send as `inferred_idle`, in ms (1 … 2³¹−1); default: the backend's own. */
   idleMs?: number
-  /**
-   * Keys to press instead of typing `text` (which must then be empty, with `submit` false): names from
-   * `TERMINAL_KEY_NAMES`, single characters, `C-<key>`, `M-<key>`; the backend encodes them for the
-   * program's current modes (application cursor keys, keypad mode).
-   */
-  keys?: readonly string[]
-  /**
-   * Resize the window before writing (the foreground program gets SIGWINCH and redraws). With an
-   * empty `text`, no `keys` and `submit` false, the send only resizes and waits for the redraw.
-   */
-  size?: TerminalSize
 }
+
+/**
+ * Types `text` (verbatim, control characters allowed) as UTF-8, then Enter when `submit`. The
+ * default kind, so `kind` may be left out. With `size` the window is resized first (the program in
+ * front gets SIGWINCH). `""` without `submit` writes nothing (as a {@link TerminalWaitSend}).
+ */
+export interface TerminalTextSend extends TerminalSendOptions {
+  kind?: 'text'
+  text: string
+  submit: boolean
+  size?: TerminalSize
+  keys?: undefined
+}
+
+/**
+ * Presses `keys` in order: names from `TERMINAL_KEY_NAMES`, single characters, `C-<key>`,
+ * `M-<key>`; the backend encodes them for the program's current modes (application cursor keys,
+ * keypad mode). With `size` the window is resized first.
+ */
+export interface TerminalKeysSend extends TerminalSendOptions {
+  kind: 'keys'
+  keys: readonly string[]
+  size?: TerminalSize
+  text?: undefined
+  submit?: undefined
+}
+
+/** Only resizes the window to `size` and waits for what the program does about it (its redraw). */
+export interface TerminalResizeSend extends TerminalSendOptions {
+  kind: 'resize'
+  size: TerminalSize
+  text?: undefined
+  submit?: undefined
+  keys?: undefined
+}
+
+/** Writes nothing and only waits (a command already running, the prompt that follows it). */
+export interface TerminalWaitSend extends TerminalSendOptions {
+  kind: 'wait'
+  text?: undefined
+  submit?: undefined
+  keys?: undefined
+  size?: undefined
+}
+
+/**
+ * One send to a session, one of four kinds told by `kind`: text (the default), keys, resize-only or
+ * wait-only. The registry checks it once (`INVALID_REQUEST`) before a backend sees it, and hands
+ * the backend a request whose `kind` says what it is.
+ */
+export type TerminalSendRequest = TerminalTextSend | TerminalKeysSend | TerminalResizeSend | TerminalWaitSend
 
 /** Output consumed from a running send since the previous read (a moving cursor). */
 export interface TerminalSendRead {

@@ -129,7 +129,7 @@ describe('text per send', () => {
     expect(session.sends).toEqual([])
     // a refusal takes no reservation; the boundary is accepted
     const send = h.terminals.startSend(alice, sessionId, { text: '日本ab', submit: true })
-    expect(session.sends.map((sent) => Buffer.byteLength(sent.request.text))).toEqual([8])
+    expect(session.sends.map((sent) => Buffer.byteLength(sent.request.text ?? ''))).toEqual([8])
     session.sends[0]!.finish()
     await send.done
   })

@@ -35,12 +35,12 @@ describe('screen requests reach the backend checked', () => {
   it('passes a spawn size, keys, a send size and a screen request through', async () => {
     const { h, alice, sessionId, session } = await opened()
     expect(session.spec.size).toEqual({ rows: 30, cols: 100 })
-    const keys = h.terminals.startSend(alice, sessionId, { text: '', submit: false, keys: ['Escape', ':', 'q', 'Enter'] })
+    const keys = h.terminals.startSend(alice, sessionId, { kind: 'keys', keys: ['Escape', ':', 'q', 'Enter'] })
     session.sends[0]!.finish()
     await keys.done
     h.terminals.startSend(alice, sessionId, { text: '', submit: false, size: { rows: MAX_TERMINAL_ROWS, cols: MAX_TERMINAL_COLS } })
     expect(session.sends.map((send) => send.request)).toEqual([
-      { text: '', submit: false, keys: ['Escape', ':', 'q', 'Enter'] },
+      { kind: 'keys', keys: ['Escape', ':', 'q', 'Enter'] },
       { text: '', submit: false, size: { rows: MAX_TERMINAL_ROWS, cols: MAX_TERMINAL_COLS } },
     ])
     expect(await h.terminals.screen(alice, sessionId)).toBeUndefined()
@@ -66,6 +66,42 @@ describe('screen requests reach the backend checked', () => {
     expect(send({ keys: Array.from({ length: MAX_TERMINAL_KEYS + 1 }, () => 'a') })).toEqual(list)
     expect(send({ keys: ['Up', 'Escpe'] })).toEqual(invalid('PTY send keys: unknown key "Escpe"'))
     expect(send({ keys: [7] })).toEqual(invalid('PTY send keys: a key name must be a string'))
+    expect(session.sends).toEqual([])
+  })
+
+  it('takes each kind of send, and keys given the older way arrive as a keys send', async () => {
+    const { h, alice, sessionId, session } = await opened()
+    const size = { rows: 24, cols: 80 }
+    for (const request of [{ kind: 'keys', keys: ['q'], size }, { kind: 'resize', size }, { kind: 'wait' }, { kind: 'text', text: 'ls', submit: true }] as const) {
+      const handle = h.terminals.startSend(alice, sessionId, request)
+      session.sends.at(-1)!.finish()
+      await handle.done
+    }
+    h.terminals.startSend(alice, sessionId, { text: '', submit: false, keys: ['Up'] } as never)
+    expect(session.sends.map((send) => send.request)).toEqual([
+      { kind: 'keys', keys: ['q'], size },
+      { kind: 'resize', size },
+      { kind: 'wait' },
+      { kind: 'text', text: 'ls', submit: true },
+      { kind: 'keys', keys: ['Up'] },
+    ])
+  })
+
+  it('refuses what a kind does not take, one stable code for every kind', async () => {
+    const { h, alice, sessionId, session } = await opened()
+    const send = (request: object) => thrown(() => h.terminals.startSend(alice, sessionId, request as never))
+    const invalid = (message: string) => ({ name: 'TerminalError', code: 'INVALID_REQUEST', message })
+    expect(send({ kind: 'text', text: 7, submit: true })).toEqual(invalid('PTY send text must be a string'))
+    expect(send({ kind: 'text', text: 'ls' })).toEqual(invalid('PTY send submit must be a boolean'))
+    expect(send({ kind: 'keys', keys: ['q'], text: 'ls' })).toEqual(
+      invalid('PTY send takes keys or text, not both: with keys, text must be empty and submit false (press Enter as a key)'),
+    )
+    expect(send({ kind: 'keys' })).toEqual(invalid(`PTY send keys must be a list of 1 to ${MAX_TERMINAL_KEYS} key names`))
+    expect(send({ kind: 'resize' })).toEqual(invalid('PTY send of kind resize needs size {rows, cols}'))
+    expect(send({ kind: 'resize', size: { rows: 24, cols: 80 }, text: 'ls' })).toEqual(invalid('PTY send of kind resize takes no text'))
+    expect(send({ kind: 'wait', size: { rows: 24, cols: 80 } })).toEqual(invalid('PTY send of kind wait takes no size'))
+    expect(send({ kind: 'wait', keys: ['q'] })).toEqual(invalid('PTY send of kind wait takes no keys'))
+    expect(send({ kind: 'paste', text: 'ls' })).toEqual(invalid('PTY send kind must be text, keys, resize or wait'))
     expect(session.sends).toEqual([])
   })
 

@@ -1,6 +1,6 @@
 import type { Agent } from 'dsh-agent'
 import type { JobContext, JobHandle, JobInfo, JobOutcome, StartJobOptions } from 'dsh-jobs'
-import type { TerminalSendHandle, TerminalSendRequest, TerminalSessionId, TerminalSessionService } from 'dsh-terminal'
+import type { TerminalSendHandle, TerminalSessionId, TerminalSessionService, TerminalTextSend } from 'dsh-terminal'
 import type { BackgroundHolders } from './background-holders'
 import { EARLIER_MARKER } from './render/result-fit'
 import { backgroundDetail } from './render/texts'
@@ -22,7 +22,7 @@ export interface BackgroundSendOptions {
   owner: Agent
   sessionId: TerminalSessionId
   /** What to type, and how to wait: `waitFor` ends the job on a matching line, `idleMs` lets silence end it. */
-  request: Pick<TerminalSendRequest, 'text' | 'submit' | 'waitFor' | 'idleMs'>
+  request: Pick<TerminalTextSend, 'text' | 'submit' | 'waitFor' | 'idleMs'>
   /** Absolute bound of the send (the call's `timeoutMs`, else the tool's `backgroundTimeoutMs`). */
   timeoutMs: number
   outputLimitBytes: number

@@ -17,13 +17,19 @@ async function openedShell(config: Parameters<typeof setup>[0] = {}) {
 }
 
 describe('terminal_send keys', () => {
-  it('presses the keys: the backend gets them with an empty text and no Enter', async () => {
+  it('presses the keys: the backend gets a keys send (no text, no Enter)', async () => {
     const { h, session } = await openedShell()
     const keys = ['Escape', ':', 'w', 'q', 'Enter', 'C-c', 'M-x', 'F10', 'S-Tab', 'é']
     const result = await h.call('terminal_send', { sessionId: 'pty-1', keys })
     expect(result.isError).toBe(false)
     const request = session.sends[0]!.request
-    expect({ text: request.text, submit: request.submit, keys: request.keys, size: request.size }).toEqual({ text: '', submit: false, keys, size: undefined })
+    expect({ kind: request.kind, text: request.text, submit: request.submit, keys: request.keys, size: request.size }).toEqual({
+      kind: 'keys',
+      text: undefined,
+      submit: undefined,
+      keys,
+      size: undefined,
+    })
     expect(result.presentation).toMatchObject({ title: 'pty-1: keys Escape : w q Enter C-c M-x F10 S-Tab é', card: { type: 'terminal', sessionId: 'pty-1' } })
   })
 
@@ -122,9 +128,10 @@ describe('window sizes', () => {
     const result = await h.call('terminal_send', { sessionId: 'pty-1', rows: 30, cols: 100 })
     expect(h.text(result)).toBe('[screen: 100 cols x 30 rows, cursor at row 1, col 8, alternate]\nredrawn\n[wait: stdin_read]\n[session: running]')
     const request = session.sends[0]!.request
-    expect({ text: request.text, submit: request.submit, keys: request.keys, size: request.size }).toEqual({
-      text: '',
-      submit: false,
+    expect({ kind: request.kind, text: request.text, submit: request.submit, keys: request.keys, size: request.size }).toEqual({
+      kind: 'resize',
+      text: undefined,
+      submit: undefined,
       keys: undefined,
       size: { rows: 30, cols: 100 },
     })
@@ -136,9 +143,9 @@ describe('window sizes', () => {
     const { h, session } = await openedShell()
     await h.call('terminal_send', { sessionId: 'pty-1', text: 'stty size', rows: 24, cols: 80 })
     await h.call('terminal_send', { sessionId: 'pty-1', keys: ['C-l'], rows: 25, cols: 81 })
-    expect(session.sends.map(({ request }) => ({ text: request.text, submit: request.submit, keys: request.keys, size: request.size }))).toEqual([
-      { text: 'stty size', submit: true, keys: undefined, size: { rows: 24, cols: 80 } },
-      { text: '', submit: false, keys: ['C-l'], size: { rows: 25, cols: 81 } },
+    expect(session.sends.map(({ request }) => ({ kind: request.kind, text: request.text, submit: request.submit, keys: request.keys, size: request.size }))).toEqual([
+      { kind: undefined, text: 'stty size', submit: true, keys: undefined, size: { rows: 24, cols: 80 } },
+      { kind: 'keys', text: undefined, submit: undefined, keys: ['C-l'], size: { rows: 25, cols: 81 } },
     ])
     const half = await h.call('terminal_send', { sessionId: 'pty-1', rows: 24 })
     expect(h.text(half)).toBe(`${INVALID}cols: rows and cols go together: give both (e.g. rows 40, cols 120) or neither; cols is missing`)

@@ -1,4 +1,4 @@
-import { keyNameProblem, TERMINAL_KEY_NAMES, TerminalError, type TerminalKeyName } from 'dsh-terminal'
+import { TERMINAL_KEY_NAMES, type TerminalKeyName } from 'dsh-terminal'
 import type { KeyModes } from './send-input'
 
 /** The escape character that starts every sequence below (and is the Escape key itself). */
@@ -59,8 +59,8 @@ const NAMED_KEYS: Readonly<Record<TerminalKeyName, NamedKeyEncoding>> = {
 }
 
 /**
- * The bytes a list of keys writes, pressed in order (see {@link encodeKey}). Throws
- * `INVALID_REQUEST` for a key the registry should already have refused.
+ * The bytes a list of keys writes, pressed in order (see {@link encodeKey}). The keys are the ones
+ * the registry checked (`checkSendRequest`): the encoder does not check them again.
  */
 export function encodeKeys(keys: readonly string[], modes: KeyModes): string {
   let written = ''
@@ -80,8 +80,6 @@ export function encodeKeys(keys: readonly string[], modes: KeyModes): string {
 export function encodeKey(key: string, modes: KeyModes): string {
   const named = namedKey(key)
   if (named) return encodeNamed(named, modes)
-  const problem = keyNameProblem(key)
-  if (problem !== undefined) throw new TerminalError('INVALID_REQUEST', `PTY send keys: ${problem}`)
   if (key.startsWith('C-') && key.length > 2) return controlCode(key.slice(2))
   if (key.startsWith('M-') && key.length > 2) {
     const inner = key.slice(2)

@@ -23,7 +23,7 @@ export const DEFAULT_KEY_MODES: KeyModes = { applicationCursorKeys: false, appli
 
 /**
  * The bytes one send writes to the terminal, or undefined when it writes nothing (an empty text
- * without submit, which only waits). `keys` (already checked by the registry) are encoded for
+ * without submit, a resize-only or a wait-only send). `keys` (checked by the registry) are encoded for
  * `modes`. Text is typed as it is, then Enter when `submit`; multi-line text that typing would
  * alter goes as one bracketed paste when the program asked for pastes (see `pastesText`). A line
  * reader (a REPL, `fullScreen` false) then gets Enter when `submit` or when the text ended with a
@@ -32,13 +32,9 @@ export const DEFAULT_KEY_MODES: KeyModes = { applicationCursorKeys: false, appli
  * is read only when the bytes depend on it (keys, or text that a paste would change): reading a
  * session's live modes first parses the emulator's backlog.
  */
-export function sendInput(
-  request: Pick<TerminalSendRequest, 'text' | 'submit' | 'keys'>,
-  modes: KeyModes | (() => KeyModes),
-  fullScreen = false,
-): string | undefined {
-  if (request.keys !== undefined && request.keys.length > 0) return encodeKeys(request.keys, modesNow(modes))
-  if (request.text === '' && !request.submit) return undefined
+export function sendInput(request: TerminalSendRequest, modes: KeyModes | (() => KeyModes), fullScreen = false): string | undefined {
+  if (request.kind === 'keys') return encodeKeys(request.keys, modesNow(modes))
+  if (request.kind === 'resize' || request.kind === 'wait' || (request.text === '' && !request.submit)) return undefined
   if (pastesText(request.text, true) && modesNow(modes).bracketedPaste) {
     if (fullScreen) return bracketPaste(request.text, false) + (request.submit && !endsWithLineBreak(request.text) ? ENTER : '')
     const enter = request.submit || endsWithLineBreak(request.text)

@@ -100,7 +100,7 @@ export async function startStack(config: ShellBackendConfigInput = PATIENT, sand
     open: (request = {}, signal) => terminals.spawn(agent, { type: 'shell', ...request }, signal),
     send,
     run: async (id, text, options) => settle(send(id, text, options)),
-    press: async (id, ...keys) => settle(terminals.startSend(agent, id, { text: '', submit: false, keys })),
+    press: async (id, ...keys) => settle(terminals.startSend(agent, id, { kind: 'keys', keys })),
     dispose: async () => {
       await agent.dispose().catch(() => undefined)
       for (const fiber of fibers.reverse()) await fiber.dispose()

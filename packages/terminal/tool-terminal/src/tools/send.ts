@@ -1,5 +1,14 @@
 import type { Agent } from 'dsh-agent'
-import { MAX_TERMINAL_KEYS, type TerminalSendHandle, type TerminalSendRequest, type TerminalSendResult, type TerminalSessionId } from 'dsh-terminal'
+import {
+  MAX_TERMINAL_KEYS,
+  type TerminalKeysSend,
+  type TerminalResizeSend,
+  type TerminalSendHandle,
+  type TerminalSendRequest,
+  type TerminalSendResult,
+  type TerminalSessionId,
+  type TerminalTextSend,
+} from 'dsh-terminal'
 import { keepUtf8Head, LinePattern, raceAbort, settledWithin } from 'dsh-basics'
 import { defineTool, regexSourceParam, type ToolOutput } from 'dsh-tools'
 import { z } from 'zod'
@@ -184,17 +193,23 @@ type SendArgs = InputArgs & {
   maxBytes?: number
 }
 
+/** What a call writes, as the service takes it: one kind of send, without its wait options. */
+type SendInput =
+  | Pick<TerminalTextSend, 'text' | 'submit' | 'size'>
+  | Pick<TerminalKeysSend, 'kind' | 'keys' | 'size'>
+  | Pick<TerminalResizeSend, 'kind' | 'size'>
+
 /**
- * What the call writes, as the service takes it: the text (Enter after it unless submit is false),
- * or the keys, or nothing; with a size, the terminal is resized first.
+ * What the call writes: the text (Enter after it unless submit is false), or the keys, or (neither
+ * given, which the schema admits only with rows and cols) a resize alone; with a size, the
+ * terminal is resized first.
  */
-function inputOf(args: SendArgs): Pick<TerminalSendRequest, 'text' | 'submit' | 'keys' | 'size'> {
-  const input: Pick<TerminalSendRequest, 'text' | 'submit' | 'keys' | 'size'> = args.keys
-    ? { text: '', submit: false, keys: args.keys }
-    : { text: args.text ?? '', submit: args.text === undefined ? false : (args.submit ?? true) }
+function inputOf(args: SendArgs): SendInput {
   const size = windowSizeOf(args)
-  if (size) input.size = size
-  return input
+  if (args.keys) return size ? { kind: 'keys', keys: args.keys, size } : { kind: 'keys', keys: args.keys }
+  if (args.text === undefined && size) return { kind: 'resize', size }
+  const text = { text: args.text ?? '', submit: args.text === undefined ? false : (args.submit ?? true) }
+  return size ? { ...text, size } : text
 }
 
 /** A call's title: the text typed, the keys pressed, or the resize. */
