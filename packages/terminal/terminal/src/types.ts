@@ -173,7 +173,10 @@ export interface TerminalSendRead {
 
 /** Final result of one send. */
 export interface TerminalSendResult {
-  /** Bounded rendered output remaining at settlement. */
+  /**
+   * The send's output kept at settlement: its rendered lines within the byte bound, less what a
+   * `readOutput` delta took. One meaning: never the visible screen, which is {@link TerminalSendResult.screen}.
+   */
   viewport: string
   /** Why the wait ended. */
   waitReason: TerminalWaitReason

@@ -24,7 +24,7 @@ export function terminalGuidance(enableRunInBackground: boolean): GuidanceSectio
     `- To wait for long-running work, give terminal_send waitFor, a regular expression for the line you expect (a server's "ready", a test summary): it returns as soon as a new line matches, with [wait: output_match]${
       enableRunInBackground ? '; a background job ends there, and job_output takes waitFor too' : ''
     }. timeoutMs bounds the wait.`,
-    '- A full-screen program (vim, less, top, a menu; [input: keys]) is a screen: a send returns it under [screen: <rows>x<cols>, cursor <row>,<col>] (so does a program that drew in place, moving the cursor up, without the alternate screen), and terminal_read {view: "screen"} shows it again. Press keys instead of typing text, e.g. keys: ["Escape", ":", "w", "q", "Enter"] saves and quits vim, keys: ["q"] quits a pager. rows and cols on terminal_send resize the terminal.',
+    '- A full-screen program (vim, less, top, a menu; [input: keys]) is a screen: a send returns it under [screen: <cols> cols x <rows> rows, cursor at row <row>, col <col>] (so does a program that drew in place, moving the cursor up, without the alternate screen), and terminal_read {view: "screen"} shows it again. Press keys instead of typing text, e.g. keys: ["Escape", ":", "w", "q", "Enter"] saves and quits vim, keys: ["q"] quits a pager. rows and cols on terminal_send resize the terminal.',
   ]
   if (enableRunInBackground) {
     lines.push(

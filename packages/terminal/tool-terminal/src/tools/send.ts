@@ -250,7 +250,7 @@ export function sendTool(deps: ToolDeps) {
       'output_match means a line matched waitFor. [input: …] says what the terminal waits for now (prompt, continuation, password, program, keys, or none while busy). ' +
       '[exit: <n>] is the exit status of the shell command this call ran, when known; [session: …] says whether the terminal itself still runs. One send at a time per session. ' +
       "To wait for long-running work give waitFor (a regex for a line such as a server's ready message) and timeoutMs. " +
-      'While a full-screen program (vim, less, top, a menu) holds the terminal, the result is its screen under [screen: <rows>x<cols>, cursor <row>,<col>] instead of new output. ' +
+      'While a full-screen program (vim, less, top, a menu) holds the terminal, the result is its screen under [screen: <cols> cols x <rows> rows, cursor at row <row>, col <col>] instead of new output. ' +
       '[human: watching] or [human: typing] means a person is attached to the session (dsh-terminal attach, or the web view) and sees what you type; ' +
       'while they type, sends are refused with HUMAN_ACTIVE: wait a few seconds or terminal_read what they did, then send again. ' +
       '[secret: …] means a program asks for a password: ask the user to type it themselves (dsh-terminal attach <id>) or to give it to you; never guess one.' +
