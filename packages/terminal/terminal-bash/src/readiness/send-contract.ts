@@ -129,6 +129,12 @@ export function isTypedAhead(facts: ForegroundFacts | undefined): boolean {
   return facts !== undefined && !facts.isShellGroup && facts.notReadingProven === true
 }
 
+/** Lines the input occupies once echoed: one, plus one per line break before its final Enter. */
+export function lineCount(input: string): number {
+  const body = input.endsWith('\r') ? input.slice(0, -1) : input
+  return 1 + (body.match(/\r\n|[\r\n]/g)?.length ?? 0)
+}
+
 /** Input that ends at most one command line: no line break before the final Enter. */
 export function isSingleLine(input: string): boolean {
   const body = input.endsWith('\r') ? input.slice(0, -1) : input

@@ -1,11 +1,13 @@
 import type { ForegroundFacts } from 'dsh-subprocess'
 import type { TerminalInputState, TerminalSendOperation, TerminalSendRead, TerminalSendResult } from 'dsh-terminal'
-import { lookAtInput, markedInput, ownsPrompt } from '../input/input-state'
+import { markedInput, ownsPrompt } from '../input/input-state'
 import type { SanitizedChunk, SendOutputBuffer } from '../output/index'
-import { type EvidenceRules, type ProbeSample, type ReadinessProof, ReadinessEvidence } from './evidence'
+import { type ProbeSample, type ReadinessProof, ReadinessEvidence } from './evidence'
 import { ForegroundProber, type ProbeTarget } from './foreground-prober'
 import { SendBaselines } from './send-baselines'
-import { isPromptOwnerWaiting, isTypedAhead, type SendFacts, type SendOptions, type SendSession } from './send-contract'
+import { isPromptOwnerWaiting, isTypedAhead, lineCount, type SendFacts, type SendOptions, type SendSession } from './send-contract'
+import { type InterruptTarget, interruptForeground } from './send-interrupt'
+import { describeInput, settledResult } from './send-result'
 import { type EarlierPart, joinEarlier, SendOutput } from './send-output'
 import {
   type ResultEnding,
@@ -16,12 +18,13 @@ import {
   PHASE_ENTRY,
   transitionFor,
 } from './send-transitions'
-import { after, afterPollPhase, type Cancel, inMs, now, onAbort, PendingCallbacks } from './timers'
+import { afterPollPhase, inMs, now, onAbort, PendingCallbacks } from './timers'
 import {
   awaitingFirstOutput,
   DESCRIBE_BOUND_MS,
   drainFor,
   drainHeld,
+  evidenceRules,
   firstProbeStep,
   isStartupFirstOutput,
   settlesOnSilence,
@@ -87,7 +90,7 @@ export class SendOperation implements TerminalSendOperation {
     })
     this.#output = new SendOutput(session.stream.line, options.maxBytes, options.waitFor)
     this.#baselines = SendBaselines.startingAt(session.stream)
-    this.#evidence = new ReadinessEvidence(this.#rules(undefined, false, undefined))
+    this.#evidence = new ReadinessEvidence(evidenceRules(this.#options, this.#baselines, undefined, false, undefined))
     const steps = new SendOperation.#Steps(this)
     this.#steps = steps
     this.#prober = new ForegroundProber(steps, options.timing.pollIntervalMs)
@@ -282,18 +285,6 @@ export class SendOperation implements TerminalSendOperation {
     return typeof followUpMs === 'number' ? { accepted: true, followUpMs } : ACCEPTED
   }
 
-  #rules(before: ForegroundFacts | undefined, requireNewWait: boolean, shellOutputAfter: number | undefined): EvidenceRules {
-    const startup = this.#options.startup === true
-    return {
-      before,
-      requireNewWait,
-      nothingTyped: startup && !requireNewWait,
-      outputAfter: startup ? this.#baselines.startArrivals : undefined,
-      shellOutputAfter,
-      stillMs: this.#options.timing.pollIntervalMs,
-    }
-  }
-
   /**
    * `known` means the facts are the idle prompt's latest sample rather than a fresh pre-write one:
    * the prompt is trusted as the inspection would have shown, and a wait of the shell's own group
@@ -303,7 +294,7 @@ export class SendOperation implements TerminalSendOperation {
     const stream = this.#session.stream
     const bytes = this.#options.bytes as string
     this.#noteShell(facts)
-    this.#evidence.rebase(this.#rules(facts, true, known ? stream.arrivals : undefined))
+    this.#evidence.rebase(evidenceRules(this.#options, this.#baselines, facts, true, known ? stream.arrivals : undefined))
     this.#trustPrompt = trustsPrompt(known, facts, stream, bytes)
     this.#output.open()
     this.#output.watch(stream.line.number, lineCount(bytes))
@@ -323,7 +314,7 @@ export class SendOperation implements TerminalSendOperation {
   #waitWithoutInput(): void {
     const stream = this.#session.stream
     this.#baselines = this.#baselines.waitsFrom(this.#options.markersBefore ?? stream.markers, now())
-    this.#evidence.rebase(this.#rules(undefined, false, undefined))
+    this.#evidence.rebase(evidenceRules(this.#options, this.#baselines, undefined, false, undefined))
     // At startup nothing was ever typed: the controlled prompt (this session's marker, then exactly
     // the prompt, nothing after) is the shell reading its first line, as after a trusted send.
     this.#trustPrompt = this.#options.startup === true
@@ -409,38 +400,22 @@ export class SendOperation implements TerminalSendOperation {
 
   /** Evidence gathering already stopped on entering `interrupting` (see `PHASE_ENTRY`) until the SIGINT is delivered. */
   #beginInterrupt(writeInFlight: boolean): void {
-    this.#interruption = this.#interrupt(writeInFlight).finally(() => {
+    const target: InterruptTarget = {
+      session: this.#session,
+      write: this.#write,
+      cancelGraceMs: this.#options.timing.cancelGraceMs,
+      openOutput: () => this.#output.open(),
+      report: (event) => void this.#dispatch(event),
+    }
+    this.#interruption = interruptForeground(target, writeInFlight).finally(() => {
       this.#interruption = undefined
       this.#releaseIfDone()
     })
   }
 
-  async #interrupt(writeInFlight: boolean): Promise<void> {
-    const session = this.#session
-    const { cancelGraceMs } = this.#options.timing
-    if (writeInFlight && this.#write) {
-      let stop: Cancel | undefined
-      await Promise.race([this.#write.catch(() => undefined), new Promise<void>((resolve) => (stop = after(cancelGraceMs, resolve)))])
-      stop?.()
-    }
-    this.#output.open()
-    if (session.exited() || session.closing()) return void this.#dispatch({ kind: 'exit' })
-    const before = await session.inspectForeground().catch(() => undefined)
-    if (session.exited() || session.closing()) return void this.#dispatch({ kind: 'exit' })
-    this.#dispatch({ kind: 'interrupt-ready', before })
-    try {
-      await session.signalForeground('SIGINT')
-    } catch {
-      // No foreground group (the shell is going away) or a refusal: the grace or the exit settles the send.
-      return
-    }
-    // A SIGINT swallowed between a job's fork and its exec is the provider's to prevent or repeat.
-    this.#dispatch({ kind: 'signalled' })
-  }
-
   #rebaseForInterrupt(before: ForegroundFacts | undefined): void {
     this.#actOnShell(this.#baselines.interrupted(this.#session.stream))
-    this.#evidence.rebase(this.#rules(before, true, undefined))
+    this.#evidence.rebase(evidenceRules(this.#options, this.#baselines, before, true, undefined))
     // The grace runs from the moment the signal is requested, so a slow delivery cannot stretch `done`.
     this.#pending.set('grace', inMs(this.#options.timing.cancelGraceMs), () => this.#dispatch({ kind: 'grace' }))
   }
@@ -474,41 +449,17 @@ export class SendOperation implements TerminalSendOperation {
     const marked = ending.proof === 'prompt' ? markedInput(stream, this.#lastShellFacts?.program) : undefined
     if (marked) return void this.#dispatch({ kind: 'described', input: marked })
     this.#pending.set('describe', inMs(DESCRIBE_BOUND_MS), () => this.#dispatch({ kind: 'described', input: undefined }))
-    const known = ending.proof === 'stdin' ? this.#lastFacts : undefined
     // Settled meanwhile (the bound, or the exit): nothing more is asked of the provider.
     const wanted = () => this.#phase === 'describing'
-    lookAtInput((options) => this.#session.inspectForeground(options), stream, { known, wanted }).then(
-      (input) => this.#dispatch({ kind: 'described', input }),
-      () => this.#dispatch({ kind: 'described', input: undefined }),
-    )
+    const report = (input: TerminalInputState | undefined) => void this.#dispatch({ kind: 'described', input })
+    describeInput(this.#session, ending.proof === 'stdin' ? this.#lastFacts : undefined, wanted, report)
   }
 
   #finish(ending: SendEnding, input?: TerminalInputState): void {
     this.#prober.stop()
     this.#pending.clearAll()
     if (ending.kind === 'error') this.#rejectDone(ending.error)
-    else {
-      const { viewport, truncated, ...numbered } = this.#output.settle()
-      const result: TerminalSendResult = { viewport, waitReason: ending.reason, sessionStatus: this.#session.status(), truncated, ...numbered }
-      const dropped = this.#session.stream.scrollback.droppedLines
-      if (dropped > 0 && (numbered.firstLine !== undefined || numbered.outputHead?.firstLine !== undefined)) result.oldestLine = dropped + 1
-      if (input) result.input = input
-      if (ending.match) result.match = ending.match
-      // Only a marker that arrived after this send acted carries the status of what it ran, interrupted
-      // or (without input) waited for. A send that never wrote, e.g. because the shell was already gone,
-      // reports none: never the status of an earlier command (nor of the one typed-ahead input waited for).
-      const { markersBefore } = this.#baselines
-      const ownMarkersFrom = markersBefore === undefined ? undefined : markersBefore + (this.#output.passedPrompt ? 1 : 0)
-      const status = ownMarkersFrom === undefined ? undefined : this.#session.stream.statusSince(ownMarkersFrom)
-      if (status !== undefined) result.exitCode = status
-      const earlier = joinEarlier(this.#options.earlier, this.#output.earlier)
-      if (earlier) {
-        result.earlierOutput = earlier.output
-        result.earlierTruncated = earlier.truncated
-        if (earlier.firstLine !== undefined) result.earlierFirstLine = earlier.firstLine
-      }
-      this.#resolveDone(result)
-    }
+    else this.#resolveDone(settledResult(ending, input, this.#output, this.#session, this.#baselines, this.#options.earlier))
     // What outlives the send goes back to the session: the prompt it ended on, and what followed a match.
     const promptFacts = ending.kind === 'result' && ending.proof === 'prompt' ? this.#lastShellFacts : undefined
     this.#session.settled(this, promptFacts, this.#output.afterMatch, input)
@@ -518,10 +469,4 @@ export class SendOperation implements TerminalSendOperation {
   #releaseIfDone(): void {
     if (this.#phase === 'settled' && !this.#interruption) this.#resolveReleased()
   }
-}
-
-/** Lines the input occupies once echoed: one, plus one per line break before its final Enter. */
-function lineCount(input: string): number {
-  const body = input.endsWith('\r') ? input.slice(0, -1) : input
-  return 1 + (body.match(/\r\n|[\r\n]/g)?.length ?? 0)
 }

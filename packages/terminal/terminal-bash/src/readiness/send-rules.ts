@@ -1,5 +1,5 @@
 import type { ForegroundFacts } from 'dsh-subprocess'
-import type { ReadinessProof } from './evidence'
+import type { EvidenceRules, ReadinessProof } from './evidence'
 import type { SendBaselines } from './send-baselines'
 import { isIdleAtPrompt, isQuietButNotReading, isSingleLine, type SendFacts, type SendOptions, type SendTiming } from './send-contract'
 import { afterPollPhase, soon } from './timers'
@@ -10,6 +10,28 @@ import type { TerminalStream } from '../session/terminal-stream'
 
 /** Longest wait for the input state once the ending is decided; past it the result goes without one. */
 export const DESCRIBE_BOUND_MS = 1000
+
+/**
+ * What the evidence judges against once the send acted: `before`, the facts sampled then; a new wait
+ * required after a write or an interrupt; at startup, nothing typed yet and output needed first.
+ */
+export function evidenceRules(
+  options: Pick<SendOptions, 'startup' | 'timing'>,
+  baselines: SendBaselines,
+  before: ForegroundFacts | undefined,
+  requireNewWait: boolean,
+  shellOutputAfter: number | undefined,
+): EvidenceRules {
+  const startup = options.startup === true
+  return {
+    before,
+    requireNewWait,
+    nothingTyped: startup && !requireNewWait,
+    outputAfter: startup ? baselines.startArrivals : undefined,
+    shellOutputAfter,
+    stillMs: options.timing.pollIntervalMs,
+  }
+}
 
 /**
  * The first timed probe's backoff step: 8 ms when the prompt is trusted (a quick command ends
