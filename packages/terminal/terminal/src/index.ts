@@ -35,7 +35,7 @@ export { MAX_TERMINAL_COLS, MAX_TERMINAL_ROWS, TERMINAL_READ_VIEWS, type Termina
 export { ROLLBACK_FAILED_MESSAGE, ROLLBACK_REASON } from './spawn'
 export type { TerminalSendStart, TerminalSessionListener, TerminalSessionObserver, TerminalSessionPublished, TerminalSessionStart } from './session-observers'
 export { DETACHED_EXPIRED_REASON } from './detached'
-export { OWNER_DISPOSED_REASON, SERVICE_DISPOSED_REASON } from './registry'
+export { OWNER_DISPOSED_REASON, SERVICE_DISPOSED_REASON } from './registry-disposal'
 export {
   asTerminalSessionId,
   isTerminalSignal,

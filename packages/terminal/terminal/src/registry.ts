@@ -8,26 +8,20 @@ import type { TerminalInputState } from './input-state'
 import { DEFAULT_MAX_SESSIONS_PER_AGENT, DEFAULT_MAX_TEXT_BYTES } from './config'
 import {
   DEFAULT_HUMAN_ACTIVE_MS,
-  MAX_HUMAN_CLIENT_LENGTH,
   type TerminalHumanObserver,
   type TerminalHumanSummary,
   type TerminalHumanView,
   type TerminalHumanViewOptions,
 } from './human'
-import { combineFailures, refuse } from './errors'
-import { sessionNameProblem } from './names'
+import { refuse } from './errors'
 import type { TerminalScreen } from './screen'
-import { checkReadRequest, checkSendRequest, checkSize } from './request-checks'
+import { checkHumanView, checkReadRequest, checkSendRequest, checkSpawnRequest } from './request-checks'
 import { OwnerState } from './owner-state'
 import { PendingSpawn } from './pending-spawn'
+import { type DisposalTables, disposeAll, disposeOwner } from './registry-disposal'
+import { Resumptions } from './registry-resume'
 import { SessionRecord } from './session-record'
-import { SessionListeners, type TerminalSessionObserver, type TerminalSessionPublished, type TerminalSessionStart } from './session-observers'
-
-/** A client name a model may read: non-empty, bounded, no control characters. */
-function isClientName(client: unknown): client is string {
-  return typeof client === 'string' && client.length > 0 && client.length <= MAX_HUMAN_CLIENT_LENGTH && !/\p{Cc}/u.test(client)
-}
-
+import { publishedFacts, SessionListeners, spawnStartOf, type TerminalSessionObserver } from './session-observers'
 import { runSpawn, type SpawnRegistry } from './spawn'
 import {
   isTerminalSignal,
@@ -43,11 +37,6 @@ import {
   type TerminalSpawnRequest,
   type TerminalSpawnResult,
 } from './types'
-
-/** Reason passed to backend sessions closed by their owner's disposal. */
-export const OWNER_DISPOSED_REASON = 'PTY owner disposed'
-/** Reason passed to backend sessions closed by service disposal. */
-export const SERVICE_DISPOSED_REASON = 'PTY service disposed'
 
 /** How the registry learns whether an agent is the exact registered, live owner. */
 export interface RegistryOptions {
@@ -81,13 +70,13 @@ export class TerminalRegistry {
   readonly #elsewhere = new ElsewhereSessions()
   /** Sessions dropped because their session host died: their next call is `SESSION_HOST_LOST`. */
   readonly #lost = new LostSessions()
-  /** Ids of other processes' detached sessions being adopted here now: a second resume is `SESSION_ADOPTED`. */
-  readonly #resuming = new Set<string>()
+  readonly #resumptions: Resumptions
+  readonly #disposal: DisposalTables
   /** Closes of expired detached sessions that failed: service disposal retries them and reports these. */
   readonly #expiryFailures: unknown[] = []
   #counter = 0
   #disposing = false
-  #disposal: Promise<void> | undefined
+  #disposed: Promise<void> | undefined
 
   constructor(options: RegistryOptions) {
     this.#isLive = options.isLive
@@ -98,6 +87,24 @@ export class TerminalRegistry {
     this.#detached = new DetachedSessions(this.#detachedTtlMs, (record) => {
       record.close(DETACHED_EXPIRED_REASON).promise.catch((error: unknown) => this.#expiryFailures.push(error))
     })
+    const tables = { sessions: this.#sessions, owners: this.#owners, backends: this.#backends, detached: this.#detached, lost: this.#lost }
+    this.#resumptions = new Resumptions({
+      ...tables,
+      elsewhere: this.#elsewhere,
+      detachedTtlMs: this.#detachedTtlMs,
+      maxSessions: this.#maxSessions,
+      assertOwner: (owner) => this.#assertOwner(owner),
+      isLost: (record) => this.#isLost(record),
+      adopt: (owner) => this.#adopt(owner),
+      spawnResumed: (owner, request, id) => this.#run(this.#reserveSpawn(owner, request, undefined, id), request, undefined, { resume: true }),
+    })
+    this.#disposal = {
+      ...tables,
+      expiryFailures: this.#expiryFailures,
+      detachedTtlMs: this.#detachedTtlMs,
+      disposing: () => this.#disposing,
+      forgetIfDone: (state) => this.#forgetIfDone(state),
+    }
   }
 
   /** Register a backend; see `TerminalSessionService.registerBackend`. */
@@ -141,7 +148,7 @@ export class TerminalRegistry {
     options: { resume?: boolean },
   ): Promise<TerminalSpawnResult> {
     const { backend, pending, state } = reserved
-    const listeners = this.#observers.size === 0 ? undefined : SessionListeners.forSpawn(this.#observers, startOf(pending, request.type))
+    const listeners = this.#observers.size === 0 ? undefined : SessionListeners.forSpawn(this.#observers, spawnStartOf(pending, request.type))
     const detachedTtlMs = this.#detachedTtlMs > 0 ? this.#detachedTtlMs : undefined
     try {
       return await runSpawn(this.#spawnRegistry, backend, pending, request, signal, listeners, { ...options, ...(detachedTtlMs ? { detachedTtlMs } : {}) })
@@ -199,7 +206,7 @@ export class TerminalRegistry {
     // Detached sessions too: terminal_list shows what each waits for before one is resumed; one another
     // process detached is told by what that process last knew (its last settled send).
     this.#assertOwner(owner)
-    if (typeof id === 'string' && !this.#sessions.has(id) && !this.#resuming.has(id)) {
+    if (typeof id === 'string' && !this.#sessions.has(id) && !this.#resumptions.adopting(id)) {
       const known = this.#elsewhere.inputOf(id)
       if (known) return known
     }
@@ -216,14 +223,8 @@ export class TerminalRegistry {
     options: TerminalHumanViewOptions = {},
   ): Promise<TerminalHumanView> {
     const record = this.#resolve(owner, id)
-    if (!observer || typeof observer.onOutput !== 'function' || typeof observer.onEnd !== 'function') {
-      throw refuse.invalid('a human observer needs onOutput and onEnd functions')
-    }
-    const client = options?.client
-    if (client !== undefined && !isClientName(client)) {
-      throw refuse.invalid(`a human view's client must be 1 to ${MAX_HUMAN_CLIENT_LENGTH} printable characters (e.g. "the web view in a browser")`)
-    }
-    return await record.observe(observer, client)
+    checkHumanView(observer, options)
+    return await record.observe(observer, options?.client)
   }
 
   /** Who is attached to an owned session and what the one who took over does; `undefined` while nobody is. */
@@ -259,70 +260,19 @@ export class TerminalRegistry {
     return [...own, ...detached.map((record) => record.snapshot())]
   }
 
-  /**
-   * Adopt a detached session for `owner`. The claim is synchronous (a second caller gets
-   * `SESSION_ADOPTED`); the promise settles once a send released at detachment let go of the session.
-   */
+  /** Adopt a detached session for `owner` (see {@link Resumptions.resume}). */
   resume(owner: Agent, id: TerminalSessionId, type: string): Promise<TerminalSessionSnapshot> {
-    this.#assertOwner(owner)
-    if (typeof id !== 'string' || id === '') throw refuse.invalid('PTY resume needs the id of a detached session')
-    const record = this.#sessions.get(id)
-    if (record && this.#isLost(record)) throw refuse.hostLost(id)
-    if (!record) {
-      if (this.#lost.concerns(id, owner)) throw refuse.hostLost(id)
-      if (!this.#backends.get(type)?.resume || this.#detachedTtlMs === 0) throw refuse.notDetached(id, false)
-      if (this.#resuming.has(id)) throw refuse.adopted(id)
-      return this.#resumeElsewhere(owner, id, type)
-    }
-    if (record.closing) throw refuse.notDetached(id, false)
-    if (record.detachedAt === undefined) {
-      if (record.owner === owner) throw refuse.notDetached(id, true)
-      throw record.adopted ? refuse.adopted(id) : refuse.notDetached(id, false)
-    }
-    if (record.type !== type)
-      throw refuse.invalid(`PTY session ${id} is of type ${JSON.stringify(record.type)}, not ${JSON.stringify(type)}: resume it with that type`)
-    let state = this.#owners.get(owner)
-    if (record.name !== undefined && state?.nameTaken(record.name)) throw refuse.duplicateName(record.name)
-    if (state && state.sessions() >= this.#maxSessions) throw refuse.sessionLimit(owner, this.#maxSessions)
-    state ??= this.#adopt(owner)
-    this.#detached.take(record.id)
-    const released = record.adopt(owner)
-    state.records.set(record.id, record)
-    return released.then(() => record.snapshot())
+    return this.#resumptions.resume(owner, id, type)
   }
 
-  /** The detached sessions other host processes left (their backends' `listDetached`), for `list`'s callers to add. */
-  async listElsewhere(owner: Agent): Promise<TerminalSessionSnapshot[]> {
-    this.#assertOwner(owner)
-    if (this.#detachedTtlMs === 0) return []
-    const backends = this.#backends.types().flatMap((type) => this.#backends.get(type) ?? [])
-    return this.#elsewhere.list(backends, (id) => this.#sessions.has(id) || this.#resuming.has(id))
+  /** The detached sessions other host processes left, for `list`'s callers to add (see {@link Resumptions.listElsewhere}). */
+  listElsewhere(owner: Agent): Promise<TerminalSessionSnapshot[]> {
+    return this.#resumptions.listElsewhere(owner)
   }
 
   /** The subprocess targets the last `listElsewhere` could not ask, so its caller can say whose sessions are missing. */
   unreachableTargets(): TerminalUnreachableTarget[] {
     return this.#elsewhere.unreachable()
-  }
-
-  /** Adopt a session another host process detached (checked by `resume`): the backend rebuilds it, published under its id. */
-  async #resumeElsewhere(owner: Agent, id: TerminalSessionId, type: string): Promise<TerminalSessionSnapshot> {
-    // Taken at once, so a second resume of the id is SESSION_ADOPTED while this one looks and adopts.
-    this.#resuming.add(id)
-    try {
-      // A look now: an earlier one may predate this session's detachment (its host had not hung up yet).
-      const backend = this.#backends.get(type)
-      if (backend) await this.#elsewhere.list([backend], () => false)
-      // It keeps its name unless the adopter already uses that name for a session of its own.
-      const name = this.#elsewhere.nameOf(id)
-      const keepName = name !== undefined && !this.#owners.get(owner)?.nameTaken(name)
-      const target = this.#elsewhere.targetOf(id)
-      const request: TerminalSpawnRequest = { type, ...(keepName ? { name } : {}), ...(target === undefined ? {} : { target }) }
-      const reserved = this.#reserveSpawn(owner, request, undefined, id)
-      const { motd: _motd, ...snapshot } = await this.#run(reserved, request, undefined, { resume: true })
-      return snapshot
-    } finally {
-      this.#resuming.delete(id)
-    }
   }
 
   /**
@@ -331,8 +281,8 @@ export class TerminalRegistry {
    */
   dispose(): Promise<void> {
     this.#disposing = true
-    this.#disposal ??= this.#disposeAll()
-    return this.#disposal
+    this.#disposed ??= disposeAll(this.#disposal)
+    return this.#disposed
   }
 
   #assertOwner(owner: Agent): void {
@@ -393,19 +343,8 @@ export class TerminalRegistry {
     if (this.#disposing) throw refuse.disposing()
     if (signal?.aborted) throw signal.reason
     if (!this.#ownerLive(owner)) throw refuse.ownerNotLive(owner)
-    if (!request || typeof request.type !== 'string') throw refuse.invalid('PTY spawn request needs a backend type')
-    if (request.size !== undefined) checkSize(request.size, 'PTY spawn size')
-    const backend = this.#backends.get(request.type)
-    if (!backend) throw refuse.noBackend(request.type)
-    const { name, cwd } = request
-    if (name !== undefined) {
-      const problem = typeof name === 'string' ? sessionNameProblem(name) : 'PTY session name must be a non-empty string'
-      if (problem) throw refuse.invalid(problem)
-    }
-    if (cwd !== undefined && typeof cwd !== 'string') throw refuse.invalid('PTY session cwd must be a string')
-    if (request.target !== undefined && (typeof request.target !== 'string' || request.target === '')) {
-      throw refuse.invalid('PTY session target must be a non-empty string: the name of a target of the subprocess entry')
-    }
+    const backend = checkSpawnRequest(request, (type) => this.#backends.get(type))
+    const { name } = request
     let state = this.#owners.get(owner)
     if (name !== undefined && state?.nameTaken(name)) throw refuse.duplicateName(name)
     // Spawns in flight count, so concurrent opens cannot overshoot; a session counts until its close succeeded.
@@ -428,7 +367,7 @@ export class TerminalRegistry {
   #adopt(owner: Agent): OwnerState {
     const state = new OwnerState(owner)
     try {
-      state.attach(() => this.#disposeOwner(state))
+      state.attach(() => disposeOwner(this.#disposal, state))
     } catch {
       throw refuse.ownerNotLive(owner)
     }
@@ -474,53 +413,6 @@ export class TerminalRegistry {
       this.#owners.delete(state.owner)
     }
   }
-
-  /** The owner's hook: abort and await its spawns, then close its sessions; report failures. */
-  async #disposeOwner(state: OwnerState): Promise<void> {
-    state.disposed = true
-    this.#lost.forgetOwner(state.owner)
-    const pending = [...state.pending]
-    for (const spawn of pending) spawn.abort(refuse.ownerNotLive(state.owner))
-    await Promise.all(pending.map((spawn) => spawn.settled))
-    if (this.#detachedTtlMs > 0) this.#detachAll(state)
-    const closes = [...state.records.values()].map((record) => record.close(OWNER_DISPOSED_REASON).promise)
-    const failures = [...state.failures.splice(0), ...rejections(await Promise.allSettled(closes))]
-    this.#forgetIfDone(state)
-    if (failures.length) throw combineFailures(failures, `PTY cleanup of agent ${state.owner.id} failed`)
-  }
-
-  /** Keep an ended owner's sessions, detached (those already closing finish closing). */
-  #detachAll(state: OwnerState): void {
-    for (const record of [...state.records.values()]) {
-      if (record.closing || this.#disposing) continue
-      state.records.delete(record.id)
-      this.#detached.add(record)
-    }
-  }
-
-  async #disposeAll(): Promise<void> {
-    const failures: unknown[] = []
-    this.#detached.clear()
-    try {
-      const pending = [...this.#owners.values()].flatMap((state) => [...state.pending])
-      for (const spawn of pending) spawn.abort(refuse.disposing())
-      await Promise.all(pending.map((spawn) => spawn.settled))
-      // A detached session whose terminal outlives this process is left to it (its session host keeps
-      // it for another host process to resume); every other session is closed.
-      const closes = [...this.#sessions.values()].map((record) =>
-        record.detachedAt !== undefined && record.session.leave?.() === true ? Promise.resolve() : record.close(SERVICE_DISPOSED_REASON).promise,
-      )
-      const closeFailures = rejections(await Promise.allSettled(closes))
-      for (const state of this.#owners.values()) failures.push(...state.failures.splice(0))
-      failures.push(...this.#expiryFailures.splice(0), ...closeFailures)
-    } finally {
-      for (const state of this.#owners.values()) state.detach()
-      this.#owners.clear()
-      this.#sessions.clear()
-      this.#backends.clear()
-    }
-    if (failures.length) throw combineFailures(failures, 'PTY service disposal failed')
-  }
 }
 
 /** A spawn reserved for its owner: the backend that runs it, its pending entry and the owner's state. */
@@ -528,20 +420,4 @@ interface ReservedSpawn {
   backend: TerminalBackend
   pending: PendingSpawn
   state: OwnerState
-}
-
-/** What observers learn of a session once it is published. */
-function publishedFacts(session: TerminalBackendSession): TerminalSessionPublished {
-  const size = session.size && { rows: session.size.rows, cols: session.size.cols }
-  return { ...(size ? { size } : {}), ...(typeof session.term === 'string' ? { term: session.term } : {}) }
-}
-
-/** What observers learn of a spawn as it begins. */
-function startOf(pending: PendingSpawn, type: string): TerminalSessionStart {
-  const start = { sessionId: pending.id, ownerId: pending.owner.id, type, startedAt: Date.now() }
-  return pending.name === undefined ? start : { ...start, name: pending.name }
-}
-
-function rejections(results: PromiseSettledResult<unknown>[]): unknown[] {
-  return results.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []))
 }

@@ -1,8 +1,10 @@
 import { LinePattern, MAX_TIMER_MS, utf8ByteLength } from 'dsh-basics'
 import { refuse } from './errors'
+import { MAX_HUMAN_CLIENT_LENGTH, type TerminalHumanObserver, type TerminalHumanViewOptions } from './human'
 import { keyNameProblem, MAX_TERMINAL_KEYS } from './keys'
 import { MAX_TERMINAL_COLS, MAX_TERMINAL_ROWS, type TerminalSize } from './screen'
-import type { TerminalReadRequest, TerminalSendOptions, TerminalSendRequest, TerminalTextSend } from './types'
+import { sessionNameProblem } from './names'
+import type { TerminalReadRequest, TerminalSendOptions, TerminalSendRequest, TerminalSpawnRequest, TerminalTextSend } from './types'
 
 /** A send presses keys or types text, never both; every key must be one a terminal can send. */
 function checkKeys(keys: unknown, text: unknown, submit: unknown): void {
@@ -92,6 +94,43 @@ export function checkSendRequest(request: TerminalSendRequest, maxTextBytes: num
       return request
     default:
       throw refuse.invalid('PTY send kind must be text, keys, resize or wait')
+  }
+}
+
+/**
+ * A spawn request, in this order: a backend type, a size within bounds, a registered backend of that
+ * type (`backendOf`, which it answers), then a valid name, cwd and target.
+ */
+export function checkSpawnRequest<B>(request: TerminalSpawnRequest, backendOf: (type: string) => B | undefined): B {
+  if (!request || typeof request.type !== 'string') throw refuse.invalid('PTY spawn request needs a backend type')
+  if (request.size !== undefined) checkSize(request.size, 'PTY spawn size')
+  const backend = backendOf(request.type)
+  if (!backend) throw refuse.noBackend(request.type)
+  const { name, cwd } = request
+  if (name !== undefined) {
+    const problem = typeof name === 'string' ? sessionNameProblem(name) : 'PTY session name must be a non-empty string'
+    if (problem) throw refuse.invalid(problem)
+  }
+  if (cwd !== undefined && typeof cwd !== 'string') throw refuse.invalid('PTY session cwd must be a string')
+  if (request.target !== undefined && (typeof request.target !== 'string' || request.target === '')) {
+    throw refuse.invalid('PTY session target must be a non-empty string: the name of a target of the subprocess entry')
+  }
+  return backend
+}
+
+/** A client name a model may read: non-empty, bounded, no control characters. */
+function isClientName(client: unknown): client is string {
+  return typeof client === 'string' && client.length > 0 && client.length <= MAX_HUMAN_CLIENT_LENGTH && !/\p{Cc}/u.test(client)
+}
+
+/** A person's view: an observer with both callbacks, and a client name a model may read. */
+export function checkHumanView(observer: TerminalHumanObserver, options: TerminalHumanViewOptions | undefined): void {
+  if (!observer || typeof observer.onOutput !== 'function' || typeof observer.onEnd !== 'function') {
+    throw refuse.invalid('a human observer needs onOutput and onEnd functions')
+  }
+  const client = options?.client
+  if (client !== undefined && !isClientName(client)) {
+    throw refuse.invalid(`a human view's client must be 1 to ${MAX_HUMAN_CLIENT_LENGTH} printable characters (e.g. "the web view in a browser")`)
   }
 }
 

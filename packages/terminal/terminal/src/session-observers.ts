@@ -1,4 +1,6 @@
+import type { TerminalBackendSession } from './backend'
 import type { TerminalInputState } from './input-state'
+import type { PendingSpawn } from './pending-spawn'
 import type { TerminalSize } from './screen'
 import type { TerminalSendResult, TerminalSessionId } from './types'
 
@@ -149,4 +151,16 @@ export class SessionListeners {
       }
     }
   }
+}
+
+/** What observers learn of a session once it is published. */
+export function publishedFacts(session: TerminalBackendSession): TerminalSessionPublished {
+  const size = session.size && { rows: session.size.rows, cols: session.size.cols }
+  return { ...(size ? { size } : {}), ...(typeof session.term === 'string' ? { term: session.term } : {}) }
+}
+
+/** What observers learn of a spawn as it begins. */
+export function spawnStartOf(pending: PendingSpawn, type: string): TerminalSessionStart {
+  const start = { sessionId: pending.id, ownerId: pending.owner.id, type, startedAt: Date.now() }
+  return pending.name === undefined ? start : { ...start, name: pending.name }
 }
