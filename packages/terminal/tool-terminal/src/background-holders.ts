@@ -24,20 +24,17 @@ export class BackgroundHolders {
 }
 
 /**
- * Run `start`; a SEND_ACTIVE refusal is re-thrown with the same code and a message that says what
- * holds the session and what to do about it. Every other error passes through unchanged.
+ * What to throw for `error`, an error a send's start threw: a SEND_ACTIVE refusal becomes one with the
+ * same code and a message that says what holds the session and what to do about it; every other
+ * error is itself. Called from the caller's own `catch`, so a send that starts costs no closure.
  */
-export function explainBusy<T>(holders: BackgroundHolders, sessionId: TerminalSessionId, start: () => T): T {
-  try {
-    return start()
-  } catch (error) {
-    if ((error as { code?: unknown } | undefined)?.code !== 'SEND_ACTIVE') throw error
-    const jobId = holders.holder(sessionId)
-    const message = jobId
-      ? `PTY session ${sessionId} is busy: background job ${jobId} holds it until its send ends (it may be running or being interrupted). ` +
-        `Follow it with job_output or stop it with job_kill, then send again.`
-      : `PTY session ${sessionId} is busy: an earlier send on it has not finished (another terminal_send still waiting, ` +
-        `or one being interrupted). Wait for it, then send again; terminal_signal SIGINT interrupts what runs in front.`
-    throw new ToolError('SEND_ACTIVE', message, { cause: error })
-  }
+export function explainBusy(holders: BackgroundHolders, sessionId: TerminalSessionId, error: unknown): unknown {
+  if ((error as { code?: unknown } | undefined)?.code !== 'SEND_ACTIVE') return error
+  const jobId = holders.holder(sessionId)
+  const message = jobId
+    ? `PTY session ${sessionId} is busy: background job ${jobId} holds it until its send ends (it may be running or being interrupted). ` +
+      `Follow it with job_output or stop it with job_kill, then send again.`
+    : `PTY session ${sessionId} is busy: an earlier send on it has not finished (another terminal_send still waiting, ` +
+      `or one being interrupted). Wait for it, then send again; terminal_signal SIGINT interrupts what runs in front.`
+  return new ToolError('SEND_ACTIVE', message, { cause: error })
 }

@@ -71,6 +71,12 @@ export class ShellGroupPin {
     })
   }
 
+  /** Write `data` once the startup pin is in place (at once when it is): a send's write, with no closure made for it. */
+  write(data: string): Promise<void> {
+    const pinning = this.#pinning
+    return pinning ? pinning.then(() => this.handle.write(data)) : this.handle.write(data)
+  }
+
   /** Run `action` once the startup pin is in place (at once when it is). */
   after<T>(action: () => Promise<T>): Promise<T> {
     const pinning = this.#pinning

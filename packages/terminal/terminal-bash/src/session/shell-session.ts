@@ -116,7 +116,7 @@ export class ShellSession implements TerminalBackendSession {
     this.#timing = timingOf(config)
     this.#sendSession = {
       inspectForeground: (options) => this.#pin.inspect(options),
-      write: (data) => this.#pin.after(() => handle.write(data)),
+      write: (data) => this.#pin.write(data),
       signalForeground: (signal) => this.#pin.after(() => handle.signalForeground(signal)),
       stream: this.#stream,
       status: () => this.status(),

@@ -285,8 +285,9 @@ function sendInBackground(
   // Optional service, read at call time: the plugin never requires dsh-jobs to be mounted.
   const jobs = ctx.get('jobs') as JobStarter | undefined
   if (!jobs) throw jobsUnavailable()
-  const jobId = explainBusy(holders, sessionId, () =>
-    startBackgroundSend({
+  let jobId: string
+  try {
+    jobId = startBackgroundSend({
       jobs,
       terminals,
       owner,
@@ -297,8 +298,10 @@ function sendInBackground(
       timeoutMs: args.timeoutMs ?? config.backgroundTimeoutMs,
       outputLimitBytes: config.maxResultBytes,
       holders,
-    }),
-  )
+    })
+  } catch (error) {
+    throw explainBusy(holders, sessionId, error)
+  }
   return fittedOutput({ body: backgroundText(jobId) }, config.maxResultBytes, { sessionId, jobId, background: true })
 }
 
@@ -312,7 +315,12 @@ async function sendInForeground(
   callId: string,
 ): Promise<ToolOutput> {
   const request: TerminalSendRequest = { ...inputOf(args), signal, ...wait, callId }
-  const handle = explainBusy(holders, sessionId, () => terminals.startSend(owner, sessionId, request))
+  let handle: TerminalSendHandle
+  try {
+    handle = terminals.startSend(owner, sessionId, request)
+  } catch (error) {
+    throw explainBusy(holders, sessionId, error)
+  }
   const result = await settleOrCancel(handle, signal, sessionId)
   const meta = { sessionId, background: false, ...sendResultMeta(result) }
   const back = { sessionId, windowBytes: config.defaultMaxBytes, maxResultBytes: config.maxResultBytes }
