@@ -6,13 +6,7 @@ import { ElsewhereSessions } from './elsewhere'
 import { LostSessions, SESSION_HOST_LOST_REASON } from './lost'
 import type { TerminalInputState } from './input-state'
 import { DEFAULT_MAX_SESSIONS_PER_AGENT, DEFAULT_MAX_TEXT_BYTES } from './config'
-import {
-  DEFAULT_HUMAN_ACTIVE_MS,
-  type TerminalHumanObserver,
-  type TerminalHumanSummary,
-  type TerminalHumanView,
-  type TerminalHumanViewOptions,
-} from './human'
+import { DEFAULT_HUMAN_ACTIVE_MS, type TerminalHumanObserver, type TerminalHumanSummary, type TerminalHumanView, type TerminalHumanViewOptions } from './human'
 import { refuse } from './errors'
 import type { TerminalScreen } from './screen'
 import { checkHumanView, checkReadRequest, checkSendRequest, checkSpawnRequest } from './request-checks'

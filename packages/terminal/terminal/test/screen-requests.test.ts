@@ -72,7 +72,12 @@ describe('screen requests reach the backend checked', () => {
   it('takes each kind of send, and keys given the older way arrive as a keys send', async () => {
     const { h, alice, sessionId, session } = await opened()
     const size = { rows: 24, cols: 80 }
-    for (const request of [{ kind: 'keys', keys: ['q'], size }, { kind: 'resize', size }, { kind: 'wait' }, { kind: 'text', text: 'ls', submit: true }] as const) {
+    for (const request of [
+      { kind: 'keys', keys: ['q'], size },
+      { kind: 'resize', size },
+      { kind: 'wait' },
+      { kind: 'text', text: 'ls', submit: true },
+    ] as const) {
       const handle = h.terminals.startSend(alice, sessionId, request)
       session.sends.at(-1)!.finish()
       await handle.done

@@ -143,7 +143,9 @@ describe('window sizes', () => {
     const { h, session } = await openedShell()
     await h.call('terminal_send', { sessionId: 'pty-1', text: 'stty size', rows: 24, cols: 80 })
     await h.call('terminal_send', { sessionId: 'pty-1', keys: ['C-l'], rows: 25, cols: 81 })
-    expect(session.sends.map(({ request }) => ({ kind: request.kind, text: request.text, submit: request.submit, keys: request.keys, size: request.size }))).toEqual([
+    expect(
+      session.sends.map(({ request }) => ({ kind: request.kind, text: request.text, submit: request.submit, keys: request.keys, size: request.size })),
+    ).toEqual([
       { kind: undefined, text: 'stty size', submit: true, keys: undefined, size: { rows: 24, cols: 80 } },
       { kind: 'keys', text: undefined, submit: undefined, keys: ['C-l'], size: { rows: 25, cols: 81 } },
     ])

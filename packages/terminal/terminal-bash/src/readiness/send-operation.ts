@@ -9,15 +9,7 @@ import { isPromptOwnerWaiting, isTypedAhead, lineCount, type SendFacts, type Sen
 import { type InterruptTarget, interruptForeground } from './send-interrupt'
 import { describeInput, settledResult } from './send-result'
 import { type EarlierPart, joinEarlier, SendOutput } from './send-output'
-import {
-  type ResultEnding,
-  type SendEnding,
-  type SendEvent,
-  type SendPhase,
-  type SendSteps,
-  PHASE_ENTRY,
-  transitionFor,
-} from './send-transitions'
+import { type ResultEnding, type SendEnding, type SendEvent, type SendPhase, type SendSteps, PHASE_ENTRY, transitionFor } from './send-transitions'
 import { afterPollPhase, inMs, now, onAbort, PendingCallbacks } from './timers'
 import {
   awaitingFirstOutput,
