@@ -1,34 +1,18 @@
 import type { ForegroundFacts } from 'dsh-subprocess'
 import type { TerminalInputState, TerminalSendOperation, TerminalSendRead, TerminalSendResult } from 'dsh-terminal'
-import { markedInput, ownsPrompt } from '../input/input-state'
+import { markedInput } from '../input/input-state'
 import type { SanitizedChunk, SendOutputBuffer } from '../output/index'
-import { type ProbeSample, type ReadinessProof, ReadinessEvidence } from './evidence'
-import { ForegroundProber, type ProbeTarget } from './foreground-prober'
+import type { ProbeSample } from './evidence'
 import { SendBaselines } from './send-baselines'
-import { isPromptOwnerWaiting, isTypedAhead, lineCount, type SendFacts, type SendOptions, type SendSession } from './send-contract'
+import { isTypedAhead, lineCount, type SendFacts, type SendOptions, type SendSession } from './send-contract'
 import { type InterruptTarget, interruptForeground } from './send-interrupt'
 import { describeInput, settledResult } from './send-result'
 import { type EarlierPart, joinEarlier, SendOutput } from './send-output'
+import { DESCRIBE_BOUND_MS } from './send-rules'
 import { type ResultEnding, type SendEnding, type SendEvent, type SendPhase, type SendSteps, PHASE_ENTRY, transitionFor } from './send-transitions'
-import { afterPollPhase, inMs, now, onAbort, PendingCallbacks } from './timers'
-import {
-  awaitingFirstOutput,
-  DESCRIBE_BOUND_MS,
-  drainFor,
-  drainHeld,
-  evidenceRules,
-  firstProbeStep,
-  isStartupFirstOutput,
-  settlesOnSilence,
-  silenceDeadline,
-  trustsPrompt,
-} from './send-rules'
+import { type Reply, type SendTimerSlot, SendWait, type WaitHost } from './send-wait'
+import { inMs, now, onAbort, PendingCallbacks } from './timers'
 
-/** How the current phase answered an event: ignored, or accepted (a judged sample may ask for a follow-up probe). */
-interface Reply {
-  readonly accepted: boolean
-  readonly followUpMs?: number | undefined
-}
 const IGNORED: Reply = { accepted: false }
 const ACCEPTED: Reply = { accepted: true }
 
@@ -45,25 +29,18 @@ export class SendOperation implements TerminalSendOperation {
   readonly released: Promise<void>
   readonly #session: SendSession
   readonly #options: SendOptions
-  readonly #evidence: ReadinessEvidence
-  readonly #prober: ForegroundProber
   /** Everything that can call back into the send; all cancelled when it settles. */
-  readonly #pending = new PendingCallbacks<'timeout' | 'silence' | 'grace' | 'drain' | 'abort' | 'describe'>()
+  readonly #pending = new PendingCallbacks<SendTimerSlot>()
   readonly #steps: SendSteps & SendFacts
+  /** The evidence the send gathers while it waits (probes, drain, silence). */
+  readonly #wait: SendWait
   #resolveDone!: (result: TerminalSendResult) => void
   #rejectDone!: (error: unknown) => void
   #resolveReleased!: () => void
   #phase: SendPhase = 'inspecting'
   #baselines: SendBaselines
-  /** The shell sat idle at its prompt before a single-line input: its next marker answers this send. */
-  #trustPrompt = false
   readonly #output: SendOutput
   #write: Promise<void> | undefined
-  #lastShellFacts: ForegroundFacts | undefined
-  /** The latest judged sample: a stdin proof is described from it. */
-  #lastFacts: ForegroundFacts | undefined
-  /** Output arrivals when that sample started. */
-  #lastFactsArrivals = -1
   /** The ending decided while the input state is told. */
   #decided: ResultEnding | undefined
   /** The cancelling interrupt while it runs; `released` waits for it. */
@@ -82,17 +59,16 @@ export class SendOperation implements TerminalSendOperation {
     })
     this.#output = new SendOutput(session.stream.line, options.maxBytes, options.waitFor)
     this.#baselines = SendBaselines.startingAt(session.stream)
-    this.#evidence = new ReadinessEvidence(evidenceRules(this.#options, this.#baselines, undefined, false, undefined))
     const steps = new SendOperation.#Steps(this)
     this.#steps = steps
-    this.#prober = new ForegroundProber(steps, options.timing.pollIntervalMs)
+    this.#wait = new SendWait(session, options, this.#pending, steps)
   }
 
   /**
-   * The steps the transition table runs, the facts its guards read and the prober's target, as one
+   * The steps the transition table runs, the facts its guards read and the wait's host, as one
    * object per send whose methods live on the prototype: no closures are built per send.
    */
-  static readonly #Steps = class implements SendSteps, SendFacts, ProbeTarget {
+  static readonly #Steps = class implements SendSteps, SendFacts, WaitHost {
     readonly #operation: SendOperation
     constructor(operation: SendOperation) {
       this.#operation = operation
@@ -104,19 +80,19 @@ export class SendOperation implements TerminalSendOperation {
       return this.#operation.#session.stream
     }
     get latestSample(): ForegroundFacts | undefined {
-      return this.#operation.#lastFacts
+      return this.#operation.#wait.latestSample
     }
     get latestSampleArrivals(): number {
-      return this.#operation.#lastFactsArrivals
+      return this.#operation.#wait.latestSampleArrivals
     }
-    inspect(): Promise<ForegroundFacts | undefined> {
-      return this.#operation.#session.inspectForeground()
+    get baselines(): SendBaselines {
+      return this.#operation.#baselines
     }
-    arrivals(): number {
-      return this.#operation.#session.stream.arrivals
+    get waiting(): boolean {
+      return this.#operation.#phase === 'waiting'
     }
-    onSample(sample: ProbeSample): number | undefined {
-      return this.#operation.#dispatch({ kind: 'sample', sample }).followUpMs
+    report(event: SendEvent): Reply {
+      return this.#operation.#dispatch(event)
     }
     write(facts: ForegroundFacts | undefined, known: boolean): void {
       this.#operation.#writeInput(facts, known)
@@ -125,7 +101,7 @@ export class SendOperation implements TerminalSendOperation {
       this.#operation.#waitWithoutInput()
     }
     startWaiting(): void {
-      this.#operation.#startWaiting()
+      this.#operation.#wait.start()
     }
     collect(chunk: SanitizedChunk): void {
       this.#operation.#output.collect(chunk)
@@ -134,37 +110,29 @@ export class SendOperation implements TerminalSendOperation {
       return this.#operation.#collectOrMatch(chunk)
     }
     startupOutput(): void {
-      this.#operation.#startupOutput()
+      this.#operation.#wait.startupOutput()
     }
     noteBurst(gapMs: number): void {
-      const operation = this.#operation
-      // A trusted prompt whose marker arrived: what follows is that prompt on its way (bash writes the
-      // marker and the prompt apart). A probe now would only hold up reading it; the backoff's still run.
-      if (operation.#trustPrompt && operation.#session.stream.markerSeen) return
-      operation.#prober.noteOutput(operation.#baselines.burstGap(gapMs, now()), operation.#evidence.pending)
+      this.#operation.#wait.noteBurst(gapMs)
     }
     answerPrompt(): void {
-      const operation = this.#operation
-      if (operation.#trustPrompt) operation.#beginDrain('prompt', operation.#session.stream.arrivals)
-      else operation.#prober.probeNow()
+      this.#operation.#wait.answerPrompt()
     }
     probeNow(): void {
-      this.#operation.#prober.probeNow()
+      this.#operation.#wait.probeNow()
     }
     judge(sample: ProbeSample): number | undefined {
-      return this.#operation.#judge(sample)
+      return this.#operation.#wait.judge(sample)
     }
     resumeProbes(): void {
-      this.#operation.#prober.start()
+      this.#operation.#wait.resumeProbes()
     }
     holdEvidence(): void {
-      const operation = this.#operation
-      operation.#prober.pause()
-      operation.#pending.clear('drain', 'silence')
+      this.#operation.#wait.hold()
     }
     stopEvidence(): void {
       const operation = this.#operation
-      operation.#prober.stop()
+      operation.#wait.stopProbes()
       operation.#pending.clear('silence', 'drain', 'grace', 'timeout', 'abort')
     }
     interrupt(writeInFlight: boolean): void {
@@ -246,7 +214,7 @@ export class SendOperation implements TerminalSendOperation {
 
   /** The send's latest sample of the prompt's owner waiting, if it took one: startup pins the shell's group from it. */
   get shellFacts(): ForegroundFacts | undefined {
-    return this.#lastShellFacts
+    return this.#wait.shellFacts
   }
 
   /** Consume the output produced since the previous read. */
@@ -285,9 +253,7 @@ export class SendOperation implements TerminalSendOperation {
   #writeInput(facts: ForegroundFacts | undefined, known: boolean): void {
     const stream = this.#session.stream
     const bytes = this.#options.bytes as string
-    this.#noteShell(facts)
-    this.#evidence.rebase(evidenceRules(this.#options, this.#baselines, facts, true, known ? stream.arrivals : undefined))
-    this.#trustPrompt = trustsPrompt(known, facts, stream, bytes)
+    this.#wait.wrote(facts, known, bytes)
     this.#output.open()
     this.#output.watch(stream.line.number, lineCount(bytes))
     if (isTypedAhead(facts)) this.#output.typedAhead((chunk) => stream.ownPromptLine(chunk))
@@ -306,13 +272,10 @@ export class SendOperation implements TerminalSendOperation {
   #waitWithoutInput(): void {
     const stream = this.#session.stream
     this.#baselines = this.#baselines.waitsFrom(this.#options.markersBefore ?? stream.markers, now())
-    this.#evidence.rebase(evidenceRules(this.#options, this.#baselines, undefined, false, undefined))
-    // At startup nothing was ever typed: the controlled prompt (this session's marker, then exactly
-    // the prompt, nothing after) is the shell reading its first line, as after a trusted send.
-    this.#trustPrompt = this.#options.startup === true
+    this.#wait.waitsWithoutInput()
     this.#output.open()
     this.#output.watch(0, 0)
-    this.#startWaiting()
+    this.#wait.start()
   }
 
   /** Collect a chunk, or end the wait when `waitFor` matches in it (reports `matched`). */
@@ -320,74 +283,6 @@ export class SendOperation implements TerminalSendOperation {
     const match = this.#output.collectOrMatch(chunk)
     if (match) this.#dispatch({ kind: 'matched', match })
     return match !== undefined
-  }
-
-  #startWaiting(): void {
-    this.#armSilence()
-    // With a trusted prompt the marker is the expected end; probes are for what else may happen.
-    if (!this.#awaitingFirstOutput()) this.#prober.start(firstProbeStep(this.#trustPrompt))
-    if (this.#session.stream.promptReady) this.#dispatch({ kind: 'prompt' })
-  }
-
-  #awaitingFirstOutput(): boolean {
-    return awaitingFirstOutput(this.#options.startup === true, this.#baselines, this.#session.stream.arrivals)
-  }
-
-  #startupOutput(): void {
-    if (!isStartupFirstOutput(this.#options.startup === true, this.#baselines, this.#session.stream.arrivals)) return
-    this.#prober.start(firstProbeStep(this.#trustPrompt))
-    this.#armSilence()
-  }
-
-  /**
-   * Only text that arrived after the write (or the interrupt) announces a wait; an old prompt does
-   * not. A proof starts the drain; a candidate answers when a follow-up probe could confirm it.
-   */
-  #judge(sample: ProbeSample): number | undefined {
-    this.#noteShell(sample.facts)
-    this.#lastFacts = sample.facts
-    this.#lastFactsArrivals = sample.arrivalsAtStart
-    const stream = this.#session.stream
-    const lineHasText = stream.line.length > 0 && this.#baselines.announces(sample.arrivalsAtStart)
-    const replOwns = stream.promptKind === 'repl' ? (facts: ForegroundFacts) => ownsPrompt(facts, stream) : undefined
-    const view = { promptReady: stream.promptReady, arrivals: stream.arrivals, lineHasText, alternateScreen: stream.alternateScreen, replOwns }
-    const judgement = this.#evidence.judge(sample, view)
-    if (judgement.kind === 'proof') this.#beginDrain(judgement.proof, sample.arrivalsAtStart)
-    return judgement.kind === 'follow-up' ? judgement.delayMs : undefined
-  }
-
-  /** Settle after a proof, unless output arrives first (how long: {@link drainFor}). */
-  #beginDrain(proof: ReadinessProof, arrivals: number): void {
-    if (this.#pending.has('drain')) return
-    // No probe runs meanwhile: its synchronous /proc work would only delay the drain.
-    this.#prober.pause()
-    this.#pending.set('drain', drainFor(proof), () => {
-      this.#dispatch(drainHeld(proof, arrivals, this.#session.stream) ? { kind: 'drained', proof } : { kind: 'drain-broken' })
-    })
-  }
-
-  #silenceDeadline(): number {
-    return silenceDeadline(this.#baselines, this.#session.stream, this.#options.timing)
-  }
-
-  /** Tier C: one timer, re-armed lazily when it fires early (never per chunk). Lives only while waiting. */
-  #armSilence(): void {
-    this.#pending.clear('silence')
-    if (this.#awaitingFirstOutput() || !settlesOnSilence(this.#options)) return
-    this.#pending.set('silence', inMs(this.#silenceDeadline() - now()), () => this.#silenceDue())
-  }
-
-  #silenceDue(): void {
-    if (now() < this.#silenceDeadline()) return this.#armSilence()
-    // Silence means nothing arrived, not nothing was read: let a poll phase deliver what is pending.
-    const arrivals = this.#session.stream.arrivals
-    this.#pending.set('silence', afterPollPhase, () => {
-      if (this.#session.stream.arrivals !== arrivals || now() < this.#silenceDeadline()) return this.#armSilence()
-      // Refused by its guard (`silenceSettles`: a program proven not to read is waited for): look again after each further silence.
-      if (!this.#dispatch({ kind: 'silence' }).accepted && this.#phase === 'waiting') {
-        this.#pending.set('silence', inMs(this.#options.timing.idleSilenceMs), () => this.#silenceDue())
-      }
-    })
   }
 
   /** Evidence gathering already stopped on entering `interrupting` (see `PHASE_ENTRY`) until the SIGINT is delivered. */
@@ -407,7 +302,7 @@ export class SendOperation implements TerminalSendOperation {
 
   #rebaseForInterrupt(before: ForegroundFacts | undefined): void {
     this.#actOnShell(this.#baselines.interrupted(this.#session.stream))
-    this.#evidence.rebase(evidenceRules(this.#options, this.#baselines, before, true, undefined))
+    this.#wait.interrupted(before)
     // The grace runs from the moment the signal is requested, so a slow delivery cannot stretch `done`.
     this.#pending.set('grace', inMs(this.#options.timing.cancelGraceMs), () => this.#dispatch({ kind: 'grace' }))
   }
@@ -423,11 +318,6 @@ export class SendOperation implements TerminalSendOperation {
     this.#session.stream.resetPrompt()
   }
 
-  /** Remember a sample of the shell (or the REPL whose prompt is marked) waiting: a prompt ending leaves it idle. */
-  #noteShell(facts: ForegroundFacts | undefined): void {
-    if (isPromptOwnerWaiting(facts, this.#session.stream)) this.#lastShellFacts = facts
-  }
-
   /**
    * The ending is decided; tell what the terminal waits for. The marker says it at once (the shell's
    * prompt or continuation, or a REPL's when the sample that found it waiting was of that REPL);
@@ -438,22 +328,22 @@ export class SendOperation implements TerminalSendOperation {
     // Probes and timers already stopped on entering `describing` (see `PHASE_ENTRY`).
     this.#decided = ending
     const stream = this.#session.stream
-    const marked = ending.proof === 'prompt' ? markedInput(stream, this.#lastShellFacts?.program) : undefined
+    const marked = ending.proof === 'prompt' ? markedInput(stream, this.#wait.shellFacts?.program) : undefined
     if (marked) return void this.#dispatch({ kind: 'described', input: marked })
     this.#pending.set('describe', inMs(DESCRIBE_BOUND_MS), () => this.#dispatch({ kind: 'described', input: undefined }))
     // Settled meanwhile (the bound, or the exit): nothing more is asked of the provider.
     const wanted = () => this.#phase === 'describing'
     const report = (input: TerminalInputState | undefined) => void this.#dispatch({ kind: 'described', input })
-    describeInput(this.#session, ending.proof === 'stdin' ? this.#lastFacts : undefined, wanted, report)
+    describeInput(this.#session, ending.proof === 'stdin' ? this.#wait.latestSample : undefined, wanted, report)
   }
 
   #finish(ending: SendEnding, input?: TerminalInputState): void {
-    this.#prober.stop()
+    this.#wait.stopProbes()
     this.#pending.clearAll()
     if (ending.kind === 'error') this.#rejectDone(ending.error)
     else this.#resolveDone(settledResult(ending, input, this.#output, this.#session, this.#baselines, this.#options.earlier))
     // What outlives the send goes back to the session: the prompt it ended on, and what followed a match.
-    const promptFacts = ending.kind === 'result' && ending.proof === 'prompt' ? this.#lastShellFacts : undefined
+    const promptFacts = ending.kind === 'result' && ending.proof === 'prompt' ? this.#wait.shellFacts : undefined
     this.#session.settled(this, promptFacts, this.#output.afterMatch, input)
     this.#releaseIfDone()
   }
