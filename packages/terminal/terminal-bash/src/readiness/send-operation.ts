@@ -2,7 +2,6 @@ import type { ForegroundFacts } from 'dsh-subprocess'
 import type { TerminalInputState, TerminalSendOperation, TerminalSendRead, TerminalSendResult } from 'dsh-terminal'
 import { markedInput } from '../input/input-state'
 import type { SanitizedChunk, SendOutputBuffer } from '../output/index'
-import type { ProbeSample } from './evidence'
 import { SendBaselines } from './send-baselines'
 import { isTypedAhead, lineCount, type SendFacts, type SendOptions, type SendSession } from './send-contract'
 import { type InterruptTarget, interruptForeground } from './send-interrupt'
@@ -31,7 +30,7 @@ export class SendOperation implements TerminalSendOperation {
   readonly #options: SendOptions
   /** Everything that can call back into the send; all cancelled when it settles. */
   readonly #pending = new PendingCallbacks<SendTimerSlot>()
-  readonly #steps: SendSteps & SendFacts
+  readonly #steps: SendSteps & SendFacts & WaitHost
   /** The evidence the send gathers while it waits (probes, drain, silence). */
   readonly #wait: SendWait
   #resolveDone!: (result: TerminalSendResult) => void
@@ -66,7 +65,9 @@ export class SendOperation implements TerminalSendOperation {
 
   /**
    * The steps the transition table runs, the facts its guards read and the wait's host, as one
-   * object per send whose methods live on the prototype: no closures are built per send.
+   * object per send whose methods live on the prototype: no closures are built per send. Each step
+   * does its work here, over the operation's state (a nested class reads its private fields), so
+   * an event costs the table one hop; the operation keeps the public face and the settlement.
    */
   static readonly #Steps = class implements SendSteps, SendFacts, WaitHost {
     readonly #operation: SendOperation
@@ -88,68 +89,129 @@ export class SendOperation implements TerminalSendOperation {
     get baselines(): SendBaselines {
       return this.#operation.#baselines
     }
+    get wait(): SendWait {
+      return this.#operation.#wait
+    }
+    get decided(): ResultEnding | undefined {
+      return this.#operation.#decided
+    }
     get waiting(): boolean {
       return this.#operation.#phase === 'waiting'
     }
-    report(event: SendEvent): Reply {
-      return this.#operation.#dispatch(event)
-    }
-    write(facts: ForegroundFacts | undefined, known: boolean): void {
-      this.#operation.#writeInput(facts, known)
-    }
-    waitWithoutInput(): void {
-      this.#operation.#waitWithoutInput()
-    }
-    startWaiting(): void {
-      this.#operation.#wait.start()
-    }
     collect(chunk: SanitizedChunk): void {
       this.#operation.#output.collect(chunk)
-    }
-    collectOrMatch(chunk: SanitizedChunk): boolean {
-      return this.#operation.#collectOrMatch(chunk)
-    }
-    startupOutput(): void {
-      this.#operation.#wait.startupOutput()
-    }
-    noteBurst(gapMs: number): void {
-      this.#operation.#wait.noteBurst(gapMs)
-    }
-    answerPrompt(): void {
-      this.#operation.#wait.answerPrompt()
-    }
-    probeNow(): void {
-      this.#operation.#wait.probeNow()
-    }
-    judge(sample: ProbeSample): number | undefined {
-      return this.#operation.#wait.judge(sample)
-    }
-    resumeProbes(): void {
-      this.#operation.#wait.resumeProbes()
-    }
-    holdEvidence(): void {
-      this.#operation.#wait.hold()
     }
     stopEvidence(): void {
       const operation = this.#operation
       operation.#wait.stopProbes()
       operation.#pending.clear('silence', 'drain', 'grace', 'timeout', 'abort')
     }
+    waitWithoutInput(): void {
+      const operation = this.#operation
+      const stream = operation.#session.stream
+      operation.#baselines = operation.#baselines.waitsFrom(operation.#options.markersBefore ?? stream.markers, now())
+      operation.#wait.waitsWithoutInput()
+      operation.#output.open()
+      operation.#output.watch(0, 0)
+      operation.#wait.start()
+    }
+    /** Collect a chunk, or end the wait when `waitFor` matches in it (reports `matched`). */
+    collectOrMatch(chunk: SanitizedChunk): boolean {
+      const operation = this.#operation
+      const match = operation.#output.collectOrMatch(chunk)
+      if (match) this.report({ kind: 'matched', match })
+      return match !== undefined
+    }
+    /** Evidence gathering already stopped on entering `interrupting` (see `PHASE_ENTRY`) until the SIGINT is delivered. */
     interrupt(writeInFlight: boolean): void {
-      this.#operation.#beginInterrupt(writeInFlight)
+      const operation = this.#operation
+      const target: InterruptTarget = {
+        session: operation.#session,
+        write: operation.#write,
+        cancelGraceMs: operation.#options.timing.cancelGraceMs,
+        openOutput: () => operation.#output.open(),
+        report: (event) => void this.report(event),
+      }
+      operation.#interruption = interruptForeground(target, writeInFlight).finally(() => {
+        operation.#interruption = undefined
+        operation.#releaseIfDone()
+      })
     }
     rebaseForInterrupt(before: ForegroundFacts | undefined): void {
-      this.#operation.#rebaseForInterrupt(before)
-    }
-    describe(ending: ResultEnding): void {
-      this.#operation.#describe(ending)
-    }
-    finish(ending: SendEnding, input?: TerminalInputState): void {
-      this.#operation.#finish(ending, input)
-    }
-    finishDescribed(input: TerminalInputState | undefined): void {
       const operation = this.#operation
-      operation.#finish(operation.#decided ?? { kind: 'result', reason: 'timeout' }, input)
+      operation.#actOnShell(operation.#baselines.interrupted(operation.#session.stream))
+      operation.#wait.interrupted(before)
+      // The grace runs from the moment the signal is requested, so a slow delivery cannot stretch `done`.
+      operation.#pending.set('grace', inMs(operation.#options.timing.cancelGraceMs), () => this.report({ kind: 'grace' }))
+    }
+    /**
+     * The one place events enter: the table says whether the current phase accepts `event` and which
+     * phase follows. The phase moves before the step runs, so a step may report further events.
+     */
+    report(event: SendEvent): Reply {
+      const operation = this.#operation
+      const transition = transitionFor(operation.#phase, event, this)
+      if (!transition) return IGNORED
+      const from = operation.#phase
+      operation.#phase = transition.to
+      if (transition.to !== from) PHASE_ENTRY[transition.to]?.act(this)
+      const followUpMs = transition.act?.(this, event)
+      return typeof followUpMs === 'number' ? { accepted: true, followUpMs } : ACCEPTED
+    }
+    /**
+     * `known` means the facts are the idle prompt's latest sample rather than a fresh pre-write one:
+     * the prompt is trusted as the inspection would have shown, and a wait of the shell's own group
+     * then also needs output after the write.
+     */
+    write(facts: ForegroundFacts | undefined, known: boolean): void {
+      const operation = this.#operation
+      const stream = operation.#session.stream
+      const bytes = operation.#options.bytes as string
+      operation.#wait.wrote(facts, known, bytes)
+      operation.#output.open()
+      operation.#output.watch(stream.line.number, lineCount(bytes))
+      if (isTypedAhead(facts)) operation.#output.typedAhead((chunk) => stream.ownPromptLine(chunk))
+      operation.#actOnShell(operation.#baselines.wrote(stream, now()))
+      const write = operation.#session.write(bytes)
+      operation.#write = write
+      write.then(
+        () => this.report({ kind: 'written' }),
+        (error: unknown) => {
+          // After exit the provider refuses writes; the exit notification settles the send with all output.
+          if (!operation.#session.exited()) this.report({ kind: 'write-failed', error })
+        },
+      )
+    }
+    /**
+     * The ending is decided; tell what the terminal waits for. The marker says it at once (the shell's
+     * prompt or continuation, or a REPL's when the sample that found it waiting was of that REPL);
+     * otherwise one inspection (the stdin proof's own sample when there is one), and a second with the
+     * terminal's flags only when a program is proven to read.
+     */
+    describe(ending: ResultEnding): void {
+      const operation = this.#operation
+      // Probes and timers already stopped on entering `describing` (see `PHASE_ENTRY`).
+      operation.#decided = ending
+      const stream = operation.#session.stream
+      const marked = ending.proof === 'prompt' ? markedInput(stream, operation.#wait.shellFacts?.program) : undefined
+      if (marked) return void this.report({ kind: 'described', input: marked })
+      operation.#pending.set('describe', inMs(DESCRIBE_BOUND_MS), () => this.report({ kind: 'described', input: undefined }))
+      // Settled meanwhile (the bound, or the exit): nothing more is asked of the provider.
+      const wanted = () => operation.#phase === 'describing'
+      const report = (input: TerminalInputState | undefined) => void this.report({ kind: 'described', input })
+      describeInput(operation.#session, ending.proof === 'stdin' ? operation.#wait.latestSample : undefined, wanted, report)
+    }
+    /** The one way out (see {@link SendSteps.finish}). */
+    finish(ending: SendEnding, input?: TerminalInputState): void {
+      const operation = this.#operation
+      operation.#wait.stopProbes()
+      operation.#pending.clearAll()
+      if (ending.kind === 'error') operation.#rejectDone(ending.error)
+      else operation.#resolveDone(settledResult(ending, input, operation.#output, operation.#session, operation.#baselines, operation.#options.earlier))
+      // What outlives the send goes back to the session: the prompt it ended on, and what followed a match.
+      const promptFacts = ending.kind === 'result' && ending.proof === 'prompt' ? operation.#wait.shellFacts : undefined
+      operation.#session.settled(operation, promptFacts, operation.#output.afterMatch, input)
+      operation.#releaseIfDone()
     }
   }
 
@@ -164,9 +226,9 @@ export class SendOperation implements TerminalSendOperation {
   /** Start: arm the timeout, then inspect and write (or, without input, go straight to waiting). */
   start(): void {
     const { signal, timing, bytes, promptFacts } = this.#options
-    this.#pending.set('timeout', inMs(timing.timeoutMs), () => this.#dispatch({ kind: 'timeout' }))
+    this.#pending.set('timeout', inMs(timing.timeoutMs), () => this.#steps.report({ kind: 'timeout' }))
     if (this.#session.exited()) {
-      this.#dispatch({ kind: 'exit' })
+      this.#steps.report({ kind: 'exit' })
       return
     }
     if (signal?.aborted) {
@@ -174,30 +236,30 @@ export class SendOperation implements TerminalSendOperation {
       return
     }
     if (signal) this.#pending.set('abort', onAbort(signal), () => this.cancel())
-    if (bytes === undefined) this.#dispatch({ kind: 'no-input' })
-    else if (promptFacts) this.#dispatch({ kind: 'inspected', facts: promptFacts, known: true })
+    if (bytes === undefined) this.#steps.report({ kind: 'no-input' })
+    else if (promptFacts) this.#steps.report({ kind: 'inspected', facts: promptFacts, known: true })
     else {
       this.#session.inspectForeground().then(
-        (facts) => this.#dispatch({ kind: 'inspected', facts, known: false }),
-        () => this.#dispatch({ kind: 'inspected', facts: undefined, known: false }),
+        (facts) => this.#steps.report({ kind: 'inspected', facts, known: false }),
+        () => this.#steps.report({ kind: 'inspected', facts: undefined, known: false }),
       )
     }
   }
 
   /** Take one sanitized chunk (already in the scrollback). */
   onChunk(chunk: SanitizedChunk, gapMs: number): void {
-    this.#dispatch({ kind: 'output', chunk, gapMs })
-    if (this.#session.stream.promptReady) this.#dispatch({ kind: 'prompt' })
+    this.#steps.report({ kind: 'output', chunk, gapMs })
+    if (this.#session.stream.promptReady) this.#steps.report({ kind: 'prompt' })
   }
 
   /** The top-level process exited (every output chunk was already delivered). */
   onExit(): void {
-    this.#dispatch({ kind: 'exit' })
+    this.#steps.report({ kind: 'exit' })
   }
 
   /** The session is closing: settle as `session_exit` and never signal. */
   abandon(): void {
-    this.#dispatch({ kind: 'exit' })
+    this.#steps.report({ kind: 'exit' })
   }
 
   /**
@@ -208,7 +270,7 @@ export class SendOperation implements TerminalSendOperation {
   release(): { earlier: EarlierPart | undefined; buffer: SendOutputBuffer | undefined } {
     const earlier = joinEarlier(this.#options.earlier, this.#output.earlier)
     const buffer = this.#output.handOver()
-    this.#dispatch({ kind: 'exit' })
+    this.#steps.report({ kind: 'exit' })
     return { earlier, buffer }
   }
 
@@ -228,83 +290,7 @@ export class SendOperation implements TerminalSendOperation {
    * `cancelGraceMs`. Returns false once settled.
    */
   cancel(): boolean {
-    return this.#dispatch({ kind: 'cancel' }).accepted
-  }
-
-  /**
-   * The one place events enter: the table says whether the current phase accepts `event` and which
-   * phase follows. The phase moves before the step runs, so a step may report further events.
-   */
-  #dispatch(event: SendEvent): Reply {
-    const transition = transitionFor(this.#phase, event, this.#steps)
-    if (!transition) return IGNORED
-    const from = this.#phase
-    this.#phase = transition.to
-    if (transition.to !== from) PHASE_ENTRY[transition.to]?.act(this.#steps)
-    const followUpMs = transition.act?.(this.#steps, event)
-    return typeof followUpMs === 'number' ? { accepted: true, followUpMs } : ACCEPTED
-  }
-
-  /**
-   * `known` means the facts are the idle prompt's latest sample rather than a fresh pre-write one:
-   * the prompt is trusted as the inspection would have shown, and a wait of the shell's own group
-   * then also needs output after the write.
-   */
-  #writeInput(facts: ForegroundFacts | undefined, known: boolean): void {
-    const stream = this.#session.stream
-    const bytes = this.#options.bytes as string
-    this.#wait.wrote(facts, known, bytes)
-    this.#output.open()
-    this.#output.watch(stream.line.number, lineCount(bytes))
-    if (isTypedAhead(facts)) this.#output.typedAhead((chunk) => stream.ownPromptLine(chunk))
-    this.#actOnShell(this.#baselines.wrote(stream, now()))
-    const write = this.#session.write(bytes)
-    this.#write = write
-    write.then(
-      () => this.#dispatch({ kind: 'written' }),
-      (error: unknown) => {
-        // After exit the provider refuses writes; the exit notification settles the send with all output.
-        if (!this.#session.exited()) this.#dispatch({ kind: 'write-failed', error })
-      },
-    )
-  }
-
-  #waitWithoutInput(): void {
-    const stream = this.#session.stream
-    this.#baselines = this.#baselines.waitsFrom(this.#options.markersBefore ?? stream.markers, now())
-    this.#wait.waitsWithoutInput()
-    this.#output.open()
-    this.#output.watch(0, 0)
-    this.#wait.start()
-  }
-
-  /** Collect a chunk, or end the wait when `waitFor` matches in it (reports `matched`). */
-  #collectOrMatch(chunk: SanitizedChunk): boolean {
-    const match = this.#output.collectOrMatch(chunk)
-    if (match) this.#dispatch({ kind: 'matched', match })
-    return match !== undefined
-  }
-
-  /** Evidence gathering already stopped on entering `interrupting` (see `PHASE_ENTRY`) until the SIGINT is delivered. */
-  #beginInterrupt(writeInFlight: boolean): void {
-    const target: InterruptTarget = {
-      session: this.#session,
-      write: this.#write,
-      cancelGraceMs: this.#options.timing.cancelGraceMs,
-      openOutput: () => this.#output.open(),
-      report: (event) => void this.#dispatch(event),
-    }
-    this.#interruption = interruptForeground(target, writeInFlight).finally(() => {
-      this.#interruption = undefined
-      this.#releaseIfDone()
-    })
-  }
-
-  #rebaseForInterrupt(before: ForegroundFacts | undefined): void {
-    this.#actOnShell(this.#baselines.interrupted(this.#session.stream))
-    this.#wait.interrupted(before)
-    // The grace runs from the moment the signal is requested, so a slow delivery cannot stretch `done`.
-    this.#pending.set('grace', inMs(this.#options.timing.cancelGraceMs), () => this.#dispatch({ kind: 'grace' }))
+    return this.#steps.report({ kind: 'cancel' }).accepted
   }
 
   /**
@@ -316,36 +302,6 @@ export class SendOperation implements TerminalSendOperation {
   #actOnShell(baselines: SendBaselines): void {
     this.#baselines = baselines
     this.#session.stream.resetPrompt()
-  }
-
-  /**
-   * The ending is decided; tell what the terminal waits for. The marker says it at once (the shell's
-   * prompt or continuation, or a REPL's when the sample that found it waiting was of that REPL);
-   * otherwise one inspection (the stdin proof's own sample when there is one), and a second with the
-   * terminal's flags only when a program is proven to read.
-   */
-  #describe(ending: ResultEnding): void {
-    // Probes and timers already stopped on entering `describing` (see `PHASE_ENTRY`).
-    this.#decided = ending
-    const stream = this.#session.stream
-    const marked = ending.proof === 'prompt' ? markedInput(stream, this.#wait.shellFacts?.program) : undefined
-    if (marked) return void this.#dispatch({ kind: 'described', input: marked })
-    this.#pending.set('describe', inMs(DESCRIBE_BOUND_MS), () => this.#dispatch({ kind: 'described', input: undefined }))
-    // Settled meanwhile (the bound, or the exit): nothing more is asked of the provider.
-    const wanted = () => this.#phase === 'describing'
-    const report = (input: TerminalInputState | undefined) => void this.#dispatch({ kind: 'described', input })
-    describeInput(this.#session, ending.proof === 'stdin' ? this.#wait.latestSample : undefined, wanted, report)
-  }
-
-  #finish(ending: SendEnding, input?: TerminalInputState): void {
-    this.#wait.stopProbes()
-    this.#pending.clearAll()
-    if (ending.kind === 'error') this.#rejectDone(ending.error)
-    else this.#resolveDone(settledResult(ending, input, this.#output, this.#session, this.#baselines, this.#options.earlier))
-    // What outlives the send goes back to the session: the prompt it ended on, and what followed a match.
-    const promptFacts = ending.kind === 'result' && ending.proof === 'prompt' ? this.#wait.shellFacts : undefined
-    this.#session.settled(this, promptFacts, this.#output.afterMatch, input)
-    this.#releaseIfDone()
   }
 
   #releaseIfDone(): void {

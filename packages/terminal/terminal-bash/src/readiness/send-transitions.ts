@@ -63,21 +63,10 @@ export interface ResultEnding {
   readonly match?: TerminalOutputMatch
 }
 
-/** What a transition may do on the way; the send implements each step over its own state. */
-export interface SendSteps {
-  /** Rebase the evidence on the pre-write facts, decide whether the prompt is trusted, write. */
-  write(facts: ForegroundFacts | undefined, known: boolean): void
-  /** Begin a wait without input: baselines from now, then {@link SendSteps.startWaiting}. */
-  waitWithoutInput(): void
+/** The steps of waiting a transition runs on the send's wait (`SendWait`): probes, bursts, the prompt. */
+export interface WaitSteps {
   /** Arm the silence clock, start probing (startup: at its first output), look at the prompt. */
-  startWaiting(): void
-  /** Keep a chunk for the send's result. */
-  collect(chunk: SanitizedChunk): void
-  /**
-   * Keep a chunk, unless it matches the send's `waitFor`: then keep it up to the matching line,
-   * hold the rest for the session, and report `matched`. True when it matched.
-   */
-  collectOrMatch(chunk: SanitizedChunk): boolean
+  start(): void
   /** Startup held probes and silence until the shell printed something: start them at its first output. */
   startupOutput(): void
   /** Output arrived after a gap of `gapMs`: probe once this burst's callbacks are done. */
@@ -91,7 +80,29 @@ export interface SendSteps {
   /** Probe again with a fresh backoff. */
   resumeProbes(): void
   /** Entering `interrupting`: no probe, drain or silence counts until the SIGINT is delivered. */
-  holdEvidence(): void
+  hold(): void
+}
+
+/**
+ * What a transition may do on the way; the send implements each step over its own state. A step is
+ * where its work happens (no step forwards to another method), so an event costs the table one hop.
+ */
+export interface SendSteps {
+  /** The wait's steps, called on it directly. */
+  readonly wait: WaitSteps
+  /** The ending {@link SendSteps.describe} decided, once it did. */
+  readonly decided: ResultEnding | undefined
+  /** Rebase the evidence on the pre-write facts, decide whether the prompt is trusted, write. */
+  write(facts: ForegroundFacts | undefined, known: boolean): void
+  /** Begin a wait without input: baselines from now, then the wait's start. */
+  waitWithoutInput(): void
+  /** Keep a chunk for the send's result. */
+  collect(chunk: SanitizedChunk): void
+  /**
+   * Keep a chunk, unless it matches the send's `waitFor`: then keep it up to the matching line,
+   * hold the rest for the session, and report `matched`. True when it matched.
+   */
+  collectOrMatch(chunk: SanitizedChunk): boolean
   /** Entering `describing`: the ending is decided, so probes and every timer but the describe bound stop. */
   stopEvidence(): void
   /** Start the interrupt (after letting a write in flight land). */
@@ -102,9 +113,10 @@ export interface SendSteps {
   describe(ending: ResultEnding): void
   /** The one way out: stop everything, settle `done` (with the input state when told), tell the session. */
   finish(ending: SendEnding, input?: TerminalInputState): void
-  /** Finish with the ending {@link SendSteps.describe} decided and the input state told. */
-  finishDescribed(input: TerminalInputState | undefined): void
 }
+
+/** The ending of a send that was described without a decided ending (cannot happen; the bound's reason). */
+const UNDECIDED: ResultEnding = { kind: 'result', reason: 'timeout' }
 
 /** Where an accepted event moves the send, and what it does on the way (a sample's step answers a follow-up delay). */
 export interface Transition<E extends SendEvent = SendEvent> {
@@ -137,8 +149,12 @@ const matched: Transition<EventOf<'matched'>> = {
   says: '`output_match`',
   act: (s, e) => s.describe({ kind: 'result', reason: 'output_match', match: e.match }),
 }
-const judged = (to: SendPhase): Transition<EventOf<'sample'>> => ({ to, says: 'judge: drain a proof, or ask a follow-up', act: (s, e) => s.judge(e.sample) })
-const probesAgain = (to: SendPhase): Transition => ({ to, says: 'probes again', act: (s) => s.resumeProbes() })
+const judged = (to: SendPhase): Transition<EventOf<'sample'>> => ({
+  to,
+  says: 'judge: drain a proof, or ask a follow-up',
+  act: (s, e) => s.wait.judge(e.sample),
+})
+const probesAgain = (to: SendPhase): Transition => ({ to, says: 'probes again', act: (s) => s.wait.resumeProbes() })
 
 /**
  * The send's phases × events. An event a phase does not list is ignored: a stale timer, probe,
@@ -155,7 +171,7 @@ export const SEND_TRANSITIONS: { readonly [P in SendPhase]: Row } = {
     exit: exited,
   },
   writing: {
-    written: { to: 'waiting', says: 'silence, probes, prompt check', act: (s) => s.startWaiting() },
+    written: { to: 'waiting', says: 'silence, probes, prompt check', act: (s) => s.wait.start() },
     'write-failed': writeFailed,
     output: { to: 'writing', says: 'collect, or match', act: (s, e) => void s.collectOrMatch(e.chunk) },
     matched,
@@ -169,12 +185,12 @@ export const SEND_TRANSITIONS: { readonly [P in SendPhase]: Row } = {
       says: "collect, or match; else burst probe; startup's first output starts probes and silence",
       act: (s, e) => {
         if (s.collectOrMatch(e.chunk)) return
-        s.startupOutput()
-        s.noteBurst(e.gapMs)
+        s.wait.startupOutput()
+        s.wait.noteBurst(e.gapMs)
       },
     },
     matched,
-    prompt: { to: 'waiting', says: 'trusted: drain; else probe now', act: (s) => s.answerPrompt() },
+    prompt: { to: 'waiting', says: 'trusted: drain; else probe now', act: (s) => s.wait.answerPrompt() },
     sample: judged('waiting'),
     drained,
     'drain-broken': probesAgain('waiting'),
@@ -205,10 +221,10 @@ export const SEND_TRANSITIONS: { readonly [P in SendPhase]: Row } = {
       says: 'collect; burst probe',
       act: (s, e) => {
         s.collect(e.chunk)
-        s.noteBurst(e.gapMs)
+        s.wait.noteBurst(e.gapMs)
       },
     },
-    prompt: { to: 'cancelling', says: 'probe now', act: (s) => s.probeNow() },
+    prompt: { to: 'cancelling', says: 'probe now', act: (s) => s.wait.probeNow() },
     sample: judged('cancelling'),
     drained,
     'drain-broken': probesAgain('cancelling'),
@@ -220,8 +236,8 @@ export const SEND_TRANSITIONS: { readonly [P in SendPhase]: Row } = {
   },
   describing: {
     output: { to: 'describing', says: 'collect (after a match on a completed line: for the next send)', act: (s, e) => s.collect(e.chunk) },
-    described: { to: 'settled', says: 'the decided reason, with the state', act: (s, e) => s.finishDescribed(e.input) },
-    exit: { to: 'settled', says: 'the decided reason, no state', act: (s) => s.finishDescribed(undefined) },
+    described: { to: 'settled', says: 'the decided reason, with the state', act: (s, e) => s.finish(s.decided ?? UNDECIDED, e.input) },
+    exit: { to: 'settled', says: 'the decided reason, no state', act: (s) => s.finish(s.decided ?? UNDECIDED) },
   },
   settled: {},
 }
@@ -235,7 +251,7 @@ export interface PhaseEntry {
 
 /** The enter actions: a rule about a whole phase lives here once, not in each transition into it. */
 export const PHASE_ENTRY: { readonly [P in SendPhase]?: PhaseEntry } = {
-  interrupting: { says: 'probes pause; drain and silence stop', act: (s) => s.holdEvidence() },
+  interrupting: { says: 'probes pause; drain and silence stop', act: (s) => s.wait.hold() },
   describing: { says: 'probes and every timer but the describe bound stop', act: (s) => s.stopEvidence() },
 }
 
