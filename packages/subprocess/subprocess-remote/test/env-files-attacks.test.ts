@@ -2,7 +2,9 @@
  * Attacks on `envFiles` through the remote provider, with a real session host: a spawn inside the
  * documented bounds must never take down the link that carries the other terminals.
  */
-import { readFileSync, rmSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { readdirSync, readFileSync, rmSync } from 'node:fs'
+import { basename, dirname } from 'node:path'
 import { isSubprocessError } from 'dsh-subprocess'
 import { eventually, isAlive } from 'dsh-testkit'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -64,6 +66,30 @@ describe('envFiles at the bounds, over a real session host', () => {
       contents.forEach((content, i) => expect(readFileSync(paths[`F${i}`]!, 'utf8')).toBe(content))
     } finally {
       await remote.dispose()
+    }
+  })
+
+  it('several session hosts (separate processes) writing the same new content at once: every spawn gets the one intact file, no temporary is left', async () => {
+    const content = `# ${randomBytes(8).toString('hex')}\n${'x'.repeat(60_000)}\n`
+    const remotes = await Promise.all(Array.from({ length: 3 }, () => mountRemote({ socketPath: cleanup.socket(), idleExitMs: 0 })))
+    try {
+      const shells = await Promise.all(remotes.flatMap((remote) => Array.from({ length: 3 }, () => remote.runtime.spawnTerminal(bashSpec({ envFiles: { DSH_RACE: content } })))))
+      for (const remote of remotes) cleanup.process((await remote.runtime.sessionHostPid())!)
+      const paths = new Set(
+        shells.map((shell) => {
+          const entry = readFileSync(`/proc/${shell.pid}/environ`, 'utf8')
+            .split('\0')
+            .find((pair) => pair.startsWith('DSH_RACE='))
+          return entry!.slice('DSH_RACE='.length)
+        }),
+      )
+      expect(paths.size).toBe(1)
+      const [path] = [...paths]
+      written.push(path!)
+      expect(readFileSync(path!, 'utf8')).toBe(content)
+      expect(readdirSync(dirname(path!)).filter((name) => name.startsWith(`${basename(path!)}.`))).toEqual([])
+    } finally {
+      await Promise.all(remotes.map((remote) => remote.dispose()))
     }
   })
 })
