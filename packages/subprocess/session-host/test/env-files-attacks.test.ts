@@ -61,11 +61,13 @@ describe('planted at the directory', () => {
     expect(() => writeEnvFiles({ PYTHONSTARTUP: CONTENT }, dir)).toThrow(expect.objectContaining({ code: 'SPAWN_FAILED' }))
   })
 
-  it.skipIf(!asRoot)("env-files belongs to another uid (65534), even at 0700: refused, naming the uid", () => {
+  it.skipIf(!asRoot)('env-files belongs to another uid (65534), even at 0700: refused, naming the uid', () => {
     const dir = freshDir()
     mkdirSync(dir, { mode: 0o700 })
     chownSync(dir, 65534, 65534)
-    expect(() => writeEnvFiles({ PYTHONSTARTUP: CONTENT }, dir)).toThrow(expect.objectContaining({ code: 'SPAWN_FAILED', message: expect.stringContaining('65534') }))
+    expect(() => writeEnvFiles({ PYTHONSTARTUP: CONTENT }, dir)).toThrow(
+      expect.objectContaining({ code: 'SPAWN_FAILED', message: expect.stringContaining('65534') }),
+    )
   })
 })
 
@@ -94,7 +96,9 @@ describe('planted at a content-hash name', () => {
   it('a directory: the spawn fails with SPAWN_FAILED naming the place, nothing is followed into it', () => {
     const dir = freshDir()
     mkdirSync(join(dir, hashName(CONTENT)), { recursive: true, mode: 0o700 })
-    expect(() => writeEnvFiles({ PYTHONSTARTUP: CONTENT }, dir)).toThrow(expect.objectContaining({ code: 'SPAWN_FAILED', message: expect.stringContaining(dir) }))
+    expect(() => writeEnvFiles({ PYTHONSTARTUP: CONTENT }, dir)).toThrow(
+      expect.objectContaining({ code: 'SPAWN_FAILED', message: expect.stringContaining(dir) }),
+    )
   })
 
   it('the right content but readable by others (0644): not trusted, rewritten 0600', () => {

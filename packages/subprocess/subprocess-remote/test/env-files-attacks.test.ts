@@ -63,7 +63,7 @@ describe('envFiles at the bounds, over a real session host', () => {
           .map((entry) => [entry.slice(0, 2), entry.slice(3)]),
       )
       written.push(...Object.values(paths))
-      contents.forEach((content, i) => expect(readFileSync(paths[`F${i}`]!, 'utf8')).toBe(content))
+      expect(contents.map((_, i) => readFileSync(paths[`F${i}`]!, 'utf8'))).toEqual(contents)
     } finally {
       await remote.dispose()
     }
@@ -73,7 +73,9 @@ describe('envFiles at the bounds, over a real session host', () => {
     const content = `# ${randomBytes(8).toString('hex')}\n${'x'.repeat(60_000)}\n`
     const remotes = await Promise.all(Array.from({ length: 3 }, () => mountRemote({ socketPath: cleanup.socket(), idleExitMs: 0 })))
     try {
-      const shells = await Promise.all(remotes.flatMap((remote) => Array.from({ length: 3 }, () => remote.runtime.spawnTerminal(bashSpec({ envFiles: { DSH_RACE: content } })))))
+      const shells = await Promise.all(
+        remotes.flatMap((remote) => Array.from({ length: 3 }, () => remote.runtime.spawnTerminal(bashSpec({ envFiles: { DSH_RACE: content } })))),
+      )
       for (const remote of remotes) cleanup.process((await remote.runtime.sessionHostPid())!)
       const paths = new Set(
         shells.map((shell) => {

@@ -37,7 +37,14 @@ function unreachableNames(runtime: { unreachableTargets(): readonly { target: st
 describe('a listing while one target hangs and another flaps', () => {
   it('names the hanging and the downed targets, lists the rest, and lists the flapping one again once it is back', async () => {
     writeFileSync(gate, '')
-    const remote = await mountRemote({ socketPath: localSocket, idleExitMs: 0, startTimeoutMs: 60_000, listTimeoutMs: 500, livenessMs: 300, targets: { flap, hang } })
+    const remote = await mountRemote({
+      socketPath: localSocket,
+      idleExitMs: 0,
+      startTimeoutMs: 60_000,
+      listTimeoutMs: 500,
+      livenessMs: 300,
+      targets: { flap, hang },
+    })
     try {
       const there = await remote.runtime.spawnTerminal(bashSpec({ target: 'flap', durable: { key: 'flap-1', ttlMs: 60_000, retainBytes: 65_536 } }))
       cleanup.process((await remote.runtime.sessionHostPid('flap'))!)
@@ -53,7 +60,14 @@ describe('a listing while one target hangs and another flaps', () => {
 
     // A fresh provider: the flapping target is down, the hanging one never answers.
     rmSync(gate)
-    const next = await mountRemote({ socketPath: localSocket, idleExitMs: 0, startTimeoutMs: 60_000, listTimeoutMs: 500, livenessMs: 300, targets: { flap, hang } })
+    const next = await mountRemote({
+      socketPath: localSocket,
+      idleExitMs: 0,
+      startTimeoutMs: 60_000,
+      listTimeoutMs: 500,
+      livenessMs: 300,
+      targets: { flap, hang },
+    })
     try {
       const down = await next.runtime.listDetached()
       expect(down.map((terminal) => terminal.key)).toContain('here-1')
