@@ -10,7 +10,7 @@ import {
   type RequestParams,
   type WireError,
 } from 'dsh-session-host'
-import { errorFromWire, sessionHostLost, targetUnreachable } from './errors'
+import { errorFromWire, requestTooLarge, sessionHostLost, targetUnreachable } from './errors'
 
 /** How long a hang-up waits for the session host to close its side before it resolves anyway. */
 export const HANG_UP_WAIT_MS = 2_000
@@ -185,7 +185,7 @@ export class SessionHostClient {
   /**
    * Call `method`; `onId` learns the request id (to cancel it), `onResult` sees a successful result
    * synchronously (a spawn attaches its terminal there, before the frames that follow the reply).
-   * Rejects with `SESSION_HOST_LOST` when the connection ends first.
+   * Rejects with `SESSION_HOST_LOST` when the connection ends first, `INVALID_SPEC` (nothing sent) when it does not fit a frame.
    */
   request<M extends RequestMethod>(method: M, params: RequestParams[M], onId?: (id: number) => void, onResult?: (result: unknown) => void): Promise<unknown> {
     if (this.#lost) return Promise.reject(this.#lost)
@@ -193,7 +193,10 @@ export class SessionHostClient {
     onId?.(id)
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject, onResult })
-      this.#channel.send({ type: 'request', id, method, params })
+      const unframed = this.#channel.sendOrRefuse({ type: 'request', id, method, params })
+      if (unframed === undefined) return
+      this.#pending.delete(id)
+      reject(requestTooLarge(method, unframed))
     })
   }
 

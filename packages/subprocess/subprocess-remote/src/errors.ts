@@ -44,6 +44,18 @@ export function sessionHostLost(why: string): SubprocessError {
   )
 }
 
+/**
+ * A call whose request does not fit one frame (1 MiB of JSON): refused here, before anything is sent,
+ * so the link and the other terminals on it live on.
+ */
+export function requestTooLarge(method: string, cause: Error): SubprocessError {
+  return new SubprocessError(
+    'INVALID_SPEC',
+    `the ${method} request is too large for one frame of the session host protocol (1 MiB of JSON; a control character counts six bytes): ${cause.message}. Nothing was sent; send less argv, env or envFiles content.`,
+    { cause },
+  )
+}
+
 /** The link stopped carrying bytes: nothing came back within `livenessMs` of a ping sent after `livenessMs` of silence. */
 export function targetUnreachable(livenessMs: number): SubprocessError {
   return new SubprocessError(

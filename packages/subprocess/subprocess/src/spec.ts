@@ -56,6 +56,9 @@ export function validateSpawnSpec(spec: TerminalSpawnSpec): void {
   }
 }
 
+/** Variables an env file must not set: the dynamic loader's (a file there runs in every program) and the command search list. */
+const NOT_A_STARTUP_FILE = /^(?:LD_|DYLD_)|^PATH$/
+
 /** Check {@link TerminalSpawnSpec.envFiles}: well-formed names, string contents within the bounds. */
 export function validateEnvFiles(envFiles: unknown): void {
   if (typeof envFiles !== 'object' || envFiles === null || Array.isArray(envFiles))
@@ -64,6 +67,9 @@ export function validateEnvFiles(envFiles: unknown): void {
   if (entries.length > MAX_ENV_FILES) invalid(`envFiles holds ${entries.length} files; at most ${MAX_ENV_FILES} are allowed`)
   for (const [name, content] of entries) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) invalid(`envFiles: invalid environment variable name ${JSON.stringify(name)}`)
+    if (NOT_A_STARTUP_FILE.test(name)) {
+      invalid(`envFiles: ${name} cannot name a file (the dynamic loader's LD_*/DYLD_* load it into every program; PATH is a search list); pass it in env`)
+    }
     if (typeof content !== 'string') invalid(`envFiles.${name} must be a string (the file's content)`)
     if (Buffer.byteLength(content, 'utf8') > MAX_ENV_FILE_BYTES) invalid(`envFiles.${name} is larger than ${MAX_ENV_FILE_BYTES} bytes`)
   }

@@ -101,14 +101,23 @@ export class FrameChannel {
    * frame) is a bug of this side: the connection closes rather than the process.
    */
   send(message: ControlMessage): void {
-    if (this.#closed) return
+    if (this.sendOrRefuse(message) !== undefined) this.close()
+  }
+
+  /**
+   * Send one control message, or answer why it cannot be framed and send nothing: a request too large
+   * for a frame (a caller's spawn) is refused on its own, the connection and its terminals live on.
+   */
+  sendOrRefuse(message: ControlMessage): Error | undefined {
+    if (this.#closed) return undefined
     let frame: Buffer
     try {
       frame = encodeControl(message)
-    } catch {
-      return this.close()
+    } catch (error) {
+      return error as Error
     }
     this.#sendFrame(frame)
+    return undefined
   }
 
   /** Send a terminal's output from `offset`: gathered with the rest of this turn's, sent in the check phase. */

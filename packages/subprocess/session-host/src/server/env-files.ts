@@ -20,15 +20,24 @@ export function writeEnvFiles(envFiles: Readonly<Record<string, string>>, dir: s
   const paths: Record<string, string> = {}
   try {
     ensureRuntimeParent(dirname(dirname(dir)), process.getuid?.() ?? -1)
-    mkdirSync(dirname(dir), { recursive: true, mode: 0o700 })
-    mkdirSync(dir, { recursive: true, mode: 0o700 })
-    assertPrivateDir(dirname(dir))
-    assertPrivateDir(dir)
+    // Each level is checked before the next is made in it: never a directory made through a planted symlink.
+    ensurePrivateDir(dirname(dir))
+    ensurePrivateDir(dir)
     for (const [name, content] of Object.entries(envFiles)) paths[name] = writeOne(dir, content)
   } catch (error) {
     throw new SubprocessError('SPAWN_FAILED', `could not write the terminal's startup files into ${dir}: ${(error as Error).message}`)
   }
   return paths
+}
+
+/** Make `dir` (0700) unless it exists, then check it is a real private directory of this user. */
+function ensurePrivateDir(dir: string): void {
+  try {
+    mkdirSync(dir, { mode: 0o700 })
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+  }
+  assertPrivateDir(dir)
 }
 
 /** The file holding `content` in `dir`, written atomically unless an intact one is there already. */
@@ -46,11 +55,15 @@ function writeOne(dir: string, content: string): string {
   return path
 }
 
-/** Whether `path` is a regular file of this user holding exactly `bytes`. */
+/**
+ * Whether `path` is a regular file of this user, 0600 and of one name only (no other name outside the
+ * private directory can change it), holding exactly `bytes`.
+ */
 function intact(path: string, bytes: Buffer): boolean {
   try {
     const stat = lstatSync(path)
-    if (!stat.isFile() || stat.uid !== (process.getuid?.() ?? -1) || stat.size !== bytes.length) return false
+    if (!stat.isFile() || stat.uid !== (process.getuid?.() ?? -1) || (stat.mode & 0o777) !== 0o600 || stat.nlink !== 1) return false
+    if (stat.size !== bytes.length) return false
     return readFileSync(path).equals(bytes)
   } catch {
     return false
