@@ -69,11 +69,14 @@ describe.skipIf(missing.length > 0)('docker: the image built and run as the READ
       await http?.client.close()
     })
 
-    it('answers /healthz and /readyz', async () => {
-      await eventually(async () => (await fetch(`${stack.origin}/healthz`).catch(() => undefined))?.status === 200, 'the host to answer /healthz', 60_000)
+    // Each probe is bounded: docker-proxy accepts at once and may hold a connection while the container's side is not up yet.
+    const probe = (route: string) => fetch(`${stack.origin}${route}`, { signal: AbortSignal.timeout(3_000) }).catch(() => undefined)
+
+    it('answers /healthz and /readyz', { timeout: 130_000 }, async () => {
+      await eventually(async () => (await probe('/healthz'))?.status === 200, 'the host to answer /healthz', 60_000)
       const ready = await eventually(
         async () => {
-          const response = await fetch(`${stack.origin}/readyz`).catch(() => undefined)
+          const response = await probe('/readyz')
           return response?.status === 200 && response
         },
         'the host to be ready (a sandboxed shell opens)',
