@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { eventually } from 'dsh-testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -31,6 +31,20 @@ function dockerIptables(): string[] {
   return saved.stdout.split('\n').filter((line) => /DOCKER/.test(line))
 }
 
+/** Processes on this machine whose command line names `text` (the daemon's folder: dockerd, containerd, shims, docker-proxy). */
+function processesNaming(text: string): string[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')
+      } catch {
+        return ''
+      }
+    })
+    .filter((args) => args.includes(text))
+}
+
 /** Processes in a container, one `pid args` line each, without the `ps` that lists them. */
 async function processesIn(stack: DockerStack, container: string): Promise<string[]> {
   const { stdout } = await docker(stack.daemon, ['exec', container, 'ps', '-eo', 'pid=,args='])
@@ -56,10 +70,15 @@ describe.skipIf(missing.length > 0)('docker: the image built and run as the READ
   afterAll(async () => {
     const bridge = stack?.daemon.bridge
     await stack?.remove()
-    // Nothing of the daemon is left: no process on its socket, no bridge, no iptables chain.
+    // Nothing of the daemon is left: no process of it or its docker-proxy, no folder, no bridge, no iptables chain.
     if (bridge) expect(spawnSync('ip', ['link', 'show', bridge]).status).not.toBe(0)
     expect(dockerIptables()).toEqual(iptablesBefore)
-    if (stack) expect(existsSync(stack.daemon.host.slice('unix://'.length))).toBe(false)
+    if (stack) {
+      const folder = dirname(stack.daemon.host.slice('unix://'.length))
+      expect(existsSync(folder)).toBe(false)
+      expect(processesNaming(folder)).toEqual([])
+      expect(processesNaming(`-host-port ${new URL(stack.origin).port} `)).toEqual([])
+    }
   }, SETUP_MS)
 
   describe('the HTTP host (`docker run … -p 127.0.0.1:PORT:8080 -v $PWD:/workspace`)', () => {
@@ -83,6 +102,8 @@ describe.skipIf(missing.length > 0)('docker: the image built and run as the READ
         60_000,
       )
       expect(ready.status).toBe(200)
+      // Published by docker-proxy (no iptables here); afterAll checks it is gone.
+      expect(processesNaming(`-host-port ${new URL(stack.origin).port} `)).toHaveLength(1)
     })
 
     it('refuses a wrong token', async () => {
@@ -122,7 +143,18 @@ describe.skipIf(missing.length > 0)('docker: the image built and run as the READ
 
     beforeAll(async () => {
       dir = mkdtempSync(join(tmpdir(), 'dsh-docker-target-'))
-      const connect = ['env', `DOCKER_HOST=${stack.daemon.host}`, 'docker', 'exec', '-i', stack.targetContainer, 'dsh-session-host', '--stdio', '--idle-exit-ms', '500']
+      const connect = [
+        'env',
+        `DOCKER_HOST=${stack.daemon.host}`,
+        'docker',
+        'exec',
+        '-i',
+        stack.targetContainer,
+        'dsh-session-host',
+        '--stdio',
+        '--idle-exit-ms',
+        '500',
+      ]
       writeFileSync(
         join(dir, 'cordis.yml'),
         [
@@ -174,9 +206,7 @@ describe.skipIf(missing.length > 0)('docker: the image built and run as the READ
       composition = undefined
       await eventually(
         async () =>
-          !(await processesIn(stack, stack.targetContainer)).some(
-            (line) => line.includes('dsh-session-host') || line.includes('session-host/dist/bin.js'),
-          ),
+          !(await processesIn(stack, stack.targetContainer)).some((line) => line.includes('dsh-session-host') || line.includes('session-host/dist/bin.js')),
         'the relay and then the idle session host in the container to exit',
       )
     })
