@@ -9,7 +9,7 @@ import { FAMILY_BUILTINS } from '../../src/compose/builtins'
 import { type Composition, loadComposition } from '../../src/compose/load-config'
 import { callTool, connectHttp, connectInMemory, type HttpClient } from '../mcp-clients'
 import { docker, missingDockerPrograms } from './docker'
-import { type DockerStack, startDockerStack } from './docker-stack'
+import { DOCKER_IMAGE, DOCKER_RUN_OPTIONS, type DockerStack, startDockerStack } from './docker-stack'
 
 // Real Docker: a private dockerd, deploy/build-image.sh docker, the README's `docker run` options,
 // an MCP client over HTTP and a `docker exec -i` target.
@@ -58,6 +58,29 @@ async function send(client: Client, sessionId: string, text: string) {
   const result = await callTool(client, 'terminal_send', { sessionId, text })
   if (result.isError) throw new Error(`terminal_send ${JSON.stringify(text)} failed: ${result.text}`)
   return result
+}
+
+/** A composition whose sessions all run where `connect` reaches `dsh-session-host --stdio`. */
+async function remoteComposition(dir: string, connect: readonly string[]): Promise<Composition> {
+  writeFileSync(
+    join(dir, 'cordis.yml'),
+    [
+      '- { id: agents, name: dsh-agent }',
+      '- { id: tools, name: dsh-tools }',
+      '- { id: jobs, name: dsh-jobs }',
+      '- { id: job-tools, name: dsh-tool-jobs }',
+      `- { id: subprocess, name: dsh-subprocess-remote, config: { connect: ${JSON.stringify(connect)} } }`,
+      '- { id: sandbox-policy, name: dsh-sandbox-policy, config: { mode: danger-full-access, workspaceRoot: . } }',
+      '- { id: terminals, name: dsh-terminal }',
+      '- { id: bash, name: dsh-terminal-bash }',
+      '- { id: terminal-tools, name: dsh-tool-terminal }',
+      '',
+    ].join('\n'),
+  )
+  return loadComposition({
+    configPath: join(dir, 'cordis.yml'),
+    builtins: { ...FAMILY_BUILTINS, 'dsh-subprocess-remote': () => import('dsh-subprocess-remote') },
+  })
 }
 
 describe.skipIf(missing.length > 0)('docker: the image built and run as the README says', () => {
@@ -155,25 +178,7 @@ describe.skipIf(missing.length > 0)('docker: the image built and run as the READ
         '--idle-exit-ms',
         '500',
       ]
-      writeFileSync(
-        join(dir, 'cordis.yml'),
-        [
-          '- { id: agents, name: dsh-agent }',
-          '- { id: tools, name: dsh-tools }',
-          '- { id: jobs, name: dsh-jobs }',
-          '- { id: job-tools, name: dsh-tool-jobs }',
-          `- { id: subprocess, name: dsh-subprocess-remote, config: { connect: ${JSON.stringify(connect)} } }`,
-          '- { id: sandbox-policy, name: dsh-sandbox-policy, config: { mode: danger-full-access, workspaceRoot: . } }',
-          '- { id: terminals, name: dsh-terminal }',
-          '- { id: bash, name: dsh-terminal-bash }',
-          '- { id: terminal-tools, name: dsh-tool-terminal }',
-          '',
-        ].join('\n'),
-      )
-      composition = await loadComposition({
-        configPath: join(dir, 'cordis.yml'),
-        builtins: { ...FAMILY_BUILTINS, 'dsh-subprocess-remote': () => import('dsh-subprocess-remote') },
-      })
+      composition = await remoteComposition(dir, connect)
       ;({ client } = await connectInMemory(composition))
       // cwd '/': the shell backend checks a cwd on this machine, not the target's.
       const opened = await callTool(client, 'terminal_open', { type: 'shell', cwd: '/' })
@@ -209,6 +214,51 @@ describe.skipIf(missing.length > 0)('docker: the image built and run as the READ
           !(await processesIn(stack, stack.targetContainer)).some((line) => line.includes('dsh-session-host') || line.includes('session-host/dist/bin.js')),
         'the relay and then the idle session host in the container to exit',
       )
+    })
+  })
+
+  describe('a throwaway container per connection (`docker run -i --rm <image> session-host`)', () => {
+    it('runs a session inside and is gone when the client hangs up', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'dsh-docker-once-'))
+      const name = `dsh-once-${stack.targetContainer.slice('work-1-'.length)}`
+      const connect = [
+        'env',
+        `DOCKER_HOST=${stack.daemon.host}`,
+        'docker',
+        'run',
+        '-i',
+        '--rm',
+        '--name',
+        name,
+        ...DOCKER_RUN_OPTIONS,
+        DOCKER_IMAGE,
+        'session-host',
+      ]
+      let composition: Composition | undefined
+      try {
+        composition = await remoteComposition(dir, connect)
+        const { client } = await connectInMemory(composition)
+        const opened = await callTool(client, 'terminal_open', { type: 'shell', cwd: '/' })
+        if (opened.isError) throw new Error(`terminal_open: ${opened.text}`)
+        const sessionId = opened.meta.sessionId as string
+        const result = await send(client, sessionId, 'cat /proc/1/cmdline | tr "\\0" " "; echo')
+        expect(result.meta).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 })
+        expect(result.text).toContain('session-host/dist/bin.js --stdio')
+        const listed = await docker(stack.daemon, ['ps', '--format', '{{.Names}}'])
+        expect(listed.stdout.split('\n')).toContain(name)
+        expect((await callTool(client, 'terminal_close', { sessionId })).isError).toBe(false)
+        await client.close()
+        await composition.dispose()
+        composition = undefined
+        await eventually(
+          async () => !(await docker(stack.daemon, ['ps', '-a', '--format', '{{.Names}}'])).stdout.split('\n').includes(name),
+          'the throwaway container to be removed once its client hung up',
+          30_000,
+        )
+      } finally {
+        await composition?.dispose()
+        rmSync(dir, { recursive: true, force: true })
+      }
     })
   })
 })
