@@ -85,7 +85,6 @@ export class WriterThread {
     this.#worker = undefined
     for (const channel of this.#channels.values()) channel.lost('the recorder was unloaded')
     this.#channels.clear()
-    this.pace.ended()
     await worker?.terminate()
   }
 
