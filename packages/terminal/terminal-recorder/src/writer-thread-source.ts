@@ -42,6 +42,8 @@ ESCAPE[0x22] = 0x22; ESCAPE[0x5c] = 0x5c;
 const HEX = Buffer.from('0123456789abcdef', 'latin1');
 
 const NO_WORDS = new Uint32Array(0);
+/** This machine's byte order, which a Uint32Array reads words in. */
+const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
 
 /** One byte at \`at\` of \`out\`, escaped when JSON needs it; returns where the next byte goes (room for 6 is the caller's). */
 function putByte(out, at, byte) {
@@ -51,16 +53,6 @@ function putByte(out, at, byte) {
   if (escape !== 1) { out[at + 1] = escape; return at + 2; }
   out[at + 1] = 0x75; out[at + 2] = 0x30; out[at + 3] = 0x30; out[at + 4] = HEX[byte >> 4]; out[at + 5] = HEX[byte & 15];
   return at + 6;
-}
-
-/**
- * Bytes \`from\` to \`to\` of \`bytes\` into \`out\` at \`at\`; returns where the next byte goes. A typed-array
- * \`set\` of a view, not \`Buffer#copy\`: a flood copies a run per line, and \`copy\`'s argument checks cost a
- * third of the escaping.
- */
-function copyRun(out, at, bytes, from, to) {
-  out.set(bytes.subarray(from, to), at);
-  return at + to - from;
 }
 
 /**
@@ -77,12 +69,15 @@ function mayEscape(word) {
 /**
  * An output event straight from valid UTF-8 bytes, never decoded: controls, quote and backslash are
  * escaped (what JSON.stringify of the text would escape), everything else, UTF-8 sequences included,
- * comes out byte for byte. Four bytes are looked at at once; runs with nothing to escape are copied whole.
+ * comes out byte for byte. Four bytes are looked at at once, and a word with nothing to escape is
+ * written as one (a DataView write at any offset: no call or view per clean run, which a flood has
+ * one of per line).
  */
 function outputLine(seconds, bytes) {
   const head = '[' + seconds.toFixed(6) + ', "o", "';
   const length = bytes.length;
   let out = Buffer.allocUnsafe(head.length + length + (length >> 3) + 32);
+  let view = new DataView(out.buffer, out.byteOffset, out.length);
   let at = out.latin1Write(head, 0);
   /** Room for \`count\` more bytes (a run of controls can need six per byte). */
   const room = (count) => {
@@ -90,6 +85,7 @@ function outputLine(seconds, bytes) {
     const larger = Buffer.allocUnsafe(at + count + (length >> 2) + 32);
     out.copy(larger, 0, 0, at);
     out = larger;
+    view = new DataView(out.buffer, out.byteOffset, out.length);
   };
   // Bytes before the first 4-byte boundary of the underlying memory, one at a time.
   const lead = Math.min(length, (4 - (bytes.byteOffset & 3)) & 3);
@@ -97,18 +93,21 @@ function outputLine(seconds, bytes) {
   for (let index = 0; index < lead; index++) at = putByte(out, at, bytes[index]);
   const wordCount = (length - lead) >> 2;
   const words = wordCount > 0 ? new Uint32Array(bytes.buffer, bytes.byteOffset + lead, wordCount) : NO_WORDS;
-  let run = lead;
-  for (let word = 0; word < words.length; word++) {
-    if (mayEscape(words[word]) === 0) continue;
+  for (let word = 0; word < wordCount; word++) {
+    const value = words[word];
+    if (mayEscape(value) === 0) {
+      if (out.length - at < 4) room(4);
+      // In the byte order the Uint32Array read it in: the same four bytes.
+      view.setUint32(at, value, LITTLE_ENDIAN);
+      at += 4;
+      continue;
+    }
+    room(24);
     const first = lead + word * 4;
-    room(first - run + 24);
-    if (first > run) at = copyRun(out, at, bytes, run, first);
     for (let index = first; index < first + 4; index++) at = putByte(out, at, bytes[index]);
-    run = first + 4;
   }
-  const tail = lead + words.length * 4;
-  room(tail - run + 6 * (length - tail) + 3);
-  if (tail > run) at = copyRun(out, at, bytes, run, tail);
+  const tail = lead + wordCount * 4;
+  room(6 * (length - tail) + 3);
   for (let index = tail; index < length; index++) at = putByte(out, at, bytes[index]);
   out[at++] = 0x22; out[at++] = 0x5d; out[at++] = 0x0a;
   return out.subarray(0, at);
