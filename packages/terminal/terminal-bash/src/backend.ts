@@ -5,7 +5,7 @@ import { type TerminalBackend, TerminalBackendCleanupError, type TerminalBackend
 import type { ShellBackendConfig } from './config'
 import { createPromptNonce } from './prompt-protocol'
 import { fenceOwner } from './sandbox/mode-fence'
-import type { ShellSession } from './session/shell-session'
+import { ShellSession } from './session/shell-session'
 import { LinkedShellSession } from './session/linked-session'
 import { durableShell, durableSpec } from './session/durable-shell'
 import { resolveShellLaunch } from './shell-launch'
@@ -103,7 +103,9 @@ export class ShellBackend implements TerminalBackend {
       if (signal.aborted) throw signal.reason
       throw error
     }
-    const session = new LinkedShellSession(handle, config, { nonce, replNonce: launch.replNonce }, size, {
+    // Only a terminal whose link can be lost pays for the watch on every send.
+    const Session = handle.onLinkLost ? LinkedShellSession : ShellSession
+    const session = new Session(handle, config, { nonce, replNonce: launch.replNonce }, size, {
       observe: spec.onOutput,
       term: launch.env.TERM,
       name: spec.name,

@@ -10,8 +10,7 @@ export const LOSS_LOOK_MS = 1_000
 /**
  * Whether an exited terminal died with the session host that held it rather than by itself. The
  * seam reports such a terminal as killed by SIGKILL; its provider then refuses every later write with
- * `SESSION_HOST_LOST`, or `TARGET_UNREACHABLE` when its link went silent (dsh-subprocess-remote's
- * contract), so an empty write tells the two apart
+ * `SESSION_HOST_LOST` (dsh-subprocess-remote's contract), so an empty write tells the two apart
  * without writing a byte. An in-process terminal answers `TERMINAL_EXITED` (or nothing): not lost;
  * neither is one whose provider gives no answer within {@link LOSS_LOOK_MS}.
  */
@@ -25,8 +24,9 @@ export async function diedWithSessionHost(handle: SubprocessTerminalHandle): Pro
   })
   const answered = handle.write(new Uint8Array(0)).then(
     () => false,
-    // A link given up as silent (a cut network) took the terminal as surely as the session host's death.
-    (error: unknown) => isSubprocessError(error, 'SESSION_HOST_LOST') || isSubprocessError(error, 'TARGET_UNREACHABLE'),
+    // A link given up as silent (a cut network, TARGET_UNREACHABLE) is not a loss of the session host:
+    // a non-durable terminal there ends with the connection, and its send ends as `session_exit`.
+    (error: unknown) => isSubprocessError(error, 'SESSION_HOST_LOST'),
   )
   try {
     return await Promise.race([answered, unanswered])

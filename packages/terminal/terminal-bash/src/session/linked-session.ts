@@ -7,7 +7,8 @@ import { ShellSession } from './shell-session'
  * the provider's handle has `onLinkLost`). A send running when the link is lost ends at once with
  * the provider's `TARGET_UNREACHABLE` instead of by its timeout; it is released, not interrupted, so
  * the command goes on there and what it printed is the next result's earlier output once the
- * provider adopted the terminal again. Any other handle: a plain {@link ShellSession}.
+ * provider adopted the terminal again. The backend makes one only for a handle with `onLinkLost`;
+ * any other is a plain {@link ShellSession}.
  */
 export class LinkedShellSession extends ShellSession {
   readonly #linked: SubprocessTerminalHandle
