@@ -11,16 +11,37 @@ import { SessionHost, SessionHostRunningError } from './server/session-host'
 // Logs go to stderr only: in --stdio mode stdout carries the protocol.
 const log = (message: string) => process.stderr.write(`dsh-session-host[${process.pid}]: ${message}\n`)
 
-const { values } = parseArgs({
-  options: {
-    stdio: { type: 'boolean', default: false },
-    socket: { type: 'string' },
-    'idle-exit-ms': { type: 'string' },
-    'window-bytes': { type: 'string' },
-    'max-terminals': { type: 'string' },
-    'start-timeout-ms': { type: 'string' },
-  },
-})
+const USAGE = `usage: dsh-session-host [--stdio] [--socket PATH] [--idle-exit-ms N] [--window-bytes N] [--max-terminals N] [--start-timeout-ms N]
+  (no --stdio) serve the per-user socket; --stdio: one client on stdin/stdout, relayed to that socket
+  session host (started on first use); see dsh-session-host's README and PROTOCOL.md`
+
+/** The command line, or usage on stderr and exit 2 for an option it does not know (0 for --help). */
+function commandLine() {
+  try {
+    const { values } = parseArgs({
+      options: {
+        help: { type: 'boolean', short: 'h', default: false },
+        stdio: { type: 'boolean', default: false },
+        socket: { type: 'string' },
+        'idle-exit-ms': { type: 'string' },
+        'window-bytes': { type: 'string' },
+        'max-terminals': { type: 'string' },
+        'start-timeout-ms': { type: 'string' },
+      },
+    })
+    if (values.help) {
+      process.stdout.write(`${USAGE}\n`)
+      process.exit(0)
+    }
+    return values
+  } catch (error) {
+    log(errorMessage(error))
+    process.stderr.write(`${USAGE}\n`)
+    process.exit(2)
+  }
+}
+
+const values = commandLine()
 
 /** A non-negative integer option, or its default; a bad value ends the process with a usage error. */
 function integer(name: string, raw: string | undefined, fallback: number): number {
