@@ -1,79 +1,84 @@
 import type { TerminalScreen, TerminalSendResult } from 'dsh-terminal'
 import { Deferred } from 'dsh-testkit'
-import { describe, expect, it } from 'vitest'
-import { showingScreen } from '../src/screen/screen-send'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { ScreenModel } from '../src/screen/screen-model'
+import { showsScreen } from '../src/screen/screen-send'
+import { isSettled, openFake, tick } from './support/fake-session'
+import { prompt } from './support/fake-terminal'
 
-// The order of settlements is what matters here, so the operation and the screen are staged by hand.
-const SCREEN: TerminalScreen = { lines: ['~'], size: { rows: 2, cols: 4 }, cursor: { row: 1, col: 1 }, alternateScreen: true }
+// The order of settlements is what matters here: the session's screen is held by hand.
+const SCREEN: TerminalScreen = { lines: ['~'], size: { rows: 2, cols: 4 }, cursor: { row: 1, col: 1 }, alternateScreen: false }
 
-function result(extra: Partial<TerminalSendResult> = {}): TerminalSendResult {
-  return { viewport: '', waitReason: 'stdin_read', sessionStatus: { kind: 'running' }, truncated: false, ...extra }
-}
+beforeEach(() => {
+  vi.useFakeTimers()
+})
+afterEach(() => {
+  vi.useRealTimers()
+  vi.restoreAllMocks()
+})
 
-function staged(alternateScreen: boolean, verticalMoves = 0) {
-  const done = new Deferred<TerminalSendResult>()
-  const released = new Deferred()
+/** A session whose screen snapshots wait for `snapshot`, counted. */
+async function heldScreen() {
+  const opened = await openFake()
   const snapshot = new Deferred<TerminalScreen>()
-  let snapshots = 0
-  const operation = showingScreen(
-    { done: done.promise, released: released.promise, readOutput: () => ({ delta: 'd', truncated: false }), cancel: () => true },
-    {
-      alternateScreen: () => alternateScreen,
-      verticalMoves: () => verticalMoves,
-      snapshot: () => {
-        snapshots += 1
-        return snapshot.promise
-      },
-    },
-    0,
-  )
-  return { operation, done, released, snapshot, snapshots: () => snapshots }
+  const snapshots = vi.spyOn(ScreenModel.prototype, 'snapshot').mockImplementation(() => snapshot.promise)
+  return { ...opened, snapshot, snapshots }
 }
 
 describe('a send result showing the screen', () => {
-  it('holds the reservation until the screen is rendered into the result', async () => {
-    const stage = staged(false)
-    const order: string[] = []
-    void stage.operation.done.then(() => order.push('done'))
-    void stage.operation.released.then(() => order.push('released'))
-    stage.released.resolve()
-    stage.done.resolve(result({ input: { kind: 'keys', alternateScreen: false } }))
-    await Promise.resolve()
-    await Promise.resolve()
-    expect(order).toEqual([])
-    stage.snapshot.resolve(SCREEN)
-    expect(await stage.operation.done).toMatchObject({ screen: SCREEN })
-    await stage.operation.released
-    expect(order).toEqual(['done', 'released'])
+  it('holds done and the reservation until the screen is rendered into the result, when the program drew in place', async () => {
+    const { fake, session, snapshot, snapshots } = await heldScreen()
+    const op = session.startSend({ text: 'progress', submit: true })
+    // A redraw one row up on the normal screen, then the prompt: the lines are fragments, the screen is the answer.
+    fake.emit(`progress\r\n10%\r\n\x1b[A20%\r\n${prompt(0)}`)
+    await tick(0)
+    expect(snapshots).toHaveBeenCalledTimes(1)
+    expect(await isSettled(op.done)).toBe(false)
+    expect(await isSettled(op.released!)).toBe(false)
+    snapshot.resolve(SCREEN)
+    expect(await op.done).toMatchObject({ waitReason: 'stdin_read', screen: SCREEN })
+    await op.released
   })
 
-  it('shows the screen while the alternate screen is up, and leaves line results alone', async () => {
-    const alternate = staged(true)
-    alternate.released.resolve()
-    alternate.done.resolve(result({ input: { kind: 'program' } }))
-    alternate.snapshot.resolve(SCREEN)
-    expect((await alternate.operation.done).screen).toEqual(SCREEN)
-
-    const lines = staged(false)
-    lines.released.resolve()
-    lines.done.resolve(result({ input: { kind: 'prompt' } }))
-    expect((await lines.operation.done).screen).toBeUndefined()
-    expect(lines.snapshots()).toBe(0)
-    expect(lines.operation.readOutput()).toEqual({ delta: 'd', truncated: false })
+  it('leaves a line result alone: no snapshot, done as soon as the prompt settles it', async () => {
+    const { fake, session, snapshots } = await heldScreen()
+    const op = session.startSend({ text: 'true', submit: true })
+    fake.emit(`true\r\n${prompt(0)}`)
+    await tick(0)
+    const result = await op.done
+    expect(result.screen).toBeUndefined()
+    expect(snapshots).not.toHaveBeenCalled()
+    await op.released
   })
 
-  it('settles without a screen when the emulator is gone, and releases after a failed write too', async () => {
-    const closed = staged(true)
-    closed.released.resolve()
-    closed.done.resolve(result())
-    closed.snapshot.reject(new Error('closed'))
-    expect((await closed.operation.done).screen).toBeUndefined()
+  it('settles without a screen when the emulator is gone meanwhile', async () => {
+    const { fake, session, snapshot } = await heldScreen()
+    const op = session.startSend({ text: 'progress', submit: true })
+    fake.emit(`progress\r\n10%\r\n\x1b[A20%\r\n${prompt(0)}`)
+    await tick(0)
+    snapshot.reject(new Error('closed'))
+    const result = await op.done
+    expect(result.waitReason).toBe('stdin_read')
+    expect(result.screen).toBeUndefined()
+    await op.released
+  })
+})
 
-    const failed = staged(true)
-    failed.released.resolve()
-    failed.done.reject(new Error('write failed'))
-    await expect(failed.operation.done).rejects.toThrow('write failed')
-    await failed.operation.released
-    expect(failed.snapshots()).toBe(0)
+describe('showsScreen', () => {
+  const running = (extra: Partial<TerminalSendResult> = {}): TerminalSendResult => ({
+    viewport: '',
+    waitReason: 'stdin_read',
+    sessionStatus: { kind: 'running' },
+    truncated: false,
+    ...extra,
+  })
+  const source = (alternateScreen: boolean, verticalMoves: number) => ({ alternateScreen: () => alternateScreen, verticalMoves: () => verticalMoves })
+
+  it('says yes for keys input, the alternate screen, or rows moved during the send; no for an exited session or plain lines', () => {
+    expect(showsScreen(running({ input: { kind: 'keys', alternateScreen: false } }), source(false, 0), 0)).toBe(true)
+    expect(showsScreen(running({ input: { kind: 'program' } }), source(true, 0), 0)).toBe(true)
+    expect(showsScreen(running({ input: { kind: 'prompt' } }), source(false, 3), 2)).toBe(true)
+    expect(showsScreen(running({ input: { kind: 'prompt' } }), source(false, 2), 2)).toBe(false)
+    expect(showsScreen(running({ sessionStatus: { kind: 'exited', exitCode: 0, signal: null } }), source(true, 9), 0)).toBe(false)
   })
 })

@@ -1,3 +1,4 @@
+import type { ScreenSource } from '../screen/screen-send'
 import type { LinePattern } from 'dsh-basics'
 import { type ForegroundFacts, type InspectOptions, isStdinWaitProven, isStdinWaitProvenOrUnprovable } from 'dsh-subprocess'
 import type { TerminalEarlierOutput, TerminalInputState, TerminalSessionStatus } from 'dsh-terminal'
@@ -64,6 +65,11 @@ export interface SendOptions {
    * is the 1-based scrollback number of its first line, when known exactly.
    */
   readonly earlier?: TerminalEarlierOutput | undefined
+  /**
+   * Where the result's screen comes from, for a send whose result may carry one (`showsScreen`), and
+   * the source's count of row-changing moves when the send started.
+   */
+  readonly screen?: { readonly source: ScreenSource; readonly movesBefore: number } | undefined
   /** Silence alone may settle the send (`inferred_idle`); default true. */
   readonly settleOnSilence?: boolean | undefined
   /** Settle as `output_match` once output after the write matches; silence then settles only with `idleMs`. */

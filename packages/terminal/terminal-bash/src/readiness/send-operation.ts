@@ -1,5 +1,6 @@
 import type { ForegroundFacts } from 'dsh-subprocess'
-import type { TerminalInputState, TerminalSendOperation, TerminalSendRead, TerminalSendResult } from 'dsh-terminal'
+import type { TerminalEarlierOutput, TerminalInputState, TerminalSendOperation, TerminalSendRead, TerminalSendResult } from 'dsh-terminal'
+import { showsScreen } from '../screen/screen-send'
 import { markedInput } from '../input/input-state'
 import type { SanitizedChunk, SendOutputBuffer } from '../output/index'
 import { SendBaselines } from './send-baselines'
@@ -44,6 +45,8 @@ export class SendOperation implements TerminalSendOperation {
   #decided: ResultEnding | undefined
   /** The cancelling interrupt while it runs; `released` waits for it. */
   #interruption: Promise<void> | undefined
+  /** The result's screen while it renders; `done` and `released` wait for it. */
+  #showing: Promise<void> | undefined
 
   /** Prepares the send and takes its start baselines; nothing else happens until {@link SendOperation.start}. */
   constructor(session: SendSession, options: SendOptions) {
@@ -207,7 +210,7 @@ export class SendOperation implements TerminalSendOperation {
       operation.#wait.stopProbes()
       operation.#pending.clearAll()
       if (ending.kind === 'error') operation.#rejectDone(ending.error)
-      else operation.#resolveDone(settledResult(ending, input, operation.#output, operation.#session, operation.#baselines, operation.#options.earlier))
+      else operation.#settle(settledResult(ending, input, operation.#output, operation.#session, operation.#baselines, operation.#options.earlier))
       // What outlives the send goes back to the session: the prompt it ended on, and what followed a match.
       const promptFacts = ending.kind === 'result' && ending.proof === 'prompt' ? operation.#wait.shellFacts : undefined
       operation.#session.settled(operation, promptFacts, operation.#output.afterMatch, input)
@@ -274,6 +277,11 @@ export class SendOperation implements TerminalSendOperation {
     return { earlier, buffer }
   }
 
+  /** The session's earlier output this send took when it started (see `TerminalSendOperation.earlier`). */
+  get earlier(): TerminalEarlierOutput | undefined {
+    return this.#options.earlier
+  }
+
   /** The send's latest sample of the prompt's owner waiting, if it took one: startup pins the shell's group from it. */
   get shellFacts(): ForegroundFacts | undefined {
     return this.#wait.shellFacts
@@ -304,7 +312,27 @@ export class SendOperation implements TerminalSendOperation {
     this.#session.stream.resetPrompt()
   }
 
+  /**
+   * Resolve `done` with `result`, carrying the screen when {@link showsScreen} says so: then `done`
+   * waits for the rendering, and `released` for `done`, so the reservation covers the screen too.
+   */
+  #settle(result: TerminalSendResult): void {
+    const screen = this.#options.screen
+    if (!screen || !showsScreen(result, screen.source, screen.movesBefore)) return this.#resolveDone(result)
+    this.#showing = screen.source
+      .snapshot()
+      .then(
+        (snapshot) => this.#resolveDone({ ...result, screen: snapshot }),
+        // The session closed meanwhile: the result stands without a screen.
+        () => this.#resolveDone(result),
+      )
+      .finally(() => {
+        this.#showing = undefined
+        this.#releaseIfDone()
+      })
+  }
+
   #releaseIfDone(): void {
-    if (this.#phase === 'settled' && !this.#interruption) this.#resolveReleased()
+    if (this.#phase === 'settled' && !this.#interruption && !this.#showing) this.#resolveReleased()
   }
 }

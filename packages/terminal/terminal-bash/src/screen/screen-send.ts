@@ -1,6 +1,6 @@
-import type { TerminalEarlierOutput, TerminalScreen, TerminalSendOperation, TerminalSendResult } from 'dsh-terminal'
+import type { TerminalScreen, TerminalSendResult } from 'dsh-terminal'
 
-/** What {@link showingScreen} reads from the session when a send settles. */
+/** What a settling send reads from the session to decide on, and render, its result's screen ({@link showsScreen}). */
 export interface ScreenSource {
   /** A full-screen program switched to the alternate screen and has not switched back. */
   alternateScreen(): boolean
@@ -27,48 +27,3 @@ export function heldByFullScreenProgram(result: TerminalSendResult, source: Pick
 export function showsScreen(result: TerminalSendResult, source: Pick<ScreenSource, 'alternateScreen' | 'verticalMoves'>, movesBefore: number): boolean {
   return heldByFullScreenProgram(result, source) || (result.sessionStatus.kind === 'running' && source.verticalMoves() > movesBefore)
 }
-
-/**
- * The operation as the session hands it out: its result carries `screen` when {@link showsScreen}
- * says so (`movesBefore`: the source's count when the send started). `released` settles only after
- * that `done`, so the send's reservation covers rendering the screen too (the registry drops it once
- * both settled). `earlier` is the session's earlier output the send took when it started.
- */
-export function showingScreen(
-  operation: TerminalSendOperation & { readonly released: Promise<void> },
-  source: ScreenSource,
-  movesBefore: number,
-  earlier?: TerminalEarlierOutput,
-): TerminalSendOperation & { readonly released: Promise<void> } {
-  const done = operation.done.then(async (result) => {
-    if (!showsScreen(result, source, movesBefore)) return result
-    try {
-      return { ...result, screen: await source.snapshot() }
-    } catch {
-      // The session closed meanwhile: the result stands without a screen.
-      return result
-    }
-  })
-  const released = Promise.all([operation.released, done.then(ignore, ignore)]).then(ignore)
-  return new ScreenShowingOperation(operation, done, released, earlier)
-}
-
-/** The operation with the screen-carrying `done`: its methods live on the prototype, so no closure is made per send. */
-class ScreenShowingOperation implements TerminalSendOperation {
-  constructor(
-    readonly operation: TerminalSendOperation,
-    readonly done: Promise<TerminalSendResult>,
-    readonly released: Promise<void>,
-    readonly earlier: TerminalEarlierOutput | undefined,
-  ) {}
-
-  readOutput(): ReturnType<TerminalSendOperation['readOutput']> {
-    return this.operation.readOutput()
-  }
-
-  cancel(): boolean {
-    return this.operation.cancel()
-  }
-}
-
-function ignore(): void {}

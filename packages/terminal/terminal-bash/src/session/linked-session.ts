@@ -30,9 +30,10 @@ export class LinkedShellSession extends ShellSession {
       unsubscribe = watch.call(this.#linked, (error) => {
         if (settled) return
         settled = true
-        // No SIGINT: the command runs on where the terminal lives; its output waits for the next send.
-        this.release()
+        // The loss first: releasing settles the send's own `done` at once, and the race takes whichever
+        // settled first. No SIGINT: the command runs on where the terminal lives; its output waits for the next send.
         reject(error)
+        this.release()
       })
     })
     const done = Promise.race([operation.done, lost]).finally(() => {

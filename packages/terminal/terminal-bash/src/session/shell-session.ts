@@ -23,7 +23,7 @@ import type { SendSession, SendOptions, SendTiming } from '../readiness/send-con
 import { SendOperation } from '../readiness/send-operation'
 import { SHELL_CONTINUATION_PROMPT, SHELL_PROMPT } from '../prompt-protocol'
 import { ScreenModel } from '../screen/screen-model'
-import { type ScreenSource, showingScreen } from '../screen/screen-send'
+import type { ScreenSource } from '../screen/screen-send'
 import { diedWithSessionHost } from './durable-lost'
 import { HumanTaps } from './human-taps'
 import { readScrollbackPage } from './scrollback-page'
@@ -228,10 +228,11 @@ export class ShellSession implements TerminalBackendSession {
       waitFor: request.waitFor,
       idleMs: request.idleMs,
       earlier,
+      screen: { source: this.#screenSource, movesBefore },
       session:
         size === undefined ? this.#sendSession : resizingSession(this.#sendSession, size, { handle: this.#handle, stream: this.#stream, pin: this.#pin }),
     })
-    return showingScreen(operation, this.#screenSource, movesBefore, earlier)
+    return operation
   }
 
   /** What the terminal shows now: every byte that arrived before the call, rendered by the session's emulator. */
@@ -372,7 +373,7 @@ export class ShellSession implements TerminalBackendSession {
     startup: boolean,
     signal?: AbortSignal,
     promptFacts?: ForegroundFacts,
-    rules: Pick<SendOptions, 'timing' | 'settleOnSilence' | 'waitFor' | 'idleMs' | 'earlier'> & { session?: SendSession } = { timing: this.#timing },
+    rules: Pick<SendOptions, 'timing' | 'settleOnSilence' | 'waitFor' | 'idleMs' | 'earlier' | 'screen'> & { session?: SendSession } = { timing: this.#timing },
   ): SendOperation {
     const operation = new SendOperation(rules.session ?? this.#sendSession, {
       bytes,
@@ -387,6 +388,7 @@ export class ShellSession implements TerminalBackendSession {
       waitFor: rules.waitFor,
       idleMs: rules.idleMs,
       earlier: rules.earlier,
+      screen: rules.screen,
       maxBytes: this.#config.maxReadBytes,
     })
     this.#active = operation
