@@ -12,6 +12,7 @@ export {
   isAlive,
   type ProcessIdentity,
   processesRunning,
+  processesWithArgs,
   processName,
   statFields,
   stillRunning,

@@ -117,6 +117,17 @@ export function processesRunning(argv: readonly string[]): number[] {
   return found
 }
 
+/** Pids of live processes whose argv holds every one of `args` (a relay of one test's socket path, say). */
+export function processesWithArgs(...args: readonly string[]): number[] {
+  const found: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    const running = commandLine(Number(entry))
+    if (running && args.every((arg) => running.includes(arg)) && isAlive(Number(entry))) found.push(Number(entry))
+  }
+  return found
+}
+
 function sameArgv(running: readonly string[], argv: readonly string[]): boolean {
   if (running.length !== argv.length) return false
   const base = (path: string) => path.slice(path.lastIndexOf('/') + 1)

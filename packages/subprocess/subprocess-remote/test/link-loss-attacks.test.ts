@@ -1,12 +1,6 @@
-/**
- * Attacks on a durable terminal's link while its output is still arriving, with a real session host
- * behind a real `--stdio` relay: the relay is killed (the link ends) or stopped (it hangs) in the
- * middle of a stream, and every line must arrive exactly once and in order after the re-adoption.
- */
-import { readdirSync, readFileSync } from 'node:fs'
 import { sessionHostCommand } from 'dsh-session-host'
 import type { SubprocessTerminalHandle } from 'dsh-subprocess'
-import { eventually } from 'dsh-testkit'
+import { eventually, processesWithArgs } from 'dsh-testkit'
 import { afterAll, describe, expect, it } from 'vitest'
 import { bashSpec, cleanupAtEnd, collect, mountRemote } from './support/remote'
 
@@ -15,19 +9,7 @@ const socketPath = cleanup.socket()
 afterAll(() => cleanup.stop())
 
 /** Pids of live relays (`--stdio`) of this file's socket path. */
-function relayPids(): number[] {
-  const found: number[] = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const argv = readFileSync(`/proc/${name}/cmdline`, 'latin1').split('\0')
-      if (argv.includes('--stdio') && argv.includes(socketPath)) found.push(Number(name))
-    } catch {
-      // Gone.
-    }
-  }
-  return found
-}
+const relayPids = (): number[] => processesWithArgs('--stdio', socketPath)
 
 const LINES = 300
 

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto'
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sessionHostCommand } from 'dsh-session-host'
 import { isSubprocessError } from 'dsh-subprocess'
 import { afterAll, describe, expect, it } from 'vitest'
-import { eventually, isAlive } from 'dsh-testkit'
+import { eventually, isAlive, processesWithArgs } from 'dsh-testkit'
 import { bashSpec, cleanupAtEnd, collect, mountRemote } from './support/remote'
 
 // A link that stops carrying bytes without ending: the connect command is a --stdio relay that the
@@ -14,20 +14,8 @@ const cleanup = cleanupAtEnd('SIGKILL')
 const socketPath = cleanup.socket()
 afterAll(() => cleanup.stop())
 
-/** Pids of live processes whose argv holds both `--stdio` and this test's socket path. */
-function relayPids(): number[] {
-  const found: number[] = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const argv = readFileSync(`/proc/${name}/cmdline`, 'latin1').split('\0')
-      if (argv.includes('--stdio') && argv.includes(socketPath)) found.push(Number(name))
-    } catch {
-      // Gone.
-    }
-  }
-  return found
-}
+/** Pids of live relays (`--stdio`) of this file's socket path. */
+const relayPids = (): number[] => processesWithArgs('--stdio', socketPath)
 
 describe('liveness', () => {
   it('a relay that stops forwarding: pending calls reject TARGET_UNREACHABLE and done resolves', async () => {

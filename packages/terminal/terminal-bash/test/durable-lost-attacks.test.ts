@@ -4,14 +4,14 @@
  * carrying bytes (a cut network), a session host killed outright.
  */
 import { randomBytes } from 'node:crypto'
-import { readdirSync, readFileSync, rmSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
 import { hostRuntimeDir } from 'dsh-sandbox'
 import { sessionHostCommand } from 'dsh-session-host'
 import type { TerminalSpawnSpec } from 'dsh-subprocess'
 import * as remotePlugin from 'dsh-subprocess-remote'
-import { eventually, isAlive } from 'dsh-testkit'
+import { eventually, isAlive, processesWithArgs } from 'dsh-testkit'
 import { afterAll, describe, expect, it } from 'vitest'
 import { diedWithSessionHost } from '../src/session/durable-lost'
 
@@ -26,19 +26,7 @@ afterAll(async () => {
 const bash: TerminalSpawnSpec = { argv: ['bash', '--noprofile', '--norc', '-i'], cwd: '/', env: { PS1: '$ ', TERM: 'dumb' }, rows: 24, cols: 80, graceMs: 1000 }
 
 /** Pids of live relays (`--stdio`) of this file's socket path. */
-function relayPids(): number[] {
-  const found: number[] = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const argv = readFileSync(`/proc/${name}/cmdline`, 'latin1').split('\0')
-      if (argv.includes('--stdio') && argv.includes(socketPath)) found.push(Number(name))
-    } catch {
-      // Gone.
-    }
-  }
-  return found
-}
+const relayPids = (): number[] => processesWithArgs('--stdio', socketPath)
 
 /** The remote provider through a relay, its session host and relay recorded for the end. */
 async function mounted() {
