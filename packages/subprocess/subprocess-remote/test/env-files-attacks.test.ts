@@ -73,18 +73,19 @@ describe('envFiles at the bounds, over a real session host', () => {
     const content = `# ${randomBytes(8).toString('hex')}\n${'x'.repeat(60_000)}\n`
     const remotes = await Promise.all(Array.from({ length: 3 }, () => mountRemote({ socketPath: cleanup.socket(), idleExitMs: 0 })))
     try {
+      // Registered before anything can fail: a session host with no idle exit must not outlive the file.
+      for (const remote of remotes) cleanup.process((await remote.runtime.sessionHostPid())!)
       const shells = await Promise.all(
         remotes.flatMap((remote) => Array.from({ length: 3 }, () => remote.runtime.spawnTerminal(bashSpec({ envFiles: { DSH_RACE: content } })))),
       )
-      for (const remote of remotes) cleanup.process((await remote.runtime.sessionHostPid())!)
-      const paths = new Set(
-        shells.map((shell) => {
-          const entry = readFileSync(`/proc/${shell.pid}/environ`, 'utf8')
-            .split('\0')
-            .find((pair) => pair.startsWith('DSH_RACE='))
-          return entry!.slice('DSH_RACE='.length)
-        }),
-      )
+      // A pid's environ is the launcher's until it execs the shell: wait for the shell's own.
+      const raced = (pid: number) =>
+        readFileSync(`/proc/${pid}/environ`, 'utf8')
+          .split('\0')
+          .find((pair) => pair.startsWith('DSH_RACE='))
+          ?.slice('DSH_RACE='.length)
+      const paths = new Set<string>()
+      for (const shell of shells) paths.add(await eventually(() => raced(shell.pid), "the shell's environment"))
       expect(paths.size).toBe(1)
       const [path] = [...paths]
       written.push(path!)
