@@ -64,7 +64,10 @@ if (values.stdio) {
   const extraArgs = ['--window-bytes', String(windowBytes), '--max-terminals', String(maxTerminals)]
   const startTimeoutMs = integer('start-timeout-ms', values['start-timeout-ms'], 15_000)
   try {
-    await relayToSocket({ socketPath: path, command: sessionHostCommand(), idleExitMs, startTimeoutMs, extraArgs }, process.stdin, process.stdout)
+    await relayToSocket(
+      { socketPath: path, command: sessionHostCommand(), idleExitMs, startTimeoutMs, extraArgs },
+      { input: () => process.stdin, output: () => process.stdout },
+    )
     process.exit(0)
   } catch (error) {
     log(`cannot relay to the session host on ${path}: ${errorMessage(error)}`)

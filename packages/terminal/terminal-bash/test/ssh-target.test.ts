@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs'
+import { readdirSync, readlinkSync } from 'node:fs'
 import type * as remotePlugin from 'dsh-subprocess-remote'
 import {
   commandLine,
@@ -48,6 +48,15 @@ afterAll(async () => {
   target?.remove()
 })
 
+/** Where a /proc descriptor link points, or '' once it is gone. */
+function readlinkOr(path: string): string {
+  try {
+    return readlinkSync(path)
+  } catch {
+    return ''
+  }
+}
+
 /** Live processes whose session id is `sid`, from every entry of /proc. */
 function sessionMembers(sid: number): number[] {
   return readdirSync('/proc')
@@ -67,6 +76,18 @@ describe.skipIf(!sshTargetRuns)('the shell stack over an ssh target (sshd in a n
     expect(host.served().some((member) => commandLine(member)?.includes('--stdio'))).toBe(true)
     expect(descendants(sessionHostPid).map((member) => member.pid)).toContain(pid)
     expect(host.runsHere(pid)).toBe(true)
+  })
+
+  // The stdio handoff: sshd gives the relay pipes, which the session host opens itself, so no process
+  // copies the link's bytes between sshd and the session host.
+  it('the session host reads and writes the pipes sshd gave the relay (the handoff was taken)', () => {
+    const relay = host.served().find((member) => commandLine(member)?.includes('--stdio'))!
+    const held = new Set(readdirSync(`/proc/${sessionHostPid}/fd`).map((fd) => readlinkOr(`/proc/${sessionHostPid}/fd/${fd}`)))
+    for (const fd of [0, 1]) {
+      const pipe = readlinkOr(`/proc/${relay}/fd/${fd}`)
+      expect(pipe).toMatch(/^pipe:\[\d+\]$/)
+      expect(held.has(pipe)).toBe(true)
+    }
   })
 
   it('`true` settles stdin_read with exit 0, at the prompt', async () => {

@@ -1,13 +1,16 @@
 import { chmodSync, lstatSync, rmSync } from 'node:fs'
-import { connect, createServer, type Server } from 'node:net'
+import { connect, createServer, type Server, type Socket } from 'node:net'
 import type { Readable, Writable } from 'node:stream'
 import { Context, type Fiber, Logger, type Message } from '@deepseek-ai/cordis'
 import type { SubprocessRuntime } from 'dsh-subprocess'
 import * as localProvider from 'dsh-subprocess-local'
 import type { LocalSubprocessConfig } from 'dsh-subprocess-local'
 import { DEFAULT_MAX_TERMINALS } from '../defaults'
+import { HELLO_DEADLINE_MS } from '../protocol/channel'
+import { encodeHandoffAnswer, parseHandoffOffer, readHandoffLine, startsHandoffOffer } from '../protocol/handoff'
 import { ensureSocketDir } from '../runtime-dir'
 import { ClientConnection } from './connection'
+import { takeOverStdio } from './stdio-takeover'
 import { TerminalTable } from './terminal-table'
 
 /** How a session host runs. */
@@ -25,6 +28,9 @@ export interface SessionHostOptions {
   /** Called once the idle time ran out (the bin closes and exits). */
   readonly onIdle?: () => void
 }
+
+/** How long output still queued for a handed-over stdout may take to drain once its connection ended. */
+const TAKEN_OUTPUT_LINGER_MS = 2_000
 
 /** Cordis' numeric level of `warn`: warnings and errors reach the log, debug does not. */
 const WARN_LEVEL = 2
@@ -54,6 +60,8 @@ export class SessionHost {
   #socket: { path: string; inode: number } | undefined
   #idleTimer: NodeJS.Timeout | undefined
   #closing: Promise<void> | undefined
+  /** Connections whose first bytes are still awaited: the idle exit waits for them too. */
+  #pendingAccepts = 0
 
   private constructor(root: Context, provider: Fiber, options: SessionHostOptions) {
     this.#provider = provider
@@ -76,8 +84,8 @@ export class SessionHost {
     return new SessionHost(root, provider, options)
   }
 
-  /** Serve one client over a pair of streams (the socket twice, or stdin and stdout). */
-  serve(input: Readable, output: Writable): ClientConnection {
+  /** Serve one client over a pair of streams (the socket twice, or stdin and stdout); `onEnded` once it ended. */
+  serve(input: Readable, output: Writable, onEnded?: () => void): ClientConnection {
     this.#disarmIdle()
     const connection = new ClientConnection(input, output, {
       subprocess: this.#subprocess,
@@ -86,6 +94,7 @@ export class SessionHost {
       log: this.#options.log,
       ended: (ended) => {
         this.#connections.delete(ended)
+        onEnded?.()
         this.#armIdle()
       },
     })
@@ -101,7 +110,7 @@ export class SessionHost {
     ensureSocketDir(path)
     if (await answers(path)) throw new SessionHostRunningError(path)
     rmSync(path, { force: true })
-    const server = createServer((socket) => this.serve(socket, socket))
+    const server = createServer((socket) => void this.#accept(socket))
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
       server.listen(path, () => {
@@ -112,6 +121,53 @@ export class SessionHost {
     chmodSync(path, 0o600)
     this.#server = server
     this.#socket = { path, inode: lstatSync(path).ino }
+  }
+
+  /**
+   * A new socket connection: a client's frames, or a `--stdio` relay's handoff offer (PROTOCOL.md,
+   * "Transports"). A taken offer serves the relay's own stdin and stdout, and the socket only
+   * stands for the relay's life: its end ends that client, and that client's end closes it.
+   */
+  async #accept(socket: Socket): Promise<void> {
+    socket.on('error', () => socket.destroy())
+    this.#pendingAccepts += 1
+    this.#disarmIdle()
+    const opening = await readHandoffLine(socket, startsHandoffOffer, HELLO_DEADLINE_MS)
+    this.#pendingAccepts -= 1
+    if (opening.kind === 'frames' && !this.#closing) return this.#serveSocket(socket)
+    if (opening.kind !== 'line' || this.#closing) {
+      socket.destroy()
+      return this.#armIdle()
+    }
+    const offer = parseHandoffOffer(opening.line)
+    if ('invalid' in offer) {
+      this.#options.log(`refused a handoff: ${offer.invalid}`)
+      socket.end(encodeHandoffAnswer({ declined: offer.invalid }))
+      return this.#armIdle()
+    }
+    const taken = takeOverStdio(offer.pid)
+    if (typeof taken === 'string') {
+      // The relay copies bytes itself; the socket carries this client's frames as before.
+      socket.write(encodeHandoffAnswer({ declined: taken }))
+      return this.#serveSocket(socket)
+    }
+    socket.write(encodeHandoffAnswer({ taken: true }))
+    const release = () => {
+      taken.close(TAKEN_OUTPUT_LINGER_MS)
+      socket.destroy()
+    }
+    // The channel ends its output first (after detaching durable terminals): the relay exits then,
+    // so the link's far end sees the end without waiting for the other terminals' teardown.
+    taken.output.once('finish', release)
+    const connection = this.serve(taken.input, taken.output, release)
+    socket.once('close', () => void connection.end())
+    socket.resume()
+  }
+
+  /** Serve the socket's frames; the first line's read left it paused, with what it read given back. */
+  #serveSocket(socket: Socket): void {
+    this.serve(socket, socket)
+    socket.resume()
   }
 
   /** Stop listening, end every client, terminate every terminal (durable and detached ones too) and unload the provider. */
@@ -140,7 +196,7 @@ export class SessionHost {
   #armIdle(): void {
     this.#disarmIdle()
     // A detached terminal waits for its adopter: the session host stays while one exists.
-    if (this.#options.idleExitMs <= 0 || this.#connections.size > 0 || this.#table.detached > 0 || this.#closing) return
+    if (this.#options.idleExitMs <= 0 || this.#connections.size > 0 || this.#pendingAccepts > 0 || this.#table.detached > 0 || this.#closing) return
     this.#idleTimer = setTimeout(() => this.#options.onIdle?.(), this.#options.idleExitMs)
   }
 
