@@ -6,6 +6,16 @@ import type { Socket } from 'node:net'
 import type { Writable } from 'node:stream'
 import { errorMessage, settledWithin } from 'dsh-basics'
 import { WATCHDOG_NAME, WATCHDOG_SCRIPT, WATCHDOG_SHELL, type WatchdogLine } from './script'
+import { REGISTRY_PREFIX, removeStaleRegistries } from './stale-registries'
+
+let swept = false
+
+/** Once per process, before its first watchdog: remove what hosts killed with their watchdogs left. */
+function sweepOnce(): void {
+  if (swept) return
+  swept = true
+  removeStaleRegistries(tmpdir())
+}
 
 /** Longest wait in {@link HostWatchdog.dispose} for the watchdog's last sweep and exit. */
 export const WATCHDOG_EXIT_WAIT_MS = 5000
@@ -75,8 +85,10 @@ export class HostWatchdog {
     let child: Watchdog
     let registry: string | undefined
     try {
-      registry = mkdtempSync(join(tmpdir(), 'dsh-watchdog-'))
-      child = spawn(shell, ['-c', WATCHDOG_SCRIPT, WATCHDOG_NAME, String(this.#options.hostPid ?? process.pid), registry], {
+      const hostPid = this.#options.hostPid ?? process.pid
+      sweepOnce()
+      registry = mkdtempSync(join(tmpdir(), `${REGISTRY_PREFIX}${hostPid}-`))
+      child = spawn(shell, ['-c', WATCHDOG_SCRIPT, WATCHDOG_NAME, String(hostPid), registry], {
         stdio: ['pipe', 'ignore', 'ignore'],
         detached: true,
         cwd: '/',
