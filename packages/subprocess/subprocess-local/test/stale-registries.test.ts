@@ -89,8 +89,11 @@ describe('stale watchdog registries', () => {
     host.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()))
     const started = await eventually(() => (out.includes('}') ? (JSON.parse(out) as { registry: string; watchdog: number }) : undefined), 'the host’s watchdog', 20_000)
     expect(started.registry).toMatch(new RegExp(`^${dir}/${REGISTRY_PREFIX}${host.pid}-`))
+    const reaped = new Promise((resolve) => host.once('exit', resolve))
     process.kill(started.watchdog, 'SIGKILL')
     host.kill('SIGKILL')
+    // Reaped: a zombie still answers kill(pid, 0), and the sweep takes it for alive.
+    await reaped
     await eventually(() => !isAlive(host.pid!) && !isAlive(started.watchdog), 'both to die')
     expect(existsSync(started.registry)).toBe(true)
     // Not yet: a watchdog of a host that just died may still be reading it.
