@@ -19,7 +19,7 @@ export type {
   SpawnResult,
   WireError,
 } from './protocol/messages'
-export { INPUT_FRAMES_FEATURE, isPositiveInteger } from './protocol/messages'
+export { INPUT_FRAMES_FEATURE, INPUT_OFFSETS_FEATURE, isPositiveInteger } from './protocol/messages'
 export { describePeerValue } from './protocol/peer-value'
 export { sessionHostCommand } from './command'
 export { connectLocalSessionHost } from './local-start'

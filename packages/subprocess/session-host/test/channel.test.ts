@@ -38,7 +38,7 @@ describe('FrameChannel: hello first, versions, and bad frames', () => {
       type: 'hello',
       version: 2,
       role: 'session-host',
-      features: ['binary-output', 'credit', 'durable', 'ping', 'input-frames'],
+      features: ['binary-output', 'credit', 'durable', 'ping', 'input-frames', 'input-offsets'],
     })
     expect(seen.hello).toBe(1)
     expect(seen.control).toEqual([{ type: 'cancel', id: 3 }])

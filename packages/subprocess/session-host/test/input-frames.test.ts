@@ -1,6 +1,6 @@
 import { eventually } from 'dsh-testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { INPUT_FRAMES_FEATURE } from '../src/index'
+import { type AdoptResult, INPUT_FRAMES_FEATURE, INPUT_OFFSETS_FEATURE } from '../src/index'
 import { type HostProcess, startHostProcess } from './support/host-process'
 import { bashSpawn, socketClient, type WireClient } from './support/wire-client'
 
@@ -43,6 +43,29 @@ describe('input frames', () => {
     await request
     await eventually(() => /\nordered-one-two\r?\n/.test(seen.text()), 'the command line in order')
     await client.ok('terminate', { terminal })
+  })
+
+  it('input offsets: an adoption answers how many input bytes the terminal took, from frames and write requests of every connection', async () => {
+    expect((await client.hello).features).toContain(INPUT_OFFSETS_FEATURE)
+    const first = await socketClient(host.socketPath)
+    const { terminal } = (await first.ok('spawn', bashSpawn({ durable: { key: 'offsets-1', ttlMs: 60_000, retainBytes: 65_536 } }))) as { terminal: number }
+    const typed = ['echo a-', 'one\r', 'echo b\r']
+    first.channel.sendInput(terminal, Buffer.from(typed[0]!))
+    await first.ok('write', { terminal, data: Buffer.from(typed[1]!).toString('base64') })
+    first.channel.sendInput(terminal, Buffer.from(typed[2]!))
+    const seen = await eventually(() => first.terminals.get(terminal), 'the first output')
+    await eventually(() => seen.text().includes('\nb\r\n') || seen.text().includes('\nb\n'), 'the last echo')
+    first.close()
+    await first.closed
+    const second = await socketClient(host.socketPath)
+    const sent = typed.join('').length
+    const adopted = (await eventually(async () => {
+      const reply = await second.call('adopt', { key: 'offsets-1' })
+      return reply.ok ? (reply.result as AdoptResult) : undefined
+    }, 'the adoption once the first connection is gone')) as AdoptResult
+    expect(adopted.inputOffset).toBe(sent)
+    await second.ok('terminate', { terminal: adopted.terminal })
+    second.close()
   })
 
   it('input for a terminal this connection does not hold is refused with UNKNOWN_TERMINAL; the connection goes on', async () => {

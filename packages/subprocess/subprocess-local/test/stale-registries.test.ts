@@ -87,7 +87,11 @@ describe('stale watchdog registries', () => {
     })
     let out = ''
     host.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()))
-    const started = await eventually(() => (out.includes('}') ? (JSON.parse(out) as { registry: string; watchdog: number }) : undefined), 'the host’s watchdog', 20_000)
+    const started = await eventually(
+      () => (out.includes('}') ? (JSON.parse(out) as { registry: string; watchdog: number }) : undefined),
+      'the host’s watchdog',
+      20_000,
+    )
     expect(started.registry).toMatch(new RegExp(`^${dir}/${REGISTRY_PREFIX}${host.pid}-`))
     const reaped = new Promise((resolve) => host.once('exit', resolve))
     process.kill(started.watchdog, 'SIGKILL')

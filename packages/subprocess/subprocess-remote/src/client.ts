@@ -3,6 +3,7 @@ import {
   describePeerValue,
   FrameChannel,
   INPUT_FRAMES_FEATURE,
+  INPUT_OFFSETS_FEATURE,
   type HelloMessage,
   isPositiveInteger,
   type ReplyMessage,
@@ -42,10 +43,11 @@ export interface ClientOptions {
    */
   readonly helloDeadlineMs?: number
   /**
-   * Send writes as input frames when the session host offers them (no reply). Only over the local
-   * socket: there a lost connection means the session host died with the terminal. Over a link that
-   * can be cut and come back (a connect command), a write waits for its reply, so input in flight at a
-   * cut fails with `TARGET_UNREACHABLE` rather than vanishing unseen.
+   * Send writes as input frames whenever the session host offers them (no reply), as over the local
+   * socket, where a lost connection means the session host died with the terminal. Without it, input
+   * frames go only to a session host that also offers `input-offsets`: over a link that can be cut and
+   * come back, a durable terminal resends what the cut lost once adopted again (see InputLedger), and
+   * a session host without them gets `write` requests, each waiting for its reply.
    */
   readonly inputFrames?: boolean
 }
@@ -107,7 +109,9 @@ export class SessionHostClient {
       {
         hello: (hello) => {
           this.#windowBytes = hello.windowBytes ?? 1
-          this.#inputFrames = (options.inputFrames ?? false) && hello.features.includes(INPUT_FRAMES_FEATURE)
+          // Over a link, only with input offsets: what a cut loses of them is known at re-adoption, and resent.
+          this.#inputFrames =
+            hello.features.includes(INPUT_FRAMES_FEATURE) && ((options.inputFrames ?? false) || hello.features.includes(INPUT_OFFSETS_FEATURE))
           ready(hello)
         },
         control: (message) => this.#control(message),

@@ -25,8 +25,8 @@ export interface ReadopterOptions {
 
 /** The terminal a {@link Readopter} brings back. */
 export interface Readoptable {
-  /** Adopted again: called synchronously with the adopt reply, before its replay frames. */
-  rebind(client: SessionHostClient, number: number, from: number): number
+  /** Adopted again: called synchronously with the adopt reply, before its replay frames (`inputOffset`: the input it took). */
+  rebind(client: SessionHostClient, number: number, from: number, inputOffset?: number): number
   /** The way back is closed: the terminal ends with `error`. */
   abandon(error: Error): void
 }
@@ -110,7 +110,7 @@ export class Readopter {
         try {
           await client.request('adopt', { key: this.#options.key }, undefined, (result) => {
             const adopted = result as AdoptResult
-            terminal.rebind(client, adopted.terminal, adopted.replayFrom)
+            terminal.rebind(client, adopted.terminal, adopted.replayFrom, adopted.inputOffset)
           })
           this.#lostAt = undefined
           return

@@ -13,6 +13,7 @@ import {
 import type { ClientTerminal, SessionHostClient } from './client'
 import { linkLostDuringCall, targetStillDown } from './errors'
 import { OutputDelivery } from './output-delivery'
+import { InputLedger } from './input-ledger'
 import type { Readopter } from './readoption'
 
 /**
@@ -43,6 +44,8 @@ export interface RemoteTerminalOptions {
   readonly from?: number
   /** A durable terminal's way back after its connection was lost (see {@link Readopter}); absent: a loss ends it. */
   readonly readopter?: Readopter
+  /** Input offset of its next byte (an adoption's `inputOffset`; 0 for a spawn): where its ledger starts. */
+  readonly inputFrom?: number
 }
 
 /**
@@ -79,6 +82,8 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
   #closing: Promise<void> | undefined
   /** Told when the link is lost and the terminal lives on (present on re-adoptable terminals). */
   #linkListeners: readonly ((error: Error) => void)[] = []
+  /** Input frames sent, kept to resend what a cut lost (re-adoptable terminals only). */
+  readonly #ledger: InputLedger | undefined
 
   constructor(options: RemoteTerminalOptions) {
     this.pid = options.pid
@@ -88,6 +93,7 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
     this.#forget = options.forget
     this.#readopter = options.readopter
     this.#report = options.report
+    this.#ledger = options.readopter ? new InputLedger(options.inputFrom ?? 0) : undefined
     this.#output = new OutputDelivery({
       acknowledge: (offset) => this.#client.acknowledge(this.#number, offset),
       ackEveryBytes: options.ackEveryBytes,
@@ -170,7 +176,7 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
    * Adopted again on `client` as `number`, the replay starting at `from`: called synchronously when
    * the adopt reply is read, before the replay's frames. Answers the bytes the replay lacked.
    */
-  rebind(client: SessionHostClient, number: number, from: number): number {
+  rebind(client: SessionHostClient, number: number, from: number, inputOffset?: number): number {
     // Ended meanwhile (terminated, or given up): nothing to attach again.
     if (this.#lost || this.#terminated) return 0
     this.#client = client
@@ -179,12 +185,27 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
     const missing = this.#output.rebase(from)
     client.attach(number, this)
     if (missing > 0) this.#report(new Error(`terminal ${this.pid}: ${missing} bytes of output were dropped on the far side while its link was down`))
+    if (inputOffset !== undefined) this.#resendLostInput(inputOffset)
     if (this.#size) client.request('resize', { terminal: number, ...this.#size }).catch(() => {})
     if (this.#unsentFacts !== undefined) client.request('setFacts', { terminal: number, facts: this.#unsentFacts }).catch(() => {})
     this.#unsentFacts = undefined
     if (this.#unsentPin !== undefined) client.request('pinShellGroup', { terminal: number, processGroupId: this.#unsentPin }).catch(() => {})
     this.#unsentPin = undefined
     return missing
+  }
+
+  /**
+   * Input frames cut off with the link never reached the terminal: the adoption says how many bytes
+   * it took, and the rest goes again now, before any later write (once, in order).
+   */
+  #resendLostInput(inputOffset: number): void {
+    const gap = this.#ledger?.reconcile(inputOffset)
+    if (gap?.kind === 'resend') this.#send(gap.bytes)?.catch((error: unknown) => this.#report(error))
+    if (gap?.kind === 'lost') {
+      this.#report(
+        new Error(`terminal ${this.pid}: ${gap.lostBytes} bytes of input sent before its link was cut never reached it, more than is kept to resend`),
+      )
+    }
   }
 
   /** Re-adoption gave up (`error`: the terminal is gone there, or the link stayed down too long). */
@@ -209,11 +230,20 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
     if (this.#suspended) await this.#reachable()
     if (this.#lost) throw this.#lost
     if (this.#exit || this.#terminated) throw new SubprocessError('TERMINAL_EXITED', `terminal ${this.pid} has exited; input was not written`)
-    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+    // A copy of the caller's array: the ledger may send it again after a cut.
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data)
     if (bytes.length === 0) return
+    await this.#send(bytes)
+  }
+
+  /** An input frame when the session host takes them (no reply; kept in the ledger), else a `write` request. */
+  #send(bytes: Buffer): Promise<unknown> | undefined {
     // An input frame needs no reply: the session host writes it in order with the requests after it.
-    if (this.#client.sendInput(this.#number, bytes)) return
-    await this.#client.request('write', { terminal: this.#number, data: bytes.toString('base64') })
+    if (this.#client.sendInput(this.#number, bytes)) {
+      this.#ledger?.record(bytes)
+      return undefined
+    }
+    return this.#client.request('write', { terminal: this.#number, data: bytes.toString('base64') })
   }
 
   resize(rows: number, cols: number): void {

@@ -158,14 +158,14 @@ export class RemoteSubprocessRuntime extends SubprocessRuntime {
     const reply = (await client.request('adopt', { key }, undefined, (result) => {
       const adopted = result as AdoptResult
       // The TTL is the spawner's and unknown here: re-adoption is bounded by readoptWithinMs alone.
-      handle = this.attach(client, adopted, adopted.replayFrom, { key, link, ttlMs: undefined })
+      handle = this.attach(client, adopted, adopted.replayFrom, { key, link, ttlMs: undefined }, adopted.inputOffset)
     })) as AdoptResult
     if (!handle) throw new SubprocessError('SPAWN_FAILED', 'the session host answered the adoption without a terminal')
     return { handle, facts: reply.facts, replayFrom: reply.replayFrom }
   }
 
   /** A handle for a terminal the session host named in a reply, routed from this moment on. */
-  private attach(client: SessionHostClient, reply: SpawnReply, from: number, durable: DurableRoute | undefined): RemoteTerminal {
+  private attach(client: SessionHostClient, reply: SpawnReply, from: number, durable: DurableRoute | undefined, inputFrom = 0): RemoteTerminal {
     // Over the local socket a lost connection is the session host's death: its terminals are gone with it.
     const readopter = durable?.link.relayed ? this.readopter(durable) : undefined
     const terminal = new RemoteTerminal({
@@ -184,6 +184,7 @@ export class RemoteSubprocessRuntime extends SubprocessRuntime {
       durable: durable !== undefined,
       from,
       readopter,
+      inputFrom,
     })
     readopter?.bind(terminal)
     client.attach(reply.terminal, terminal)

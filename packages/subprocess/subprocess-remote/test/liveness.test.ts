@@ -58,7 +58,8 @@ describe('liveness', () => {
       shell.onLinkLost?.((error) => told.push(error))
       await shell.write('echo before-$((1+1))\r')
       await eventually(() => text().includes('before-2'), 'the first echo')
-      // Printed while the link is stopped: it waits in the session host for the next adopter.
+      // Sent as an input frame just before the link stops (it may never reach the session host: the
+      // adoption's inputOffset says so, and it is sent again), printed while the link is stopped.
       await shell.write('sleep 0.3; echo while-$((2+3))-stopped\r')
       process.kill(relay!, 'SIGSTOP')
       // A call the stopped link never answers.

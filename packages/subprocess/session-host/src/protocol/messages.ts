@@ -7,8 +7,14 @@ export const FEATURES: readonly string[] = ['binary-output', 'credit']
 /** The feature of binary input frames: a client may send a write as an input frame, with no reply. */
 export const INPUT_FRAMES_FEATURE = 'input-frames'
 
-/** Features this side announces: the required ones, durable terminals, liveness pings and input frames (version 2). */
-export const OFFERED_FEATURES: readonly string[] = [...FEATURES, 'durable', 'ping', INPUT_FRAMES_FEATURE]
+/**
+ * The feature of input offsets: a session host counts each terminal's input bytes and an `adopt`
+ * answers the count (`inputOffset`), so a client that lost a link resends exactly what never arrived.
+ */
+export const INPUT_OFFSETS_FEATURE = 'input-offsets'
+
+/** Features this side announces: the required ones, durable terminals, liveness pings, input frames and input offsets (version 2). */
+export const OFFERED_FEATURES: readonly string[] = [...FEATURES, 'durable', 'ping', INPUT_FRAMES_FEATURE, INPUT_OFFSETS_FEATURE]
 
 /** Who sent a hello. */
 export type PeerRole = 'client' | 'session-host'
@@ -88,6 +94,8 @@ export interface AdoptResult extends SpawnResult {
   readonly facts: string
   /** Absolute offset of the first replayed byte: older ones were dropped from the ring. */
   readonly replayFrom: number
+  /** Input bytes the terminal was given so far, by every client (feature `input-offsets`). */
+  readonly inputOffset?: number
 }
 
 /** A call from the client. */

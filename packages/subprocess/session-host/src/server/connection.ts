@@ -156,7 +156,7 @@ export class ClientConnection {
     if (!terminal) return this.#refuse(new ProtocolError('UNKNOWN_TERMINAL', `input for terminal ${number}, which this connection does not hold`))
     const failed = (error: unknown) => this.#channel.send({ type: 'error', terminal: number, ...wireError(error) })
     try {
-      Promise.resolve(terminal.handle.write(bytes)).catch(failed)
+      Promise.resolve(terminal.write(bytes)).catch(failed)
     } catch (error) {
       failed(error)
     }
@@ -222,7 +222,14 @@ export class ClientConnection {
     const number = this.#nextTerminal++
     this.#terminals.set(number, terminal)
     const { handle } = terminal
-    const result: AdoptResult = { terminal: number, pid: handle.pid, limits: handle.limits, facts: terminal.facts, replayFrom: terminal.replayFrom }
+    const result: AdoptResult = {
+      terminal: number,
+      pid: handle.pid,
+      limits: handle.limits,
+      facts: terminal.facts,
+      replayFrom: terminal.replayFrom,
+      inputOffset: terminal.inputOffset,
+    }
     this.#channel.send({ type: 'reply', id, ok: true, result })
     terminal.adopt(this.#channel, number)
   }
@@ -234,7 +241,7 @@ export class ClientConnection {
     const args = paramsObject(params)
     switch (method) {
       case 'write':
-        return handle.write(writeDataOf(args as unknown as RequestParams['write']))
+        return terminal.write(writeDataOf(args as unknown as RequestParams['write']))
       case 'resize':
         return handle.resize(args.rows as number, args.cols as number)
       case 'inspectForeground':

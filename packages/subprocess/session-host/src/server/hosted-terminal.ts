@@ -35,6 +35,8 @@ export class HostedTerminal {
   #exit: TerminalExit | undefined
   /** What the last client stored with `setFacts`. */
   facts = ''
+  /** Input bytes written to it so far, by every connection that held it (an adoption answers it). */
+  #inputBytes = 0
   /** When its last connection went (epoch ms); undefined while attached. */
   detachedAt: number | undefined
 
@@ -49,6 +51,17 @@ export class HostedTerminal {
   ) {
     this.#windowBytes = windowBytes
     this.#ring = new OutputRing(durable ? Math.max(durable.retainBytes, windowBytes) : 0)
+  }
+
+  /** Input bytes written to it so far (feature `input-offsets`). */
+  get inputOffset(): number {
+    return this.#inputBytes
+  }
+
+  /** Write input, counted: a write request's or an input frame's bytes, in arrival order. */
+  write(bytes: Buffer): void | Promise<void> {
+    this.#inputBytes += bytes.length
+    return this.handle.write(bytes)
   }
 
   /** The number of the connection that holds it; undefined while detached. */
