@@ -23,6 +23,7 @@ import {
   type TerminalReadRequest,
   type TerminalReadResult,
   type TerminalSendHandle,
+  type TerminalSendResult,
   type TerminalSendRequest,
   type TerminalSessionId,
   type TerminalSessionSnapshot,
@@ -163,19 +164,23 @@ export class TerminalRegistry {
     const record = this.#resolve(owner, id)
     const handle = record.startSend(checkSendRequest(request, this.#maxTextBytes))
     if (!record.session.lost) return handle
-    // A send the session host's death ended (or whose write it refused) is that loss, not a shell exit.
-    const lostOr = <T>(outcome: () => T): T => {
+    return handle.withDone(this.#lostOr(record, id, handle.done))
+  }
+
+  /**
+   * A send the session host's death ended (or whose write it refused) is that loss, not a shell exit.
+   * A method rather than closures per send: every shell session can be lost, so every send pays it.
+   */
+  async #lostOr(record: SessionRecord, id: TerminalSessionId, done: Promise<TerminalSendResult>): Promise<TerminalSendResult> {
+    let result: TerminalSendResult
+    try {
+      result = await done
+    } catch (error) {
       if (this.#isLost(record)) throw refuse.hostLost(id)
-      return outcome()
+      throw error
     }
-    const done = handle.done.then(
-      (result) => lostOr(() => result),
-      (error: unknown) =>
-        lostOr(() => {
-          throw error
-        }),
-    )
-    return { ...handle, done }
+    if (this.#isLost(record)) throw refuse.hostLost(id)
+    return result
   }
 
   /** Read one page of an owned session's scrollback: back from the newest line, or forward from `fromLine`. */

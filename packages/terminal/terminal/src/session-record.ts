@@ -5,7 +5,8 @@ import { HumanPresence, type TerminalHumanObserver, type TerminalHumanView } fro
 import { HumanView } from './human-view'
 import type { TerminalInputState } from './input-state'
 import type { SessionListeners, TerminalSendStart } from './session-observers'
-import type { TerminalSendHandle, TerminalSendOperation, TerminalSendRequest, TerminalSendResult, TerminalSessionId, TerminalSessionSnapshot } from './types'
+import { RecordedSend } from './recorded-send'
+import type { TerminalSendOperation, TerminalSendRequest, TerminalSendResult, TerminalSessionId, TerminalSessionSnapshot } from './types'
 
 /** One close attempt; the fence names it so an older failure can never clear a newer attempt. */
 interface CloseAttempt {
@@ -118,7 +119,7 @@ export class SessionRecord implements SessionIdentity {
    * Reserve the session and start one send, synchronously. The reservation is dropped only after
    * both `done` and the backend's optional `released` have settled; the handle's `done` settles after that.
    */
-  startSend(request: TerminalSendRequest): TerminalSendHandle {
+  startSend(request: TerminalSendRequest): RecordedSend {
     if (this.#fence) throw refuse.closing(this.id)
     if (this.#send) throw refuse.sendActive(this.id)
     const typing = this.human.typingFor()
@@ -134,23 +135,15 @@ export class SessionRecord implements SessionIdentity {
       throw error
     }
     if (this.listeners) this.#observeSend(this.listeners, request, op)
-    const released = Promise.allSettled([op.done, op.released ?? op.done]).then(() => {
-      if (this.#send === reservation) this.#send = undefined
-    })
+    const released = this.#releaseAfter(op, reservation)
     this.#sendReleased = released
-    return {
-      // Settle only once the reservation is gone, so a caller that awaited `done` may send again at once.
-      done: released
-        .then(() => op.done)
-        .then((result) => {
-          const human = this.human.presence
-          return human === undefined ? result : { ...result, human }
-        }),
-      readOutput: () => op.readOutput(),
-      cancel: () => op.cancel(),
-      released,
-      earlier: op.earlier,
-    }
+    return RecordedSend.of(op, released, this.human)
+  }
+
+  /** Drop the reservation once the operation settled and the backend let go of the session (never rejects). */
+  async #releaseAfter(op: TerminalSendOperation, reservation: object): Promise<void> {
+    await Promise.allSettled([op.done, op.released ?? op.done])
+    if (this.#send === reservation) this.#send = undefined
   }
 
   /**
