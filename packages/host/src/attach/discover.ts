@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs'
+import { processExists } from 'dsh-basics'
 import { dirname } from 'node:path'
 import type { HumanSessionEntry } from '../human/gateway'
 import type { HostInfo } from '../human/protocol'
-import { assertPrivateDir, assertRuntimeParentOf, type HostFiles, isProcessAlive, listHostFiles, runtimeDirPath } from '../human/runtime-dir'
+import { assertPrivateDir, assertRuntimeParentOf, type HostFiles, listHostFiles, runtimeDirPath } from '../human/runtime-dir'
 import { AttachError, describeError, HostClient } from './host-client'
 
 /** One running host that answered, with its sessions. */
@@ -30,7 +31,7 @@ export async function discoverHosts(dir: string = runtimeDirPath(), onlyPid?: nu
   if (existsSync(dirname(dir))) assertRuntimeParentOf(dir)
   if (!existsSync(dir)) return { hosts: [], skipped: [], livePids: [] }
   assertPrivateDir(dir)
-  const live = listHostFiles(dir).filter((files) => isProcessAlive(files.pid))
+  const live = listHostFiles(dir).filter((files) => processExists(files.pid))
   // All at once: each connection's answer timer runs from its opening, so asking one host after
   // another would let a slow host time out the sockets of the hosts that had already answered.
   const asked = await Promise.all(live.filter((files) => onlyPid === undefined || files.pid === onlyPid).map((files) => askHost(files)))

@@ -1,4 +1,5 @@
 import { lstatSync, mkdirSync, readdirSync, rmSync } from 'node:fs'
+import { processExists } from 'dsh-basics'
 import { dirname, join } from 'node:path'
 import { assertRuntimeParent, ensureRuntimeParent, hostRuntimeDir, RuntimeParentError } from 'dsh-sandbox'
 
@@ -107,16 +108,6 @@ export function listHostFiles(dir: string): HostFiles[] {
   return [...pids].sort((a, b) => a - b).map((pid) => hostFiles(dir, pid))
 }
 
-/** True when process `pid` exists (EPERM means it exists under another uid). */
-export function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH'
-  }
-}
-
 /** Remove sockets and tokens of hosts that died without cleaning up (a crash, SIGKILL); returns their pids. */
 export function sweepDeadHosts(dir: string): number[] {
   const dead = new Set<number>()
@@ -124,7 +115,7 @@ export function sweepDeadHosts(dir: string): number[] {
     const match = /^(\d+)\.(sock|token)$/.exec(name)
     if (!match) continue
     const pid = Number(match[1])
-    if (pid === process.pid || isProcessAlive(pid)) continue
+    if (pid === process.pid || processExists(pid)) continue
     rmSync(join(dir, name), { force: true })
     dead.add(pid)
   }

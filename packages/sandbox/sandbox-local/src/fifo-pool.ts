@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process'
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync } from 'node:fs'
+import { closeSync, constants, fstatSync, mkdirSync, mkdtempSync, openSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { SandboxError } from 'dsh-sandbox'
-import { errorMessage } from 'dsh-basics'
+import { errorMessage, removeOrphanDirectories } from 'dsh-basics'
 
 /** Hold directories made per `mkfifo` run (two FIFOs each): one child process serves this many starts. */
 const BATCH = 12
@@ -157,28 +157,7 @@ function openFifo(path: string): number {
  * {@link STALE_POOL_MS}, and named after a pid that no longer runs. Best effort.
  */
 export function sweepStalePools(parent: string, now: number = Date.now()): void {
-  const uid = process.getuid?.()
-  for (const entry of readdirSync(parent)) {
-    const pid = Number(/^sandbox-fifos-(\d+)-/.exec(entry)?.[1])
-    if (!Number.isSafeInteger(pid) || pid === process.pid) continue
-    const path = join(parent, entry)
-    try {
-      const stats = lstatSync(path)
-      if (!stats.isDirectory() || stats.uid !== uid || now - stats.mtimeMs < STALE_POOL_MS || processRuns(pid)) continue
-      rmSync(path, { recursive: true, force: true })
-    } catch {
-      // Gone meanwhile, or not ours to remove.
-    }
-  }
-}
-
-function processRuns(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH'
-  }
+  removeOrphanDirectories(parent, /^sandbox-fifos-(\d+)-/, STALE_POOL_MS, now)
 }
 
 function unavailable(problem: string, cause?: unknown): SandboxError {

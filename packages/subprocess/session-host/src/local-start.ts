@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process'
 import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { processExists } from 'dsh-basics'
 import { connect, type Socket } from 'node:net'
 import { dirname, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -138,10 +139,5 @@ function ownerAlive(path: string): boolean {
     return false
   }
   if (!Number.isSafeInteger(pid) || pid <= 0) return true
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
+  return processExists(pid)
 }

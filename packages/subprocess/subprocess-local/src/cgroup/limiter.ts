@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import { processExists } from 'dsh-basics'
 import type { AppliedTerminalLimits, TerminalLimits } from 'dsh-subprocess'
 import { type CgroupFiles, cgroupFs, errorCode } from './files'
 import { LAUNCHER_SHELL } from './launcher'
@@ -58,7 +59,7 @@ export class CgroupLimiter {
     const hostPid = options.hostPid ?? process.pid
     this.#parentName = `dsh-terminal-${hostPid}-${++runtimes}`
     this.#placement = detectLimitPlacement(options, this.#files)
-    for (const hierarchy of this.#placement.hierarchies) this.#sweep(hierarchy.base, hostPid, options.isAlive ?? isAlive)
+    for (const hierarchy of this.#placement.hierarchies) this.#sweep(hierarchy.base, hostPid, options.isAlive ?? processExists)
   }
 
   /** The hierarchies in use and why any limit controller is missing (for diagnostics and tests). */
@@ -178,15 +179,6 @@ function removeQuietly(files: CgroupFiles, dir: string): boolean {
     return true
   } catch (error) {
     return errorCode(error) === 'ENOENT'
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return errorCode(error) === 'EPERM'
   }
 }
 

@@ -1,5 +1,4 @@
-import { lstatSync, readdirSync, rmSync } from 'node:fs'
-import { join } from 'node:path'
+import { removeOrphanDirectories } from 'dsh-basics'
 
 /** The prefix of a watchdog's registration directory, followed by its host's pid and a dash. */
 export const REGISTRY_PREFIX = 'dsh-watchdog-'
@@ -18,41 +17,5 @@ export const STALE_REGISTRY_MS = 60_000
  * how many were removed.
  */
 export function removeStaleRegistries(dir: string, now: number = Date.now()): number {
-  const uid = process.getuid?.() ?? -1
-  let removed = 0
-  let entries: string[]
-  try {
-    entries = readdirSync(dir)
-  } catch {
-    return 0
-  }
-  for (const entry of entries) {
-    const pid = hostPidOf(entry)
-    if (pid === undefined || isAlive(pid)) continue
-    const path = join(dir, entry)
-    try {
-      const stat = lstatSync(path)
-      if (!stat.isDirectory() || stat.uid !== uid || now - stat.mtimeMs < STALE_REGISTRY_MS) continue
-      rmSync(path, { recursive: true, force: true })
-      removed += 1
-    } catch {
-      // Removed meanwhile by its watchdog or another host's sweep.
-    }
-  }
-  return removed
-}
-
-/** The host pid in a registration directory's name (`dsh-watchdog-<pid>-<random>`), if it is one. */
-function hostPidOf(entry: string): number | undefined {
-  const match = /^dsh-watchdog-([1-9]\d{0,9})-[A-Za-z0-9]{6}$/.exec(entry)
-  return match ? Number(match[1]) : undefined
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
+  return removeOrphanDirectories(dir, /^dsh-watchdog-([1-9]\d{0,9})-[A-Za-z0-9]{6}$/, STALE_REGISTRY_MS, now)
 }
