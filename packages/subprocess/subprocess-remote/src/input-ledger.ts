@@ -19,7 +19,6 @@ export class InputLedger {
   /** Absolute offset of the first byte of `#pieces`. */
   #start: number
   #end: number
-  #kept = 0
 
   /** A ledger whose next byte has absolute offset `offset` (0 for a spawn; an adoption's `inputOffset`). */
   constructor(offset: number) {
@@ -37,12 +36,8 @@ export class InputLedger {
     if (bytes.length === 0) return
     this.#pieces.push(bytes)
     this.#end += bytes.length
-    this.#kept += bytes.length
-    while (this.#kept - (this.#pieces[0]?.length ?? 0) >= INPUT_RETAIN_BYTES) {
-      const dropped = this.#pieces.shift()!
-      this.#kept -= dropped.length
-      this.#start += dropped.length
-    }
+    // Kept bytes are #end - #start: drop the oldest piece while the rest still holds the bound.
+    while (this.#end - this.#start - (this.#pieces[0]?.length ?? 0) >= INPUT_RETAIN_BYTES) this.#start += this.#pieces.shift()!.length
   }
 
   /**
@@ -66,7 +61,6 @@ export class InputLedger {
 
   #restart(offset: number): void {
     this.#pieces.length = 0
-    this.#kept = 0
     this.#start = offset
     this.#end = offset
   }

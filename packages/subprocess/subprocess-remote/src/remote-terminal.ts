@@ -230,8 +230,9 @@ export class RemoteTerminal implements SubprocessTerminalHandle, ClientTerminal 
     if (this.#suspended) await this.#reachable()
     if (this.#lost) throw this.#lost
     if (this.#exit || this.#terminated) throw new SubprocessError('TERMINAL_EXITED', `terminal ${this.pid} has exited; input was not written`)
-    // A copy of the caller's array: the ledger may send it again after a cut.
-    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data)
+    // A ledger keeps a copy of the caller's array (it may send it again after a cut); a view does otherwise.
+    const bytes =
+      typeof data === 'string' ? Buffer.from(data, 'utf8') : this.#ledger ? Buffer.from(data) : Buffer.from(data.buffer, data.byteOffset, data.byteLength)
     if (bytes.length === 0) return
     await this.#send(bytes)
   }

@@ -26,32 +26,33 @@ export function takeOverStdio(pid: number): TakenStdio | string {
   } catch (error) {
     return `process ${pid}: ${errorMessage(error)}`
   }
-  const opened: number[] = []
+  // Non-blocking: a pipe's open never waits for its other end, and libuv polls the descriptors.
+  const input = openPipe(`/proc/${pid}/fd/0`, constants.O_RDONLY | constants.O_NONBLOCK)
+  if (typeof input === 'string') return input
+  const output = openPipe(`/proc/${pid}/fd/1`, constants.O_WRONLY | constants.O_NONBLOCK)
+  if (typeof output === 'string') {
+    closeSync(input)
+    return output
+  }
   try {
-    // Non-blocking: a pipe's open never waits for its other end, and libuv polls the descriptors.
-    const input = openPipe(`/proc/${pid}/fd/0`, constants.O_RDONLY | constants.O_NONBLOCK, opened)
-    const output = openPipe(`/proc/${pid}/fd/1`, constants.O_WRONLY | constants.O_NONBLOCK, opened)
-    if (typeof input === 'string') return input
-    if (typeof output === 'string') return output
     return stdioOf(new Socket({ fd: input, readable: true, writable: false }), new Socket({ fd: output, readable: false, writable: true }))
   } catch (error) {
-    for (const fd of opened) closeSync(fd)
+    closeSync(input)
+    closeSync(output)
     return `cannot use the relay's stdio: ${errorMessage(error)}`
   }
 }
 
 /** Open one of the relay's descriptors through /proc; a reason (and nothing left open) unless it is a pipe. */
-function openPipe(path: string, flags: number, opened: number[]): number | string {
+function openPipe(path: string, flags: number): number | string {
   let fd: number
   try {
     fd = openSync(path, flags)
   } catch (error) {
-    for (const other of opened.splice(0)) closeSync(other)
     return `cannot open ${path}: ${(error as NodeJS.ErrnoException).code ?? errorMessage(error)}`
   }
-  opened.push(fd)
   if (fstatSync(fd).isFIFO()) return fd
-  for (const other of opened.splice(0)) closeSync(other)
+  closeSync(fd)
   return `${path} is not a pipe`
 }
 
