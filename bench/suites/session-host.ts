@@ -8,12 +8,18 @@ import { join } from 'node:path'
 import { hostRuntimeDir } from '../../packages/sandbox/sandbox/src/index'
 import type { RemoteSubprocessRuntime } from '../../packages/subprocess/subprocess-remote/src/index'
 import { collectRotating, STEADY_WARMUP_SENDS, STEADY_WARMUP_SESSIONS, timed } from '../lib/measure'
+import { RawShell } from '../lib/raw-shell'
 import { exact, mount, type Stack } from '../lib/shell-stack'
+import { ptyRelayCommand, StreamShell } from '../lib/stream-shell'
 import type { BenchRow } from '../lib/types'
 import { FLOOD, FLOOD_BYTES } from '../lib/workloads'
 
 const TRUE_FLOOR = 'in process: `true` round trip'
 const TRUE = 'session host: `true` round trip'
+const RAW_FLOOR = 'raw: `true` round trip'
+const RAW_RELAY = 'raw behind a bare PTY relay process: `true` round trip'
+const RAW_FLOOD = 'raw: 27 MB flood'
+const RAW_RELAY_FLOOD = 'raw behind a bare PTY relay process: 27 MB flood'
 const FLOOD_FLOOR = 'in process: 27 MB flood'
 const FLOOD_ROW = 'session host: 27 MB flood'
 const OPEN_FLOOR = 'in process: open'
@@ -47,10 +53,26 @@ export async function sessionHost(): Promise<BenchRow[]> {
       const ms = await timed(async () => exact(await stack.run(id, 'true'), 'dsh> ', '`true`', 'prompt'))
       return ms * 1000
     }
-    const [trueLocal, trueRemote] = await collectRotating(300, [trueSend(local, localId), trueSend(remote, remoteId)], STEADY_WARMUP_SENDS)
+    // Beside them, the raw floor and the same bash behind a bare relay process: what any session host pays at least.
+    const raw = await RawShell.open()
+    const relay = new StreamShell(ptyRelayCommand())
+    await relay.ready()
+    const rawSend = (shell: RawShell | StreamShell) => async () => (await timed(() => shell.run('true'))) * 1000
+    const [trueLocal, trueRemote, trueRaw, trueRelay] = await collectRotating(
+      300,
+      [trueSend(local, localId), trueSend(remote, remoteId), rawSend(raw), rawSend(relay)],
+      STEADY_WARMUP_SENDS,
+    )
     const rate = (ms: number) => FLOOD_BYTES / 1_048_576 / (ms / 1000)
     const flood = (stack: Stack, id: typeof localId) => async () => rate(await timed(async () => exact(await stack.run(id, FLOOD), 'dsh> ', 'the flood')))
-    const [floodLocal, floodRemote] = await collectRotating(FLOODS, [flood(local, localId), flood(remote, remoteId)], 1)
+    const rawFlood = (shell: RawShell | StreamShell) => async () => rate(await timed(() => shell.run(FLOOD)))
+    const [floodLocal, floodRemote, floodRaw, floodRelay] = await collectRotating(
+      FLOODS,
+      [flood(local, localId), flood(remote, remoteId), rawFlood(raw), rawFlood(relay)],
+      1,
+    )
+    await raw.close()
+    await relay.close()
     await local.close(localId)
     await remote.close(remoteId)
     const open = (stack: Stack) => async () => {
@@ -112,8 +134,30 @@ export async function sessionHost(): Promise<BenchRow[]> {
     return [
       { figure: TRUE_FLOOR, unit: 'µs', samples: trueLocal! },
       { figure: TRUE, unit: 'µs', floor: TRUE_FLOOR, note: `${pair}; steady state (${STEADY_WARMUP_SENDS} sends each first)`, samples: trueRemote! },
+      {
+        figure: RAW_FLOOR,
+        unit: 'µs',
+        note: "bash in node-pty with a marker prompt, in this process (the shell suite's floor), taking turns with the rows above",
+        samples: trueRaw!,
+      },
+      {
+        figure: RAW_RELAY,
+        unit: 'µs',
+        floor: RAW_FLOOR,
+        note: 'the same bash in bench/children/pty-relay.ts, bytes copied over its stdio and nothing else: the least a hop to another process costs',
+        samples: trueRelay!,
+      },
       { figure: FLOOD_FLOOR, unit: 'MiB/s', higherIsBetter: true, samples: floodLocal! },
       { figure: FLOOD_ROW, unit: 'MiB/s', higherIsBetter: true, floor: FLOOD_FLOOR, note: `${pair}, ${FLOODS} floods each`, samples: floodRemote! },
+      { figure: RAW_FLOOD, unit: 'MiB/s', higherIsBetter: true, samples: floodRaw! },
+      {
+        figure: RAW_RELAY_FLOOD,
+        unit: 'MiB/s',
+        higherIsBetter: true,
+        floor: RAW_FLOOD,
+        note: 'the same bash behind the bare relay process: the least a hop to another process costs a flood',
+        samples: floodRelay!,
+      },
       { figure: OPEN_FLOOR, unit: 'ms', samples: openLocal! },
       {
         figure: OPEN,

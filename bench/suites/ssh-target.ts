@@ -7,7 +7,6 @@
 // `targets` (the way one MCP host drives many machines). Three hosts: three network namespaces, each
 // with its own sshd (startSshHost with index 0–2), not one sshd under three names.
 // DSH_BENCH_SSH_SENDS (default 300) and DSH_BENCH_SSH_SESSIONS (default 50) shrink a quick run.
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -21,18 +20,20 @@ import * as remotePlugin from '../../packages/subprocess/subprocess-remote/src/i
 import * as bashPlugin from '../../packages/terminal/terminal-bash/src/index'
 import * as terminalPlugin from '../../packages/terminal/terminal/src/index'
 import type { TerminalSessionId } from '../../packages/terminal/terminal/src/index'
-import { collectRotating, timed } from '../lib/measure'
-import { MARKER_PROMPT } from '../lib/raw-shell'
+import { collectRotating, STEADY_WARMUP_SENDS, timed } from '../lib/measure'
 import { wants } from '../lib/row-filter'
 import { BACKEND_CONFIG, exact } from '../lib/shell-stack'
+import { ptyRelayCommand, StreamShell } from '../lib/stream-shell'
 import type { BenchRow } from '../lib/types'
 
 const SENDS = positive('DSH_BENCH_SSH_SENDS', 300)
 const SESSIONS = positive('DSH_BENCH_SSH_SESSIONS', 50)
 const TARGETS = 3
 const ROUNDS = 3
-const WARMUP = Math.min(100, SENDS)
+// Steady state, as the shell suite's per-send rows: the send path is JIT-optimized only after thousands of calls.
+const WARMUP = Math.min(STEADY_WARMUP_SENDS, SENDS * 5)
 const TRUE_FLOOR = 'raw `ssh -tt` bash: `true` round trip'
+const TRUE_RELAY = 'bare PTY relay behind `ssh -T`: `true` round trip'
 const TRUE = 'ssh target: `true` round trip'
 const PARALLEL = `ssh targets: ${TARGETS} × ${SESSIONS} sessions (open + echo + close), concurrent`
 const NAMED = `ssh targets: ${TARGETS} × ${SESSIONS} sessions from one composition (named targets), concurrent`
@@ -44,45 +45,10 @@ function positive(name: string, fallback: number): number {
 }
 
 /** The floor: bash on the target behind `ssh -tt`, its PROMPT_COMMAND printing an OSC 133 marker before `dsh> `. */
-class RawSshShell {
-  readonly #child: ChildProcessWithoutNullStreams
-  #tail = ''
-  #waiter: (() => void) | undefined
-
-  constructor(host: SshHost) {
-    const [file = 'ssh', ...args] = host.ssh.filter((option) => option !== '-T')
-    const remote = `env TERM=xterm-256color HISTFILE= PS1='dsh> ' PROMPT_COMMAND='printf "\\033]133;D;%s\\007" "$?"' bash --noprofile --norc -i`
-    this.#child = spawn(file, ['-tt', ...args, remote], { stdio: ['pipe', 'pipe', 'pipe'] })
-    this.#child.stdout.setEncoding('latin1').on('data', (text: string) => {
-      this.#tail = (this.#tail + text).slice(-256)
-      if (this.#waiter && MARKER_PROMPT.test(this.#tail)) {
-        const done = this.#waiter
-        this.#waiter = undefined
-        done()
-      }
-    })
-    this.#child.stderr.resume()
-  }
-
-  /** Type `line` and Enter; resolves when the marker prompt ends the stream again. */
-  run(line: string): Promise<void> {
-    this.#tail = ''
-    const next = new Promise<void>((resolve) => (this.#waiter = resolve))
-    this.#child.stdin.write(`${line}\r`)
-    return next
-  }
-
-  /** Until the first prompt (the login and bash's start). */
-  ready(): Promise<void> {
-    if (MARKER_PROMPT.test(this.#tail)) return Promise.resolve()
-    return new Promise((resolve) => (this.#waiter = resolve))
-  }
-
-  async close(): Promise<void> {
-    const exited = new Promise((resolve) => this.#child.once('exit', resolve))
-    this.#child.stdin.end('exit\r')
-    await exited
-  }
+function rawSshShell(host: SshHost): StreamShell {
+  const [file = 'ssh', ...args] = host.ssh.filter((option) => option !== '-T')
+  const remote = `env TERM=xterm-256color HISTFILE= PS1='dsh> ' PROMPT_COMMAND='printf "\\033]133;D;%s\\007" "$?"' bash --noprofile --norc -i`
+  return new StreamShell([file, '-tt', ...args, remote])
 }
 
 /**
@@ -141,7 +107,7 @@ export async function sshTarget(): Promise<BenchRow[]> {
   try {
     for (let index = 0; index < TARGETS; index++) hosts.push(await startSshHost({ index }))
     for (const host of hosts) stacks.push(await mountSshStack([host]))
-    if (wants(TRUE_FLOOR, TRUE)) rows.push(...(await roundTrips(hosts[0]!, stacks[0]!)))
+    if (wants(TRUE_FLOOR, TRUE_RELAY, TRUE)) rows.push(...(await roundTrips(hosts[0]!, stacks[0]!)))
     if (wants(PARALLEL)) rows.push(await parallel(stacks, PARALLEL, 'one composition (and one ssh connection) per target'))
     if (wants(NAMED)) {
       const named = await mountSshStack(hosts)
@@ -155,28 +121,43 @@ export async function sshTarget(): Promise<BenchRow[]> {
   return rows
 }
 
-/** `true` over the ssh target against the raw ssh bash on the same host, taking turns. */
+/**
+ * `true` over the ssh target against the raw ssh bash on the same host, taking turns; beside them
+ * the bare PTY relay behind `ssh -T`: the least a design with a process between sshd and the PTY pays.
+ */
 async function roundTrips(host: SshHost, stack: SshStack): Promise<BenchRow[]> {
-  const raw = new RawSshShell(host)
+  const raw = rawSshShell(host)
+  const relay = new StreamShell(host.connect(ptyRelayCommand()))
   await raw.ready()
+  await relay.ready()
   const id = await stack.open()
   try {
     const floor = async () => (await timed(() => raw.run('true'))) * 1000
+    const relayed = async () => (await timed(() => relay.run('true'))) * 1000
     const ours = async () => (await timed(async () => exact(await stack.run(id, 'true'), '', '`true` over ssh', 'prompt'))) * 1000
-    const [floorSamples, oursSamples] = await collectRotating(SENDS, [floor, ours], WARMUP)
+    const [floorSamples, relaySamples, oursSamples] = await collectRotating(SENDS, [floor, relayed, ours], WARMUP)
+    const turns = `${WARMUP} sends each first, then turns`
     return [
       { figure: TRUE_FLOOR, unit: 'µs', note: 'bash -i on the target behind ssh -tt, settled on an OSC 133 marker before its prompt', samples: floorSamples! },
+      {
+        figure: TRUE_RELAY,
+        unit: 'µs',
+        floor: TRUE_FLOOR,
+        note: `the floor's bash in node-pty inside bench/children/pty-relay.ts behind ssh -T, bytes copied and nothing else; ${turns}`,
+        samples: relaySamples!,
+      },
       {
         figure: TRUE,
         unit: 'µs',
         floor: TRUE_FLOOR,
-        note: `the default shell stack, its session host on the target over ssh -T (one connection); ${WARMUP} sends each first, then turns`,
+        note: `the default shell stack, its session host on the target over ssh -T (one connection); ${turns}`,
         samples: oursSamples!,
       },
     ]
   } finally {
     await stack.close(id)
     await raw.close()
+    await relay.close()
   }
 }
 
