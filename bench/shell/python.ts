@@ -1,6 +1,9 @@
 // Python REPL rows: `1+1` at a marked REPL prompt, and `exit()` back to the shell's prompt (marked,
 // unmarked, confined), each beside a raw floor whose `sys.ps1` carries the marker.
 import { execFileSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { join } from 'node:path'
 import { collectInterleaved, collectRotating, STEADY_WARMUP_SENDS, timed } from '../lib/measure'
 import { RawShell } from '../lib/raw-shell'
 import { exact, type Stack } from '../lib/shell-stack'
@@ -10,6 +13,19 @@ import type { BenchRow } from '../lib/types'
 import { whenWanted } from './group'
 
 const PYTHON = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim()
+/**
+ * The confined row's Python: the first `python3` on PATH outside the home directory, which a confined
+ * session does not see (its home is private); a pyenv install under `~/.pyenv` is not there.
+ */
+const CONFINED_PYTHON = (() => {
+  const home = homedir()
+  for (const dir of (process.env.PATH ?? '').split(':')) {
+    if (dir === '' || dir === home || dir.startsWith(`${home}/`)) continue
+    const candidate = join(dir, 'python3')
+    if (existsSync(candidate)) return candidate
+  }
+  throw new Error(`bench: no python3 on PATH outside ${home}, which a confined session cannot see`)
+})()
 /** The floor's REPL prompt: the marker, then `dsh> `. */
 const PS1 = "import sys; sys.ps1 = '\\x1b]133;D;0\\x07dsh> '"
 const ADD_FLOOR = 'raw: python `1+1` (marker in sys.ps1)'
@@ -61,7 +77,7 @@ export const pythonRows = whenWanted([ADD_FLOOR, ADD, EXIT_FLOOR, EXIT, EXIT_UNM
         },
         exitAfter(`${PYTHON} -q`, stack, id),
         exitAfter(`PYTHONSTARTUP= ${PYTHON} -q`, stack, id),
-        exitAfter(`${PYTHON} -q`, confined, confinedId),
+        exitAfter(`${CONFINED_PYTHON} -q`, confined, confinedId),
       ],
       2,
     )
@@ -94,7 +110,7 @@ export const pythonRows = whenWanted([ADD_FLOOR, ADD, EXIT_FLOOR, EXIT, EXIT_UNM
         figure: EXIT_CONFINED,
         unit: 'ms',
         floor: EXIT_FLOOR,
-        note: `${overFloor(exitConfined!)}; bubblewrap shows the marking startup file, the marker's pid is matched through NSpid`,
+        note: `${overFloor(exitConfined!)}; bubblewrap shows the marking startup file, the marker's pid is matched through NSpid${CONFINED_PYTHON === PYTHON ? '' : `; ${CONFINED_PYTHON}, not the floor's ${PYTHON} (under the home a confined session does not see): not the same program`}`,
         samples: exitConfined!,
       },
     ]
