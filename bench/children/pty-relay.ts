@@ -5,7 +5,7 @@ import { RawShell } from '../lib/raw-shell'
 
 const shell = new RawShell()
 shell.term.onData((data) => process.stdout.write(data))
-process.stdin.on('data', (bytes: Buffer) => shell.term.write(bytes.toString('latin1')))
+process.stdin.on('data', (bytes: Buffer) => shell.term.write(bytes))
 void shell.exited.then(() => process.exit(0))
 // The caller hung up: hang up on bash too (the exit above follows).
 process.stdin.on('end', () => void shell.close())

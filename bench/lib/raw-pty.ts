@@ -5,7 +5,7 @@ export interface RawPty {
   readonly pid: number
   onData(listener: (data: string | Buffer) => void): unknown
   onExit(listener: () => void): unknown
-  write(data: string): void
+  write(data: string | Buffer): void
   kill(signal?: string): void
 }
 
