@@ -22,6 +22,7 @@ import type { ProcessIdentity, ProcessInspector, ProcessRecord } from './inspect
 import type { TerminalModesSource } from './modes/modes-source'
 import { OutputChannel } from './output'
 import { ownsTerminal } from './ownership'
+import { drainBeforeDestroy } from './pty-drain'
 import { PtyWriter } from './pty-writer'
 import { killSync, type SignalSender, teardown, type TeardownTarget } from './teardown'
 import { Tracker } from './tracker'
@@ -142,18 +143,9 @@ export class LocalTerminal implements SubprocessTerminalHandle {
     })
     this.#prelude = options.prelude
     this.#writer = PtyWriter.for(pty)
-    pty.onData((data: string | Buffer) => {
-      let chunk = typeof data === 'string' ? Buffer.from(data) : data
-      if (this.#prelude) {
-        const program = this.#prelude.feed(chunk)
-        if (program === undefined) return
-        this.#prelude = undefined
-        if (program.length === 0) return
-        chunk = program
-      }
-      this.#outputChunks += 1
-      this.#output.push(chunk)
-    })
+    pty.onData((data: string | Buffer) => this.#take(typeof data === 'string' ? Buffer.from(data) : data))
+    // What node-pty would drop when it gives up waiting for its stream (a paused PTY at exit) arrives here first.
+    drainBeforeDestroy(pty, (bytes) => this.#take(bytes))
     this.done = new Promise((resolve) => {
       pty.onExit(({ exitCode, signal }) => {
         this.#prelude?.ended()
@@ -167,6 +159,19 @@ export class LocalTerminal implements SubprocessTerminalHandle {
           this.#cgroup?.killSync()
         })
       : () => {}
+  }
+
+  /** One chunk read from the PTY: the warm launcher's prelude first, then the program's output, in order. */
+  #take(chunk: Buffer): void {
+    if (this.#prelude) {
+      const program = this.#prelude.feed(chunk)
+      if (program === undefined) return
+      this.#prelude = undefined
+      if (program.length === 0) return
+      chunk = program
+    }
+    this.#outputChunks += 1
+    this.#output.push(chunk)
   }
 
   /**
