@@ -62,4 +62,34 @@ describe('flow control: a client that does not acknowledge pauses only its termi
     reader.close()
     busy.close()
   }, 180_000)
+
+  it('a program that exits while its output waits behind the window loses none of it: the rest follows the acks, then the exit', async () => {
+    const reader = await socketClient(host.socketPath, { autoAck: false })
+    // A window and a bit, then, once the session host has paused the terminal, a tail small enough for
+    // the kernel to hold while the program exits.
+    const total = WINDOW + 4096 + 3000
+    const spawned = (await reader.ok('spawn', {
+      argv: ['sh', '-c', `stty -opost; head -c ${WINDOW + 4096} /dev/zero | tr '\\0' x; sleep 0.3; head -c 3000 /dev/zero | tr '\\0' x; exit 5`],
+      cwd: '/',
+      env: testEnv(),
+      rows: 24,
+      cols: 80,
+      graceMs: 500,
+    })) as { terminal: number }
+    const seen = () => reader.terminals.get(spawned.terminal)
+    await eventually(() => (seen()?.bytes ?? 0) >= WINDOW, 'a window of output')
+    // node-pty gives up waiting for a paused stream 200 ms after the program's exit: the exit is reported while the window is still full.
+    await eventually(() => seen()?.exit !== undefined, 'the exit', 10_000)
+    const pump = setInterval(() => reader.ackAll(spawned.terminal), 1)
+    try {
+      await eventually(() => seen()!.bytes >= total, 'every byte')
+    } finally {
+      clearInterval(pump)
+    }
+    expect(seen()!.exit).toEqual({ exitCode: 5, signal: null })
+    const all = Buffer.concat(seen()!.chunks)
+    expect(all.equals(Buffer.from('x'.repeat(total), 'latin1'))).toBe(true)
+    expect(seen()!.gaps).toBe(0)
+    reader.close()
+  }, 60_000)
 })
