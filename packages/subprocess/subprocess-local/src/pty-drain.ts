@@ -17,6 +17,9 @@ interface DrainableStream {
 /** Most bytes one drain takes from the kernel: a holder of the PTY that keeps writing cannot keep it reading. */
 const MAX_DRAIN_BYTES = 16 * 1024 * 1024
 
+/** One read buffer for every drain (each runs to its end synchronously); what is read is copied out. */
+const drainBuffer = Buffer.allocUnsafe(64 * 1024)
+
 /**
  * Hand `deliver` whatever is still unread when node-pty destroys its read stream. node-pty reports
  * an exit once that stream closed, or 200 ms after the child exited when it did not. That happens
@@ -55,17 +58,16 @@ function drainStream(stream: DrainableStream): void {
 
 /** What the kernel still holds: read the non-blocking master until it is empty (EAGAIN) or hung up (EIO). */
 function drainDescriptor(fd: number, deliver: (bytes: Buffer) => void): void {
-  const buffer = Buffer.allocUnsafe(64 * 1024)
   for (let total = 0; total < MAX_DRAIN_BYTES; ) {
     let count: number
     try {
-      count = readSync(fd, buffer, 0, buffer.length, null)
+      count = readSync(fd, drainBuffer, 0, drainBuffer.length, null)
     } catch {
       // EAGAIN: nothing more now; EIO: the last holder of the terminal is gone and so is its output.
       return
     }
     if (count === 0) return
     total += count
-    deliver(Buffer.from(buffer.subarray(0, count)))
+    deliver(Buffer.from(drainBuffer.subarray(0, count)))
   }
 }
