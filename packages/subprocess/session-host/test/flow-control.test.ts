@@ -14,6 +14,11 @@ beforeAll(async () => {
 })
 afterAll(() => host?.stop())
 
+/** A spawn request running `script` under sh in a 24×80 terminal. */
+function shellSpawn(script: string) {
+  return { argv: ['sh', '-c', script], cwd: '/', env: testEnv(), rows: 24, cols: 80, graceMs: 500 }
+}
+
 /** The session host's resident memory in bytes (from /proc). */
 function rss(pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8')
@@ -26,22 +31,15 @@ describe('flow control: a client that does not acknowledge pauses only its termi
   it('a flood stalls at the window, memory stays bounded, and after acks every byte arrives in order', async () => {
     const reader = await socketClient(host.socketPath, { autoAck: false })
     const busy = await socketClient(host.socketPath)
-    const flood = (await reader.ok('spawn', {
-      argv: ['sh', '-c', `stty -opost; yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c ${TOTAL}; exec sleep 300`],
-      cwd: '/',
-      env: testEnv(),
-      rows: 24,
-      cols: 80,
-      graceMs: 500,
-    })) as { terminal: number }
+    const flood = (await reader.ok('spawn', shellSpawn(`stty -opost; yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c ${TOTAL}; exec sleep 300`))) as {
+      terminal: number
+    }
     const seen = () => reader.terminals.get(flood.terminal)
     // Without acks the session host sends a window (and at most a read or two past it), then stops.
     await eventually(() => (seen()?.bytes ?? 0) >= WINDOW, 'a window of output')
     const before = rss(host.pid)
     // Meanwhile another client's terminal is served as usual.
-    const other = (await busy.ok('spawn', { argv: ['sh', '-c', 'echo served; sleep 300'], cwd: '/', env: testEnv(), rows: 24, cols: 80, graceMs: 500 })) as {
-      terminal: number
-    }
+    const other = (await busy.ok('spawn', shellSpawn('echo served; sleep 300'))) as { terminal: number }
     await eventually(() => busy.terminals.get(other.terminal)?.text().includes('served'), 'the other client’s output')
     // Held at the window (plus what the PTY had read when the pause took effect), of 40 MiB waiting.
     expect(seen()!.bytes).toBeLessThan(WINDOW + 256 * 1024)
@@ -68,14 +66,10 @@ describe('flow control: a client that does not acknowledge pauses only its termi
     // A window and a bit, then, once the session host has paused the terminal, a tail small enough for
     // the kernel to hold while the program exits.
     const total = WINDOW + 4096 + 3000
-    const spawned = (await reader.ok('spawn', {
-      argv: ['sh', '-c', `stty -opost; head -c ${WINDOW + 4096} /dev/zero | tr '\\0' x; sleep 0.3; head -c 3000 /dev/zero | tr '\\0' x; exit 5`],
-      cwd: '/',
-      env: testEnv(),
-      rows: 24,
-      cols: 80,
-      graceMs: 500,
-    })) as { terminal: number }
+    const spawned = (await reader.ok(
+      'spawn',
+      shellSpawn(`stty -opost; head -c ${WINDOW + 4096} /dev/zero | tr '\\0' x; sleep 0.3; head -c 3000 /dev/zero | tr '\\0' x; exit 5`),
+    )) as { terminal: number }
     const seen = () => reader.terminals.get(spawned.terminal)
     await eventually(() => (seen()?.bytes ?? 0) >= WINDOW, 'a window of output')
     // node-pty gives up waiting for a paused stream 200 ms after the program's exit: the exit is reported while the window is still full.
